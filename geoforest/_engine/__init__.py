@@ -1,0 +1,1 @@
+"""The numba tree engine (private): projections, split rules, builder, sampling."""

@@ -1,0 +1,245 @@
+"""The tree builder: one node loop shared by every forest in geoforest.
+
+A tree is a :class:`Tree` of flat arrays indexed by node id (depth-first
+pre-order, root 0).  Node ``i`` is a leaf when ``left[i] == -1``; otherwise its
+projection is ``proj_idx/proj_weight[proj_ptr[i]:proj_ptr[i + 1]]`` and a sample
+goes left when its projected value is ``<= threshold[i]``.
+
+The loop (:func:`build_tree`) is: pop a node; stop if it is too small or too
+deep; otherwise draw the node's candidate projections (``projections``), project
+and sort the node's samples under each, ask the split rule (``splits``) for the
+best cut, keep the best projection, partition the samples, push the children.
+Projection distributions and split rules are integer codes, so new ones plug in
+without touching this loop.  All randomness comes from the tree's own
+``state``; the kernel releases the GIL so trees build in parallel threads.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .projections import draw_node_projections, project_row, project_samples
+from .splits import best_cut
+
+
+class Tree(NamedTuple):
+    """Flat arrays of one fitted tree (see the module docstring)."""
+
+    left: np.ndarray  # int32, -1 for leaves
+    right: np.ndarray  # int32, -1 for leaves
+    threshold: np.ndarray  # float64, nan for leaves
+    proj_ptr: np.ndarray  # int64, n_nodes + 1
+    proj_idx: np.ndarray  # int32 feature indices
+    proj_weight: np.ndarray  # float32 weights
+    n_node_samples: np.ndarray  # int32 samples (with multiplicity) at each node
+    gain: np.ndarray  # float64 split gain (nan for leaves)
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.left.shape[0])
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.count_nonzero(self.left == -1))
+
+
+@njit(nogil=True, cache=True)
+def _grow(a, size):
+    out = np.empty(max(2 * a.shape[0], size), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _partition(samples, z, lo, hi, threshold):
+    """Reorder ``samples[lo:hi]`` (and ``z``) so values ``<= threshold`` come first."""
+    i = lo
+    j = hi - 1
+    while True:
+        while i <= j and z[i - lo] <= threshold:
+            i += 1
+        while i <= j and z[j - lo] > threshold:
+            j -= 1
+        if i >= j:
+            break
+        tmp = samples[i]
+        samples[i] = samples[j]
+        samples[j] = tmp
+        tz = z[i - lo]
+        z[i - lo] = z[j - lo]
+        z[j - lo] = tz
+        i += 1
+        j -= 1
+    return i
+
+
+@njit(nogil=True, cache=True)
+def build_tree(
+    X,
+    samples,
+    proj_kind,
+    proj_params,
+    max_nnz,
+    rule,
+    rule_params,
+    n_proj,
+    min_samples_split,
+    min_samples_leaf,
+    max_depth,
+    min_gain,
+    state,
+):
+    """Grow one tree on rows ``samples`` of float32 ``X``; returns its arrays.
+
+    ``max_depth < 0`` means unlimited; nodes whose best gain is ``<= min_gain``
+    become leaves (pass ``-inf`` to disable).
+    """
+    n = samples.shape[0]
+    n_features = X.shape[1]
+    samples = samples.copy()
+    cap = 2 * n + 1
+    left = np.full(cap, -1, dtype=np.int32)
+    right = np.full(cap, -1, dtype=np.int32)
+    threshold = np.full(cap, np.nan)
+    gain = np.full(cap, np.nan)
+    n_node = np.zeros(cap, dtype=np.int32)
+    proj_ptr = np.zeros(cap + 1, dtype=np.int64)
+    proj_idx = np.empty(cap, dtype=np.int32)
+    proj_w = np.empty(cap, dtype=np.float32)
+
+    perm = np.arange(n_features).astype(np.int32)
+    cand_ptr = np.zeros(n_proj + 1, dtype=np.int64)
+    cand_idx = np.empty(n_proj * max_nnz, dtype=np.int32)
+    cand_w = np.empty(n_proj * max_nnz, dtype=np.float32)
+    z_cur = np.empty(n)
+    z_best = np.empty(n)
+    z_sorted = np.empty(n)
+
+    # Stack of pending nodes: (lo, hi, depth, parent, is_left).
+    st_lo = np.empty(cap, dtype=np.int64)
+    st_hi = np.empty(cap, dtype=np.int64)
+    st_depth = np.empty(cap, dtype=np.int64)
+    st_parent = np.empty(cap, dtype=np.int64)
+    st_isleft = np.empty(cap, dtype=np.bool_)
+    st_lo[0] = 0
+    st_hi[0] = n
+    st_depth[0] = 0
+    st_parent[0] = -1
+    st_isleft[0] = True
+    top = 1
+    n_nodes = 0
+    nnz = 0
+
+    while top > 0:
+        top -= 1
+        lo = st_lo[top]
+        hi = st_hi[top]
+        depth = st_depth[top]
+        node = n_nodes
+        n_nodes += 1
+        parent = st_parent[top]
+        if parent >= 0:
+            if st_isleft[top]:
+                left[parent] = node
+            else:
+                right[parent] = node
+        m = hi - lo
+        n_node[node] = m
+        proj_ptr[node + 1] = nnz
+        if m < min_samples_split or m < 2 * min_samples_leaf:
+            continue
+        if max_depth >= 0 and depth >= max_depth:
+            continue
+
+        k = draw_node_projections(
+            proj_kind, proj_params, n_proj, perm, state, cand_ptr, cand_idx, cand_w
+        )
+        best_j = -1
+        best_score = -np.inf
+        best_gain = -np.inf
+        best_thr = 0.0
+        for j in range(k):
+            project_samples(
+                X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
+            )
+            z_sorted[:m] = z_cur[:m]
+            z_sorted[:m].sort()
+            pos, score, g = best_cut(rule, z_sorted, m, min_samples_leaf, rule_params, state)
+            if pos > 0 and score > best_score:
+                best_score = score
+                best_gain = g
+                best_j = j
+                a = z_sorted[pos - 1]
+                b = z_sorted[pos]
+                best_thr = a + 0.5 * (b - a)
+                if not best_thr < b:
+                    best_thr = a
+                z_tmp = z_best
+                z_best = z_cur
+                z_cur = z_tmp
+        if best_j < 0 or best_gain <= min_gain:
+            continue
+
+        start = cand_ptr[best_j]
+        width = cand_ptr[best_j + 1] - start
+        if nnz + width > proj_idx.shape[0]:
+            proj_idx = _grow(proj_idx, nnz + width)
+            proj_w = _grow(proj_w, nnz + width)
+        proj_idx[nnz : nnz + width] = cand_idx[start : start + width]
+        proj_w[nnz : nnz + width] = cand_w[start : start + width]
+        nnz += width
+        proj_ptr[node + 1] = nnz
+        threshold[node] = best_thr
+        gain[node] = best_gain
+
+        mid = _partition(samples, z_best, lo, hi, best_thr)
+        # Push right first so the left subtree is built (and numbered) first.
+        st_lo[top] = mid
+        st_hi[top] = hi
+        st_depth[top] = depth + 1
+        st_parent[top] = node
+        st_isleft[top] = False
+        st_lo[top + 1] = lo
+        st_hi[top + 1] = mid
+        st_depth[top + 1] = depth + 1
+        st_parent[top + 1] = node
+        st_isleft[top + 1] = True
+        top += 2
+
+    return (
+        left[:n_nodes].copy(),
+        right[:n_nodes].copy(),
+        threshold[:n_nodes].copy(),
+        proj_ptr[: n_nodes + 1].copy(),
+        proj_idx[:nnz].copy(),
+        proj_w[:nnz].copy(),
+        n_node[:n_nodes].copy(),
+        gain[:n_nodes].copy(),
+    )
+
+
+@njit(nogil=True, cache=True)
+def apply_flat(
+    X, lo, hi, left, right, threshold, proj_start, proj_end, proj_idx, proj_w, node_offset, out
+):
+    """Leaf (local node id) of rows ``lo:hi`` of ``X`` in every tree of a flat forest.
+
+    Tree ``t`` occupies global nodes ``node_offset[t]:node_offset[t + 1]``;
+    ``left``/``right`` hold local ids.  Writes ``out[i - lo, t]``.
+    """
+    n_trees = node_offset.shape[0] - 1
+    for i in range(lo, hi):
+        for t in range(n_trees):
+            base = node_offset[t]
+            node = 0
+            while left[base + node] != -1:
+                g = base + node
+                z = project_row(X, i, proj_idx, proj_w, proj_start[g], proj_end[g])
+                if z <= threshold[g]:
+                    node = left[g]
+                else:
+                    node = right[g]
+            out[i - lo, t] = node

@@ -1,0 +1,67 @@
+"""Per-tree samples that do not depend on the order of the rows.
+
+A tree's sample (``max_samples`` rows, with or without replacement) is drawn
+from positions in a *canonical order* of the rows: the rows sorted by a 64-bit
+hash of their contents.  Permuting the rows of ``X`` therefore gives every tree
+the same set of points, and — because split rules read statistics by sorted
+position and never cut between equal values — the same partition.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .rng import randint
+
+_PRIME = np.uint64(0x100000001B3)
+_OFFSET = np.uint64(0xCBF29CE484222325)
+_S29 = np.uint64(29)
+_S32 = np.uint64(32)
+
+
+@njit(nogil=True, cache=True)
+def _hash_rows(bits):
+    n, p = bits.shape
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        h = _OFFSET
+        for j in range(p):
+            h = (h ^ np.uint64(bits[i, j])) * _PRIME
+            h ^= h >> _S29
+        out[i] = h ^ (h >> _S32)
+    return out
+
+
+def canonical_order(X: np.ndarray) -> np.ndarray:
+    """Row indices of float32 ``X`` sorted by a hash of each row's values.
+
+    ``-0.0`` and ``0.0`` hash alike.  Identical rows keep their relative order,
+    which cannot change anything since they are interchangeable.
+    """
+    bits = np.ascontiguousarray(X + np.float32(0.0), dtype=np.float32).view(np.uint32)
+    return np.argsort(_hash_rows(bits), kind="stable")
+
+
+@njit(nogil=True, cache=True)
+def draw_tree_sample(order, n_draw, replace, state):
+    """Rows of one tree's sample: ``n_draw`` positions of ``order``, sorted.
+
+    Without replacement this is a partial Fisher-Yates shuffle; with
+    replacement, ``n_draw`` independent uniform positions.
+    """
+    n = order.shape[0]
+    out = np.empty(n_draw, dtype=np.int64)
+    if replace:
+        for k in range(n_draw):
+            out[k] = order[randint(state, n)]
+    else:
+        pos = np.arange(n)
+        for k in range(n_draw):
+            r = k + randint(state, n - k)
+            tmp = pos[k]
+            pos[k] = pos[r]
+            pos[r] = tmp
+            out[k] = order[pos[k]]
+    out.sort()
+    return out

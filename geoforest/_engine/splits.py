@@ -1,0 +1,301 @@
+"""Split rules: where to cut one node's sorted projected values.
+
+Every rule sees the projected values of a node's samples sorted ascending,
+``z[0] <= ... <= z[n - 1]``, and returns ``(pos, score, gain)``:
+
+``pos``
+    number of samples sent left, i.e. the cut lies between ``z[pos - 1]`` and
+    ``z[pos]``.  Always ``min_leaf <= pos <= n - min_leaf`` and
+    ``z[pos - 1] < z[pos]`` (ties are never split); ``-1`` when no cut is valid.
+``score``
+    what the builder maximises across the node's candidate projections.
+``gain``
+    the improvement over not splitting (used for the optional ``min_gain``
+    stopping rule and for importances).
+
+The builder turns ``pos`` into the threshold ``(z[pos - 1] + z[pos]) / 2``.
+Rules are integer codes dispatched in :func:`best_cut`; real-valued settings
+travel in a float64 ``params`` array, so a new rule (uniform or median cuts for
+rpTrees, Gini for classification) is a new function and one new branch.
+
+``FASTBIC`` (0)
+    Fast-BIC, the URerF paper's rule, in *gain* form (DESIGN 2.2): for every cut
+    the two-Gaussian BIC with unequal and with equal variances is compared with
+    the one-Gaussian BIC of the node, ``gain = BIC_1 - min(BIC_diff, BIC_same)``.
+    Within one projection the best cut is the paper's minimum-BIC cut; across
+    projections the gain is invariant to each projection's scale.  Variances
+    are floored at ``params[0]`` times the node variance so singletons and ties
+    cannot produce ``log 0``.
+``TWOMEANS`` (1)
+    The paper's Algorithm 2: minimise ``SSE_left + SSE_right``; the score is
+    ``-(SSE_left + SSE_right)`` (raw, as in the paper, so it depends on the
+    scale of each projection), the gain ``SSE_node - SSE_left - SSE_right``.
+``GMM`` (2)
+    A two-component 1-D Gaussian mixture fitted by EM (initialised from the
+    best two-means cut), with equal and with unequal variances; the better
+    model by BIC is kept (the paper's Mclust-BIC).  Score and gain are
+    ``BIC_1 - BIC_2``; the cut is where the two weighted densities are equal
+    between the means.  ``params = [var_floor, max_iter, tol]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+FASTBIC = 0
+TWOMEANS = 1
+GMM = 2
+
+CRITERIA = {"fastbic": FASTBIC, "twomeans": TWOMEANS, "gmm": GMM}
+
+#: Relative variance floor: a cluster's variance is at least this fraction of
+#: its node's variance.
+VAR_FLOOR = 1e-6
+
+_LOG_2PI = np.log(2.0 * np.pi)
+
+
+def default_params(rule: int) -> np.ndarray:
+    """The float64 parameter array of a rule."""
+    if rule == GMM:
+        return np.array([VAR_FLOOR, 100.0, 1e-7])
+    return np.array([VAR_FLOOR])
+
+
+@njit(nogil=True, cache=True)
+def _centered_totals(z, n):
+    mean = 0.0
+    for i in range(n):
+        mean += z[i]
+    mean /= n
+    s1 = 0.0
+    s2 = 0.0
+    for i in range(n):
+        d = z[i] - mean
+        s1 += d
+        s2 += d * d
+    return mean, s1, s2
+
+
+@njit(nogil=True, cache=True)
+def _fastbic(z, n, min_leaf, var_floor_rel):
+    mean, tot1, tot2 = _centered_totals(z, n)
+    sse_node = tot2 - tot1 * tot1 / n
+    if not sse_node > 0.0:
+        return -1, -np.inf, -np.inf
+    var_node = sse_node / n
+    floor = var_floor_rel * var_node
+    log_n = np.log(n)
+    bic_one = n * (_LOG_2PI + np.log(var_node)) + n + 2.0 * log_n
+    best_pos = -1
+    best_gain = -np.inf
+    s1 = 0.0
+    s2 = 0.0
+    for pos in range(1, n):
+        d = z[pos - 1] - mean
+        s1 += d
+        s2 += d * d
+        if pos < min_leaf:
+            continue
+        if n - pos < min_leaf:
+            break
+        if not z[pos - 1] < z[pos]:
+            continue
+        n1 = pos
+        n2 = n - pos
+        sse1 = max(s2 - s1 * s1 / n1, 0.0)
+        sse2 = max((tot2 - s2) - (tot1 - s1) * (tot1 - s1) / n2, 0.0)
+        var1 = max(sse1 / n1, floor)
+        var2 = max(sse2 / n2, floor)
+        var_pooled = max((sse1 + sse2) / n, floor)
+        weights = -2.0 * (n1 * np.log(n1 / n) + n2 * np.log(n2 / n))
+        bic_diff = (
+            weights
+            + n1 * (_LOG_2PI + np.log(var1))
+            + n2 * (_LOG_2PI + np.log(var2))
+            + n
+            + 5.0 * log_n
+        )
+        bic_same = weights + n * (_LOG_2PI + np.log(var_pooled)) + n + 4.0 * log_n
+        gain = bic_one - min(bic_diff, bic_same)
+        if gain > best_gain:
+            best_gain = gain
+            best_pos = pos
+    return best_pos, best_gain, best_gain
+
+
+@njit(nogil=True, cache=True)
+def _twomeans(z, n, min_leaf):
+    mean, tot1, tot2 = _centered_totals(z, n)
+    sse_node = max(tot2 - tot1 * tot1 / n, 0.0)
+    best_pos = -1
+    best_sse = np.inf
+    s1 = 0.0
+    s2 = 0.0
+    for pos in range(1, n):
+        d = z[pos - 1] - mean
+        s1 += d
+        s2 += d * d
+        if pos < min_leaf:
+            continue
+        if n - pos < min_leaf:
+            break
+        if not z[pos - 1] < z[pos]:
+            continue
+        n2 = n - pos
+        sse = max(s2 - s1 * s1 / pos, 0.0) + max((tot2 - s2) - (tot1 - s1) * (tot1 - s1) / n2, 0.0)
+        if sse < best_sse:
+            best_sse = sse
+            best_pos = pos
+    if best_pos < 0:
+        return -1, -np.inf, -np.inf
+    return best_pos, -best_sse, sse_node - best_sse
+
+
+@njit(nogil=True, cache=True)
+def _mean_var(z, lo, hi):
+    m = 0.0
+    for i in range(lo, hi):
+        m += z[i]
+    m /= hi - lo
+    v = 0.0
+    for i in range(lo, hi):
+        v += (z[i] - m) * (z[i] - m)
+    return m, v / (hi - lo)
+
+
+@njit(nogil=True, cache=True)
+def _em_two_gaussians(z, n, init_pos, equal_var, floor, max_iter, tol):
+    """EM for a 1-D two-component mixture; returns (loglik, w1, m1, v1, m2, v2).
+
+    Sums are taken of values centred on the node mean to avoid cancellation.
+    """
+    c, _, _ = _centered_totals(z, n)
+    m1, v1 = _mean_var(z, 0, init_pos)
+    m2, v2 = _mean_var(z, init_pos, n)
+    w1 = init_pos / n
+    if equal_var:
+        v1 = (init_pos * v1 + (n - init_pos) * v2) / n
+        v2 = v1
+    v1 = max(v1, floor)
+    v2 = max(v2, floor)
+    loglik_old = -np.inf
+    loglik = -np.inf
+    for _ in range(max_iter):
+        # E-step (log-sum-exp), accumulating the M-step's weighted moments.
+        lw1 = np.log(w1) - 0.5 * (_LOG_2PI + np.log(v1))
+        lw2 = np.log(1.0 - w1) - 0.5 * (_LOG_2PI + np.log(v2))
+        loglik = 0.0
+        r1 = 0.0
+        rz1 = 0.0
+        rzz1 = 0.0
+        rz2 = 0.0
+        rzz2 = 0.0
+        for i in range(n):
+            a = lw1 - 0.5 * (z[i] - m1) ** 2 / v1
+            b = lw2 - 0.5 * (z[i] - m2) ** 2 / v2
+            top = max(a, b)
+            lse = top + np.log(np.exp(a - top) + np.exp(b - top))
+            loglik += lse
+            r = np.exp(a - lse)
+            d = z[i] - c
+            r1 += r
+            rz1 += r * d
+            rzz1 += r * d * d
+            rz2 += (1.0 - r) * d
+            rzz2 += (1.0 - r) * d * d
+        if loglik - loglik_old <= tol * abs(loglik):
+            break
+        loglik_old = loglik
+        # M-step.
+        r1 = min(max(r1, 1e-12), n - 1e-12)
+        r2 = n - r1
+        w1 = r1 / n
+        d1 = rz1 / r1
+        d2 = rz2 / r2
+        m1 = c + d1
+        m2 = c + d2
+        q1 = max(rzz1 - r1 * d1 * d1, 0.0)
+        q2 = max(rzz2 - r2 * d2 * d2, 0.0)
+        if equal_var:
+            v1 = max((q1 + q2) / n, floor)
+            v2 = v1
+        else:
+            v1 = max(q1 / r1, floor)
+            v2 = max(q2 / r2, floor)
+    return loglik, w1, m1, v1, m2, v2
+
+
+@njit(nogil=True, cache=True)
+def _log_ratio(t, w1, m1, v1, m2, v2):
+    """log(w1 N(t; m1, v1)) - log(w2 N(t; m2, v2))."""
+    a = np.log(w1) - 0.5 * np.log(v1) - 0.5 * (t - m1) ** 2 / v1
+    b = np.log(1.0 - w1) - 0.5 * np.log(v2) - 0.5 * (t - m2) ** 2 / v2
+    return a - b
+
+
+@njit(nogil=True, cache=True)
+def _equal_density_point(w1, m1, v1, m2, v2):
+    """Point between the means where the weighted densities cross (bisection)."""
+    lo = min(m1, m2)
+    hi = max(m1, m2)
+    f_lo = _log_ratio(lo, w1, m1, v1, m2, v2)
+    f_hi = _log_ratio(hi, w1, m1, v1, m2, v2)
+    if f_lo == 0.0:
+        return lo
+    if not (f_lo * f_hi < 0.0):
+        return np.nan
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        f_mid = _log_ratio(mid, w1, m1, v1, m2, v2)
+        if f_mid * f_lo > 0.0:
+            lo = mid
+            f_lo = f_mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@njit(nogil=True, cache=True)
+def _gmm(z, n, min_leaf, var_floor_rel, max_iter, tol):
+    init_pos, _, _ = _twomeans(z, n, 1)
+    if init_pos < 0:
+        return -1, -np.inf, -np.inf
+    _, _, tot2 = _centered_totals(z, n)
+    var_node = tot2 / n
+    floor = var_floor_rel * var_node
+    log_n = np.log(n)
+    bic_one = n * (_LOG_2PI + np.log(var_node)) + n + 2.0 * log_n
+    ll_v, w1v, m1v, v1v, m2v, v2v = _em_two_gaussians(z, n, init_pos, False, floor, max_iter, tol)
+    ll_e, w1e, m1e, v1e, m2e, v2e = _em_two_gaussians(z, n, init_pos, True, floor, max_iter, tol)
+    bic_v = -2.0 * ll_v + 5.0 * log_n
+    bic_e = -2.0 * ll_e + 4.0 * log_n
+    if bic_v < bic_e:
+        gain = bic_one - bic_v
+        t = _equal_density_point(w1v, m1v, v1v, m2v, v2v)
+    else:
+        gain = bic_one - bic_e
+        t = _equal_density_point(w1e, m1e, v1e, m2e, v2e)
+    if np.isnan(t):
+        # One component dominates everywhere between the means: fall back to
+        # the two-means cut the EM started from.
+        pos = init_pos
+    else:
+        pos = np.searchsorted(z[:n], t, side="right")
+    if pos < min_leaf or n - pos < min_leaf or pos <= 0 or pos >= n:
+        return -1, -np.inf, -np.inf
+    return pos, gain, gain
+
+
+@njit(nogil=True, cache=True)
+def best_cut(rule, z, n, min_leaf, params, state):
+    """Best cut of the sorted values ``z[:n]`` under ``rule``: ``(pos, score, gain)``.
+
+    ``state`` is the tree's random state, for rules that draw their cut.
+    """
+    if rule == FASTBIC:
+        return _fastbic(z, n, min_leaf, params[0])
+    if rule == TWOMEANS:
+        return _twomeans(z, n, min_leaf)
+    return _gmm(z, n, min_leaf, params[0], np.int64(params[1]), params[2])

@@ -1,0 +1,534 @@
+"""The shared forest estimator: fit trees in parallel, then leaves, kernels, neighbours.
+
+Subclasses only say which projection distribution and split rule the engine
+uses (:meth:`BaseForest._engine_config`); everything else — validation, per-tree
+seeds, parallel building, ``apply``, ``proximity``, ``kneighbors``,
+``kneighbors_graph`` and ``transform`` — lives here.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._engine.builder import Tree, apply_flat, build_tree
+from .._engine.rng import make_state
+from .._engine.sampling import canonical_order, draw_tree_sample
+from ..proximity import ProximityCounts, coleaf_counts, forest_kneighbors, leaf_lists
+
+_MAX_SEED = np.iinfo(np.int32).max
+_METHODS = ("all", "inbag", "oob")
+# Rows per parallel task when pushing points down the forest or gathering neighbours.
+_CHUNK = 2048
+
+
+class EngineConfig(NamedTuple):
+    """What the engine needs to know about a forest's plug-ins."""
+
+    projection: int
+    projection_params: np.ndarray
+    max_nonzeros: int
+    criterion: int
+    criterion_params: np.ndarray
+    n_projections: int
+
+
+class FlatForest(NamedTuple):
+    """All trees of a forest concatenated (global node ids ``node_offset[t] + local``)."""
+
+    left: np.ndarray
+    right: np.ndarray
+    threshold: np.ndarray
+    proj_start: np.ndarray
+    proj_end: np.ndarray
+    proj_idx: np.ndarray
+    proj_weight: np.ndarray
+    node_offset: np.ndarray
+
+    @classmethod
+    def from_trees(cls, trees: list[Tree]) -> FlatForest:
+        sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
+        node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        nnz = np.array([t.proj_idx.shape[0] for t in trees], dtype=np.int64)
+        nnz_offset = np.concatenate([[0], np.cumsum(nnz)])
+        proj_start = np.concatenate(
+            [t.proj_ptr[:-1] + o for t, o in zip(trees, nnz_offset[:-1], strict=True)]
+        )
+        proj_end = np.concatenate(
+            [t.proj_ptr[1:] + o for t, o in zip(trees, nnz_offset[:-1], strict=True)]
+        )
+        return cls(
+            left=np.concatenate([t.left for t in trees]),
+            right=np.concatenate([t.right for t in trees]),
+            threshold=np.concatenate([t.threshold for t in trees]),
+            proj_start=proj_start,
+            proj_end=proj_end,
+            proj_idx=np.concatenate([t.proj_idx for t in trees]),
+            proj_weight=np.concatenate([t.proj_weight for t in trees]),
+            node_offset=node_offset,
+        )
+
+
+def resolve_max_features(max_features: Any, n_features: int, allow_more: bool) -> int:
+    """Number of candidate projections per node from an sklearn-style spec."""
+    if max_features is None:
+        k = n_features
+    elif isinstance(max_features, str):
+        k = {"sqrt": np.sqrt, "log2": np.log2}[max_features](n_features)
+        k = int(np.ceil(k))
+    elif isinstance(max_features, numbers.Integral):
+        k = int(max_features)
+    else:
+        k = int(np.ceil(float(max_features) * n_features))
+    k = max(1, k)
+    return k if allow_more else min(k, n_features)
+
+
+def resolve_max_samples(max_samples: Any, n_samples: int) -> int:
+    """Rows per tree from ``None`` (all), an int or a fraction."""
+    if max_samples is None:
+        return n_samples
+    if isinstance(max_samples, numbers.Integral):
+        if max_samples > n_samples:
+            raise ValueError(
+                f"max_samples={max_samples} exceeds the number of samples ({n_samples})"
+            )
+        return int(max_samples)
+    return max(1, int(round(float(max_samples) * n_samples)))
+
+
+def _fit_tree(X, order, n_draw, replace, seed, cfg, min_split, min_leaf, max_depth, min_gain):
+    state = make_state(seed)
+    samples = draw_tree_sample(order, n_draw, replace, state)
+    arrays = build_tree(
+        X,
+        samples,
+        cfg.projection,
+        cfg.projection_params,
+        cfg.max_nonzeros,
+        cfg.criterion,
+        cfg.criterion_params,
+        cfg.n_projections,
+        min_split,
+        min_leaf,
+        max_depth,
+        min_gain,
+        state,
+    )
+    return Tree(*arrays), samples
+
+
+def _progress(iterable, total, verbose, desc):
+    if not verbose:
+        return iterable
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, leave=False)
+
+
+class BaseForest(BaseEstimator):
+    """Shared implementation of geoforest's forests (not public)."""
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_features": [
+            Interval(numbers.Integral, 1, None, closed="left"),
+            Interval(numbers.Real, 0.0, None, closed="neither"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "min_samples_split": [Interval(numbers.Integral, 2, None, closed="left")],
+        "min_samples_leaf": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_depth": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "max_samples": [
+            Interval(numbers.Integral, 2, None, closed="left"),
+            Interval(numbers.Real, 0.0, 1.0, closed="right"),
+            None,
+        ],
+        "bootstrap": ["boolean"],
+        "n_jobs": [numbers.Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    def _engine_config(self, n_features: int) -> EngineConfig:  # pragma: no cover
+        raise NotImplementedError
+
+    def _min_gain(self) -> float:
+        return -np.inf
+
+    # ------------------------------------------------------------------ fitting
+    def _validate_X(self, X, reset: bool) -> np.ndarray:
+        X = validate_data(self, X, dtype=np.float32, order="C", reset=reset)
+        if reset and X.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 samples to grow trees, "
+                f"got n_samples={X.shape[0]}"
+            )
+        return X
+
+    def fit(self, X, y=None):
+        """Grow the forest on ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (converted to float32; NaN and inf are rejected).
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted forest.
+        """
+        self._validate_params()
+        X = self._validate_X(X, reset=True)
+        n_samples, n_features = X.shape
+        if np.all(X.min(axis=0) == X.max(axis=0)):
+            warnings.warn(
+                "every feature of X is constant: the trees cannot split and all "
+                "points will be equally close",
+                UserWarning,
+                stacklevel=2,
+            )
+        cfg = self._engine_config(n_features)
+        n_draw = resolve_max_samples(self.max_samples, n_samples)
+        replace = bool(self.bootstrap)
+        rng = check_random_state(self.random_state)
+        seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
+        order = canonical_order(X)
+        max_depth = -1 if self.max_depth is None else int(self.max_depth)
+        jobs = (
+            delayed(_fit_tree)(
+                X,
+                order,
+                n_draw,
+                replace,
+                int(seed),
+                cfg,
+                int(self.min_samples_split),
+                int(self.min_samples_leaf),
+                max_depth,
+                self._min_gain(),
+            )
+            for seed in seeds
+        )
+        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")
+        results = list(_progress(parallel(jobs), self.n_estimators, self.verbose, "trees"))
+        self.trees_ = [tree for tree, _ in results]
+        inbag = np.zeros((n_samples, self.n_estimators), dtype=np.uint8)
+        for t, (_, samples) in enumerate(results):
+            np.add.at(inbag[:, t], samples, 1)
+        self.inbag_counts_ = inbag
+        self.n_features_in_ = n_features
+        self.n_projections_ = cfg.n_projections
+        self._X_fit = X
+        self._flat = FlatForest.from_trees(self.trees_)
+        self._train_leaves = None
+        return self
+
+    # ------------------------------------------------------------------ leaves
+    def _apply(self, X: np.ndarray) -> np.ndarray:
+        flat = self._flat
+        n = X.shape[0]
+        out = np.empty((n, len(self.trees_)), dtype=np.int32)
+
+        def run(lo, hi):
+            apply_flat(
+                X,
+                lo,
+                hi,
+                flat.left,
+                flat.right,
+                flat.threshold,
+                flat.proj_start,
+                flat.proj_end,
+                flat.proj_idx,
+                flat.proj_weight,
+                flat.node_offset,
+                out[lo:hi],
+            )
+
+        chunks = [(lo, min(lo + _CHUNK, n)) for lo in range(0, n, _CHUNK)]
+        Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
+            delayed(run)(lo, hi) for lo, hi in chunks
+        )
+        return out
+
+    def _n_jobs_for(self, n_tasks: int) -> int:
+        return max(1, min(effective_n_jobs(self.n_jobs), n_tasks))
+
+    def _leaves_of(self, X) -> tuple[np.ndarray, bool]:
+        """Leaves of ``X`` (None: the training data, cached); returns (leaves, is_train)."""
+        if X is None:
+            if self._train_leaves is None:
+                self._train_leaves = self._apply(self._X_fit)
+            return self._train_leaves, True
+        return self._apply(self._validate_X(X, reset=False)), False
+
+    def apply(self, X):
+        """Leaf reached by each sample in each tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        leaves : ndarray of int32, shape (n_samples, n_estimators)
+            Node id (within its tree) of the leaf each sample falls in.
+        """
+        check_is_fitted(self)
+        return self._apply(self._validate_X(X, reset=False))
+
+    def transform(self, X):
+        """One-hot leaf embedding (like scikit-learn's ``RandomTreesEmbedding``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        embedding : scipy.sparse.csr_matrix of shape (n_samples, n_leaves_total)
+            One column per leaf of the forest (trees in order, leaves in node
+            order); each row has exactly ``n_estimators`` ones.
+        """
+        check_is_fitted(self)
+        leaves = self._apply(self._validate_X(X, reset=False))
+        col_of_node = np.full(self._flat.left.shape[0], -1, dtype=np.int64)
+        is_leaf = self._flat.left == -1
+        col_of_node[is_leaf] = np.arange(np.count_nonzero(is_leaf))
+        cols = col_of_node[leaves + self._flat.node_offset[:-1].astype(np.int32)]
+        n, n_trees = leaves.shape
+        return sp.csr_matrix(
+            (np.ones(n * n_trees), cols.ravel(), np.arange(0, n * n_trees + 1, n_trees)),
+            shape=(n, int(is_leaf.sum())),
+        )
+
+    def fit_transform(self, X, y=None):
+        """Fit the forest and return the leaf embedding of ``X``."""
+        return self.fit(X).transform(X)
+
+    # ------------------------------------------------------------------ kernels
+    def _masks(self, method: str, is_train: bool) -> np.ndarray | None:
+        if method not in _METHODS:
+            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        if method == "all":
+            return None
+        if not is_train:
+            raise ValueError(
+                f"method={method!r} is defined for the training data only (X=None and Y=None)"
+            )
+        inbag = self.inbag_counts_ > 0
+        return (inbag if method == "inbag" else ~inbag).astype(np.uint8)
+
+    def proximity_counts(self, X=None, Y=None, method: str = "all") -> ProximityCounts:
+        """Co-leaf and tree counts of the proximity kernel (exactly mergeable).
+
+        Parameters
+        ----------
+        X, Y : array-like of shape (n, n_features) or None
+            Row and column points; ``None`` means the training data.
+        method : {"all", "inbag", "oob"}
+            Which trees count for a pair: every tree; only trees whose sample
+            held both points (as in the URerF paper); only trees whose sample
+            held neither.  ``"inbag"`` and ``"oob"`` need ``X = Y = None``.
+
+        Returns
+        -------
+        counts : ProximityCounts
+        """
+        check_is_fitted(self)
+        xleaves, x_train = self._leaves_of(X)
+        yleaves, y_train = self._leaves_of(Y)
+        mask = self._masks(method, x_train and y_train)
+        empty = np.zeros((0, 0), dtype=np.uint8)
+        ptr, members = leaf_lists(yleaves, self._flat.node_offset, empty if mask is None else mask)
+        n_rows, n_cols = xleaves.shape[0], yleaves.shape[0]
+        chunks = [(lo, min(lo + _CHUNK, n_rows)) for lo in range(0, n_rows, _CHUNK)]
+        qmask = empty if mask is None else mask
+        pieces = Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
+            delayed(coleaf_counts)(
+                xleaves, qmask, lo, hi, self._flat.node_offset, ptr, members, n_cols
+            )
+            for lo, hi in chunks
+        )
+        indptr = [np.zeros(1, dtype=np.int64)]
+        offset = 0
+        for p_indptr, p_indices, _ in pieces:
+            indptr.append(p_indptr[1:] + offset)
+            offset += p_indices.shape[0]
+        coleaf = sp.csr_array(
+            (
+                np.concatenate([p[2] for p in pieces]),
+                np.concatenate([p[1] for p in pieces]),
+                np.concatenate(indptr),
+            ),
+            shape=(n_rows, n_cols),
+        )
+        return ProximityCounts(coleaf, len(self.trees_), mask, mask)
+
+    def proximity(self, X=None, Y=None, method: str = "all", dense: bool = False):
+        """Forest proximity: fraction of counted trees in which two points share a leaf.
+
+        Parameters
+        ----------
+        X, Y : array-like of shape (n, n_features) or None
+            Row and column points; ``None`` means the training data.
+        method : {"all", "inbag", "oob"}
+            See :meth:`proximity_counts`.
+        dense : bool, default=False
+            Return a dense ndarray (``n_X x n_Y`` memory) instead of CSR.
+
+        Returns
+        -------
+        S : scipy.sparse.csr_array of float64, or ndarray if ``dense``
+        """
+        S = self.proximity_counts(X, Y, method=method).proximity()
+        return S.toarray() if dense else S
+
+    def kneighbors(
+        self, X=None, n_neighbors: int = 10, return_distance: bool = True, method: str = "all"
+    ):
+        """Nearest neighbours in the forest distance ``1 - proximity``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features) or None
+            Query points.  ``None``: the training points, each excluding itself.
+        n_neighbors : int, default=10
+        return_distance : bool, default=True
+        method : {"all", "inbag", "oob"}
+            Which trees count (``"inbag"``/``"oob"`` only with ``X=None``).
+
+        Returns
+        -------
+        dist : ndarray of float64, shape (n_queries, n_neighbors)
+            ``1 - proximity``, ascending; only if ``return_distance``.
+        ind : ndarray of int64, shape (n_queries, n_neighbors)
+            Indices into the training data.  Ties go to the lower index; a
+            query with fewer than ``n_neighbors`` co-leaf points is padded with
+            the lowest-index remaining points at distance 1.
+        """
+        check_is_fitted(self)
+        n_train = self._X_fit.shape[0]
+        qleaves, is_train = self._leaves_of(X)
+        n_avail = n_train - 1 if is_train else n_train
+        if not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
+            raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+        if n_neighbors > n_avail:
+            raise ValueError(
+                f"Expected n_neighbors <= n_samples_fit{' - 1' if is_train else ''}, "
+                f"but n_neighbors = {n_neighbors}, n_samples_fit = {n_train}"
+            )
+        mask = self._masks(method, is_train)
+        empty = np.zeros((0, 0), dtype=np.uint8)
+        train_leaves, _ = self._leaves_of(None)
+        ptr, members = leaf_lists(
+            train_leaves, self._flat.node_offset, empty if mask is None else mask
+        )
+        n_q = qleaves.shape[0]
+        ind = np.empty((n_q, n_neighbors), dtype=np.int64)
+        sim = np.empty((n_q, n_neighbors), dtype=np.float64)
+        chunks = [(lo, min(lo + _CHUNK, n_q)) for lo in range(0, n_q, _CHUNK)]
+        qmask = empty if mask is None else mask
+
+        def run(lo, hi):
+            forest_kneighbors(
+                qleaves,
+                qmask,
+                lo,
+                hi,
+                self._flat.node_offset,
+                ptr,
+                members,
+                qmask,
+                n_train,
+                n_neighbors,
+                is_train,
+                ind[lo:hi],
+                sim[lo:hi],
+            )
+
+        Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
+            delayed(run)(lo, hi)
+            for lo, hi in _progress(chunks, len(chunks), self.verbose, "neighbours")
+        )
+        if return_distance:
+            return 1.0 - sim, ind
+        return ind
+
+    def kneighbors_graph(
+        self, X=None, n_neighbors: int = 10, mode: str = "connectivity", method: str = "all"
+    ):
+        """Sparse graph of forest neighbours (scikit-learn semantics).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features) or None
+        n_neighbors : int, default=10
+        mode : {"connectivity", "distance"}
+            Ones, or the distances ``1 - proximity`` (a stored 0 can occur for
+            points that share every leaf).
+        method : {"all", "inbag", "oob"}
+
+        Returns
+        -------
+        graph : scipy.sparse.csr_matrix of shape (n_queries, n_samples_fit)
+        """
+        if mode not in ("connectivity", "distance"):
+            raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
+        dist, ind = self.kneighbors(X, n_neighbors, return_distance=True, method=method)
+        n_q = ind.shape[0]
+        data = np.ones(ind.size) if mode == "connectivity" else dist.ravel()
+        return sp.csr_matrix(
+            (data, ind.ravel(), np.arange(0, n_q * n_neighbors + 1, n_neighbors)),
+            shape=(n_q, self._X_fit.shape[0]),
+        )
+
+
+def merge_forests(*forests: BaseForest) -> BaseForest:
+    """One forest holding the trees of several forests fitted on the same data.
+
+    Proximities of the result use the summed counts (``L`` and ``T``) of the
+    parts, never an average of their normalised kernels.
+
+    Parameters
+    ----------
+    *forests : fitted forests of the same class, fitted on the same ``X``
+
+    Returns
+    -------
+    forest : the merged forest (a new object; ``n_estimators`` is the total)
+    """
+    if not forests:
+        raise ValueError("merge_forests needs at least one forest")
+    first = forests[0]
+    for f in forests:
+        check_is_fitted(f)
+        if type(f) is not type(first):
+            raise ValueError("can only merge forests of the same class")
+        if f._X_fit.shape != first._X_fit.shape or not np.array_equal(f._X_fit, first._X_fit):
+            raise ValueError("can only merge forests fitted on the same training data")
+    merged = type(first)(**first.get_params())
+    merged.n_estimators = sum(len(f.trees_) for f in forests)
+    merged.trees_ = [t for f in forests for t in f.trees_]
+    merged.inbag_counts_ = np.hstack([f.inbag_counts_ for f in forests])
+    merged.n_features_in_ = first.n_features_in_
+    merged.n_projections_ = first.n_projections_
+    merged._X_fit = first._X_fit
+    merged._flat = FlatForest.from_trees(merged.trees_)
+    merged._train_leaves = None
+    return merged

@@ -1,0 +1,166 @@
+"""Unsupervised randomer forests (URerF) and unsupervised random forests (URF)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._engine.projections import PROJECTIONS, max_nonzeros
+from .._engine.splits import CRITERIA, default_params
+from ._base import BaseForest, EngineConfig, resolve_max_features
+
+
+class UnsupervisedForest(TransformerMixin, BaseForest):
+    """Unsupervised randomer forest (URerF) for geodesic neighbours and kernels.
+
+    Each tree recursively splits its sample without labels: at every node it
+    draws ``max_features`` random sparse projections, sorts the node's values
+    under each, and cuts where a two-cluster model fits best (Fast-BIC by
+    default).  Points that share leaves across many trees lie close on the
+    data's underlying structure, even under many noise dimensions.  With
+    ``projection="axis"`` the trees split single features (URF).
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Number of trees.
+    projection : {"sparse", "axis"}, default="sparse"
+        Candidate projections: sparse combinations of features with ``+-1``
+        weights (URerF), or single features (URF).
+    criterion : {"fastbic", "twomeans", "gmm"}, default="fastbic"
+        Split rule: Fast-BIC gain (exact two-Gaussian BIC over all cuts), the
+        two-means cut, or a two-component Gaussian mixture fitted by EM.
+    max_features : int, float, {"sqrt", "log2"} or None, default=1.0
+        Candidate projections per node: an int, a fraction of ``n_features``,
+        ``"sqrt"``, ``"log2"``, or ``None`` for ``n_features``.  Sparse
+        projections may exceed ``n_features``; axis projections are capped at it.
+    feature_combinations : float or "paper", default=1.5
+        Mean number of nonzeros per sparse projection (``1 + Poisson(c - 1)``
+        distinct features, so at least one).  ``"paper"`` uses the URerF
+        paper's ``lambda = 1/20`` of the features per projection.
+    min_samples_split : int, default=20
+        Nodes with fewer samples become leaves (the paper's *minparent*).
+    min_samples_leaf : int, default=1
+        Minimum samples on each side of a cut.
+    max_depth : int or None, default=None
+        Maximum depth of a tree (``None``: unlimited).
+    max_samples : int, float or None, default=None
+        Rows drawn for each tree: an int, a fraction of ``n_samples`` or
+        ``None`` for all.
+    bootstrap : bool, default=False
+        Draw each tree's rows with replacement.
+    min_gain : float or None, default=None
+        A node whose best gain is ``<= min_gain`` becomes a leaf (for
+        ``"fastbic"``/``"gmm"``, ``0.0`` stops when two Gaussians are no better
+        than one by BIC).  ``None`` never stops on gain.
+    n_jobs : int or None, default=None
+        Threads for growing trees and for queries (``-1``: all cores).  The
+        forest is identical for any value.
+    random_state : int, RandomState instance or None, default=None
+        Seeds one integer per tree before any parallel work.
+    verbose : int, default=0
+        Show progress bars.
+
+    Attributes
+    ----------
+    trees_ : list of Tree
+        The fitted trees as flat arrays.
+    inbag_counts_ : ndarray of uint8, shape (n_samples, n_estimators)
+        How many times each training row was drawn for each tree.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    n_projections_ : int
+        Candidate projections per node, resolved from ``max_features``.
+
+    Notes
+    -----
+    Defaults were chosen on the URerF paper's four simulations with 10, 100
+    and 1,000 noise dimensions (``benchmarks/tune_defaults.py``); see
+    ``docs/defaults.md`` for the measurements.  In particular the paper's
+    projection density (``feature_combinations="paper"``) falls to chance at
+    1,000 noise dimensions because every projection mixes the few signal
+    features with dozens of noise features, while ~1.5 nonzeros per projection
+    stays far above chance.
+
+    Unlike the paper, Fast-BIC is used in gain form (BIC of one Gaussian minus
+    the best two-Gaussian BIC), which makes the choice between projections
+    independent of each projection's scale.
+
+    Examples
+    --------
+    >>> import geoforest as gf
+    >>> X, s = gf.datasets.make_helix(300, random_state=0)
+    >>> forest = gf.UnsupervisedForest(n_estimators=20, random_state=0).fit(X)
+    >>> dist, ind = forest.kneighbors(n_neighbors=5)
+    >>> ind.shape
+    (300, 5)
+    """
+
+    _parameter_constraints: dict = {
+        **BaseForest._parameter_constraints,
+        "projection": [StrOptions({"sparse", "axis"})],
+        "criterion": [StrOptions(set(CRITERIA))],
+        "feature_combinations": [
+            Interval(numbers.Real, 1.0, None, closed="left"),
+            StrOptions({"paper"}),
+        ],
+        "min_gain": [numbers.Real, None],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        projection: str = "sparse",
+        criterion: str = "fastbic",
+        max_features=1.0,
+        feature_combinations=1.5,
+        min_samples_split: int = 20,
+        min_samples_leaf: int = 1,
+        max_depth: int | None = None,
+        max_samples=None,
+        bootstrap: bool = False,
+        min_gain: float | None = None,
+        n_jobs: int | None = None,
+        random_state=None,
+        verbose: int = 0,
+    ):
+        self.n_estimators = n_estimators
+        self.projection = projection
+        self.criterion = criterion
+        self.max_features = max_features
+        self.feature_combinations = feature_combinations
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.max_samples = max_samples
+        self.bootstrap = bootstrap
+        self.min_gain = min_gain
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _engine_config(self, n_features: int) -> EngineConfig:
+        kind = PROJECTIONS[self.projection]
+        if self.feature_combinations == "paper":
+            mean_nnz = max(1.0, n_features / 20.0)
+        else:
+            mean_nnz = float(self.feature_combinations)
+        params = np.array([mean_nnz])
+        rule = CRITERIA[self.criterion]
+        return EngineConfig(
+            projection=kind,
+            projection_params=params,
+            max_nonzeros=max_nonzeros(kind, params, n_features),
+            criterion=rule,
+            criterion_params=default_params(rule),
+            n_projections=resolve_max_features(
+                self.max_features, n_features, allow_more=self.projection != "axis"
+            ),
+        )
+
+    def _min_gain(self) -> float:
+        return -np.inf if self.min_gain is None else float(self.min_gain)

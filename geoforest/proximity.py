@@ -1,0 +1,257 @@
+"""Forest proximity kernels and forest neighbours, sparse and without n x n.
+
+The proximity of ``i`` and ``j`` is ``S(i, j) = L(i, j) / T(i, j)``: ``L`` counts
+the trees in which both fall in the same leaf and ``T`` counts the trees that
+are considered for the pair.  :class:`ProximityCounts` keeps ``L`` and ``T``
+(as per-tree masks) apart, so the counts of two forests add exactly: a forest
+of 100 trees has the counts of its four 25-tree parts summed.
+
+Everything is built from *leaf lists* — for each leaf of each tree, the
+reference points in it — so the work is ``O(n_trees * n * leaf size)`` and the
+memory is that of the output.  Forest neighbours gather the co-leaf points of
+a query across trees into a counter and keep the top ``k``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+__all__ = ["ProximityCounts"]
+
+
+# --------------------------------------------------------------------------- kernels
+@njit(nogil=True, cache=True)
+def leaf_lists(leaves, node_offset, mask):
+    """CSR of reference points by global leaf id.
+
+    ``leaves[i, t]`` is the local leaf of point ``i`` in tree ``t``; only pairs
+    with ``mask[i, t]`` set are listed (an empty ``mask`` lists everything).
+    Returns ``(ptr, members)`` with members of global node ``g`` in
+    ``members[ptr[g]:ptr[g + 1]]``, in increasing point order.
+    """
+    n, n_trees = leaves.shape
+    n_total = node_offset[n_trees]
+    use_mask = mask.shape[0] > 0
+    ptr = np.zeros(n_total + 1, dtype=np.int64)
+    for i in range(n):
+        for t in range(n_trees):
+            if use_mask and mask[i, t] == 0:
+                continue
+            ptr[node_offset[t] + leaves[i, t] + 1] += 1
+    for g in range(n_total):
+        ptr[g + 1] += ptr[g]
+    fill = ptr[:-1].copy()
+    members = np.empty(ptr[n_total], dtype=np.int32)
+    for i in range(n):
+        for t in range(n_trees):
+            if use_mask and mask[i, t] == 0:
+                continue
+            g = node_offset[t] + leaves[i, t]
+            members[fill[g]] = i
+            fill[g] += 1
+    return ptr, members
+
+
+@njit(nogil=True, cache=True)
+def _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched):
+    """Add query ``i``'s co-leaf counts into ``counts``; returns #touched points."""
+    n_trees = qleaves.shape[1]
+    use_mask = qmask.shape[0] > 0
+    n_touched = 0
+    for t in range(n_trees):
+        if use_mask and qmask[i, t] == 0:
+            continue
+        g = node_offset[t] + qleaves[i, t]
+        for q in range(ptr[g], ptr[g + 1]):
+            j = members[q]
+            if counts[j] == 0:
+                touched[n_touched] = j
+                n_touched += 1
+            counts[j] += 1
+    return n_touched
+
+
+@njit(nogil=True, cache=True)
+def coleaf_counts(qleaves, qmask, lo, hi, node_offset, ptr, members, n_ref):
+    """Co-leaf counts ``L`` of queries ``lo:hi`` as CSR pieces (sorted columns)."""
+    counts = np.zeros(n_ref, dtype=np.int32)
+    touched = np.empty(n_ref, dtype=np.int32)
+    indptr = np.zeros(hi - lo + 1, dtype=np.int64)
+    cap = max(16, 8 * (hi - lo))
+    indices = np.empty(cap, dtype=np.int32)
+    data = np.empty(cap, dtype=np.int32)
+    nnz = 0
+    for i in range(lo, hi):
+        n_touched = _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
+        row = np.sort(touched[:n_touched])
+        if nnz + n_touched > cap:
+            cap = max(2 * cap, nnz + n_touched)
+            new_indices = np.empty(cap, dtype=np.int32)
+            new_data = np.empty(cap, dtype=np.int32)
+            new_indices[:nnz] = indices[:nnz]
+            new_data[:nnz] = data[:nnz]
+            indices = new_indices
+            data = new_data
+        for q in range(n_touched):
+            j = row[q]
+            indices[nnz] = j
+            data[nnz] = counts[j]
+            counts[j] = 0
+            nnz += 1
+        indptr[i - lo + 1] = nnz
+    return indptr, indices[:nnz].copy(), data[:nnz].copy()
+
+
+@njit(nogil=True, cache=True)
+def pair_trees(row_mask, col_mask, rows, cols):
+    """``T`` for listed pairs: trees where both points are counted."""
+    n_trees = row_mask.shape[1]
+    out = np.empty(rows.shape[0], dtype=np.int32)
+    for q in range(rows.shape[0]):
+        i = rows[q]
+        j = cols[q]
+        c = 0
+        for t in range(n_trees):
+            if row_mask[i, t] != 0 and col_mask[j, t] != 0:
+                c += 1
+        out[q] = c
+    return out
+
+
+@njit(nogil=True, cache=True)
+def forest_kneighbors(
+    qleaves,
+    qmask,
+    lo,
+    hi,
+    node_offset,
+    ptr,
+    members,
+    ref_mask,
+    n_ref,
+    k,
+    exclude_self,
+    ind_out,
+    sim_out,
+):
+    """Top-``k`` forest neighbours of queries ``lo:hi`` by proximity ``L / T``.
+
+    Ties are broken by the lower reference index.  When a query has fewer than
+    ``k`` co-leaf points, the rest are the lowest-index other points, with
+    proximity 0.  ``exclude_self`` drops reference ``i`` for query ``i``.
+    Writes rows ``i - lo`` of ``ind_out`` and ``sim_out``.
+    """
+    n_trees = qleaves.shape[1]
+    use_mask = qmask.shape[0] > 0
+    counts = np.zeros(n_ref, dtype=np.int32)
+    touched = np.empty(n_ref, dtype=np.int32)
+    for i in range(lo, hi):
+        n_touched = _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
+        cand = np.sort(touched[:n_touched])
+        sim = np.empty(n_touched)
+        n_cand = 0
+        for q in range(n_touched):
+            j = cand[q]
+            if exclude_self and j == i:
+                counts[j] = 0
+                continue
+            denom = n_trees
+            if use_mask:
+                denom = 0
+                for t in range(n_trees):
+                    if qmask[i, t] != 0 and ref_mask[j, t] != 0:
+                        denom += 1
+            cand[n_cand] = j
+            sim[n_cand] = counts[j] / denom
+            n_cand += 1
+            counts[j] = 0
+        order = np.argsort(-sim[:n_cand], kind="mergesort")
+        r = i - lo
+        n_take = min(k, n_cand)
+        for q in range(n_take):
+            ind_out[r, q] = cand[order[q]]
+            sim_out[r, q] = sim[order[q]]
+        if n_take < k:
+            # Pad with the lowest-index points not yet taken (proximity 0).
+            taken = cand[:n_cand]  # sorted ascending
+            j = 0
+            pos = 0
+            q = n_take
+            while q < k:
+                while pos < n_cand and taken[pos] < j:
+                    pos += 1
+                if (pos < n_cand and taken[pos] == j) or (exclude_self and j == i):
+                    j += 1
+                    continue
+                ind_out[r, q] = j
+                sim_out[r, q] = 0.0
+                q += 1
+                j += 1
+
+
+# --------------------------------------------------------------------------- counts
+@dataclass
+class ProximityCounts:
+    """Co-leaf counts ``L`` and tree counts ``T`` of a forest proximity kernel.
+
+    Attributes
+    ----------
+    coleaf : scipy.sparse.csr_array of int32, shape (n_rows, n_cols)
+        ``L(i, j)``: trees in which row point ``i`` and column point ``j`` share a leaf
+        (among the trees counted for the pair).
+    n_trees : int
+        Trees in the forest.
+    row_mask, col_mask : ndarray of uint8, shape (n_rows, n_trees) / (n_cols, n_trees), or None
+        Which trees count for each point (``method="inbag"`` or ``"oob"``); ``T(i, j)``
+        is the number of trees set in both.  ``None`` means every tree counts
+        (``method="all"``) and ``T = n_trees``.
+
+    Counts of forests grown on the same data add exactly with ``+``.
+    """
+
+    coleaf: sp.csr_array
+    n_trees: int
+    row_mask: np.ndarray | None = None
+    col_mask: np.ndarray | None = None
+
+    def trees_per_pair(self) -> np.ndarray:
+        """``T`` at the stored entries of ``coleaf`` (in CSR order)."""
+        L = self.coleaf
+        if self.row_mask is None:
+            return np.full(L.nnz, self.n_trees, dtype=np.int32)
+        rows = np.repeat(np.arange(L.shape[0], dtype=np.int64), np.diff(L.indptr))
+        return pair_trees(self.row_mask, self.col_mask, rows, L.indices.astype(np.int64))
+
+    def proximity(self) -> sp.csr_array:
+        """``S = L / T`` as a float64 CSR array (zero where ``L`` is zero)."""
+        L = self.coleaf
+        T = self.trees_per_pair()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            data = np.where(T > 0, L.data / np.maximum(T, 1), 0.0)
+        S = sp.csr_array((data, L.indices.copy(), L.indptr.copy()), shape=L.shape)
+        S.eliminate_zeros()
+        return S
+
+    def __add__(self, other: ProximityCounts) -> ProximityCounts:
+        if not isinstance(other, ProximityCounts):
+            return NotImplemented
+        if self.coleaf.shape != other.coleaf.shape:
+            raise ValueError(
+                f"cannot add counts of shapes {self.coleaf.shape} and {other.coleaf.shape}"
+            )
+        if (self.row_mask is None) != (other.row_mask is None):
+            raise ValueError("cannot add counts of method='all' to counts of 'inbag'/'oob'")
+        coleaf = (self.coleaf + other.coleaf).tocsr()
+        coleaf.sort_indices()
+        if self.row_mask is None:
+            return ProximityCounts(coleaf, self.n_trees + other.n_trees)
+        return ProximityCounts(
+            coleaf,
+            self.n_trees + other.n_trees,
+            np.hstack([self.row_mask, other.row_mask]),
+            np.hstack([self.col_mask, other.col_mask]),
+        )

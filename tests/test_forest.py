@@ -1,0 +1,296 @@
+"""UnsupervisedForest: determinism, invariances, kernels and neighbours vs brute force."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import geoforest as gf
+from geoforest import UnsupervisedForest, merge_forests
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 1, (60, 4)), rng.normal(4, 1, (60, 4))]
+    return X[rng.permutation(len(X))]
+
+
+def small_forest(**kw):
+    params = dict(n_estimators=12, min_samples_split=8, random_state=0)
+    params.update(kw)
+    return UnsupervisedForest(**params)
+
+
+def dense_counts(train_leaves, query_leaves, qmask=None, rmask=None):
+    """L and T from leaves by definition (n x n, for small tests)."""
+    same = query_leaves[:, None, :] == train_leaves[None, :, :]
+    if qmask is None:
+        counted = np.ones_like(same)
+    else:
+        counted = qmask[:, None, :] & rmask[None, :, :]
+    return (same & counted).sum(-1), counted.sum(-1)
+
+
+def assert_trees_equal(a, b):
+    assert len(a.trees_) == len(b.trees_)
+    for ta, tb in zip(a.trees_, b.trees_, strict=True):
+        for xa, xb in zip(ta, tb, strict=True):
+            np.testing.assert_array_equal(xa, xb)
+
+
+@pytest.mark.parametrize("projection", ["sparse", "axis"])
+@pytest.mark.parametrize("criterion", ["fastbic", "twomeans", "gmm"])
+def test_n_jobs_gives_identical_forest(data, projection, criterion):
+    kw = dict(projection=projection, criterion=criterion, max_samples=0.7)
+    a = small_forest(n_jobs=1, **kw).fit(data)
+    b = small_forest(n_jobs=2, **kw).fit(data)
+    assert_trees_equal(a, b)
+    np.testing.assert_array_equal(a.inbag_counts_, b.inbag_counts_)
+
+
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_row_order_does_not_change_the_forest(data, bootstrap):
+    perm = np.random.default_rng(1).permutation(len(data))
+    kw = dict(max_samples=0.6, bootstrap=bootstrap)
+    a = small_forest(**kw).fit(data)
+    b = small_forest(**kw).fit(data[perm])
+    assert_trees_equal(a, b)  # same splits, same node sizes
+    # ... and the same partition of the points into leaves, tree by tree.
+    np.testing.assert_array_equal(a.apply(data)[perm], b.apply(data[perm]))
+    np.testing.assert_array_equal(a.inbag_counts_[perm], b.inbag_counts_)
+
+
+def test_random_state_changes_the_forest(data):
+    a = small_forest(random_state=0).fit(data)
+    b = small_forest(random_state=1).fit(data)
+    assert not np.array_equal(a.apply(data), b.apply(data))
+
+
+@pytest.mark.parametrize("method", ["all", "inbag", "oob"])
+def test_proximity_matches_dense_definition(data, method):
+    f = small_forest(max_samples=0.5, bootstrap=True).fit(data)
+    leaves = f.apply(data)
+    inbag = f.inbag_counts_ > 0
+    mask = {"all": None, "inbag": inbag, "oob": ~inbag}[method]
+    L, T = dense_counts(leaves, leaves, mask, mask)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        expected = np.where(T > 0, L / np.maximum(T, 1), 0.0)
+    S = f.proximity(method=method)
+    assert sp.issparse(S) and S.format == "csr"
+    np.testing.assert_allclose(S.toarray(), expected)
+    np.testing.assert_allclose(f.proximity(method=method, dense=True), expected)
+
+
+def test_proximity_between_new_points(data):
+    f = small_forest().fit(data)
+    rng = np.random.default_rng(5)
+    Xq = rng.normal(2, 2, (17, 4))
+    Y = data[:40]
+    L, _ = dense_counts(f.apply(Y), f.apply(Xq))
+    S = f.proximity(Xq, Y)
+    assert S.shape == (17, 40)
+    np.testing.assert_allclose(S.toarray(), L / f.n_estimators)
+    np.testing.assert_allclose(
+        f.proximity(Xq).toarray(), dense_counts(f.apply(data), f.apply(Xq))[0] / f.n_estimators
+    )
+
+
+def test_training_proximity_is_symmetric_with_unit_diagonal(data):
+    S = small_forest().fit(data).proximity().toarray()
+    np.testing.assert_allclose(S, S.T)
+    np.testing.assert_allclose(np.diag(S), 1.0)
+
+
+def brute_kneighbors(S, k, exclude_self):
+    n_q, n = S.shape
+    dist = np.empty((n_q, k))
+    ind = np.empty((n_q, k), dtype=np.int64)
+    for i in range(n_q):
+        cand = [j for j in range(n) if not (exclude_self and j == i)]
+        cand.sort(key=lambda j: (-S[i, j], j))
+        ind[i] = cand[:k]
+        dist[i] = 1 - S[i, ind[i]]
+    return dist, ind
+
+
+@pytest.mark.parametrize("method", ["all", "inbag", "oob"])
+def test_kneighbors_training_matches_brute_force(data, method):
+    f = small_forest(max_samples=0.5).fit(data)
+    S = f.proximity(method=method, dense=True)
+    for k in (1, 7, 119):  # 119 = n - 1 forces padding with zero-proximity points
+        dist, ind = f.kneighbors(n_neighbors=k, method=method)
+        ref_dist, ref_ind = brute_kneighbors(S, k, exclude_self=True)
+        np.testing.assert_array_equal(ind, ref_ind)
+        np.testing.assert_allclose(dist, ref_dist)
+
+
+def test_kneighbors_new_points_matches_brute_force(data):
+    f = small_forest().fit(data)
+    Xq = np.random.default_rng(9).normal(2, 3, (25, 4))
+    S = f.proximity(Xq, dense=True)
+    dist, ind = f.kneighbors(Xq, n_neighbors=30)
+    ref_dist, ref_ind = brute_kneighbors(S, 30, exclude_self=False)
+    np.testing.assert_array_equal(ind, ref_ind)
+    np.testing.assert_allclose(dist, ref_dist)
+    assert np.array_equal(f.kneighbors(Xq, 30, return_distance=False), ind)
+
+
+def test_kneighbors_graph(data):
+    f = small_forest().fit(data)
+    dist, ind = f.kneighbors(n_neighbors=5)
+    G = f.kneighbors_graph(n_neighbors=5)
+    assert G.shape == (len(data), len(data)) and G.nnz == 5 * len(data)
+    np.testing.assert_array_equal(np.sort(G[3].indices), np.sort(ind[3]))
+    D = f.kneighbors_graph(n_neighbors=5, mode="distance")
+    np.testing.assert_allclose(D[3, ind[3]].toarray().ravel(), dist[3])
+    with pytest.raises(ValueError, match="mode"):
+        f.kneighbors_graph(mode="bogus")
+
+
+def test_merged_forests_equal_one_forest_of_summed_size(data):
+    parts = [
+        small_forest(n_estimators=5, random_state=s, max_samples=0.6).fit(data) for s in range(4)
+    ]
+    merged = merge_forests(*parts)
+    assert merged.n_estimators == 20
+    for method in ("all", "inbag"):
+        summed = parts[0].proximity_counts(method=method)
+        for p in parts[1:]:
+            summed = summed + p.proximity_counts(method=method)
+        whole = merged.proximity_counts(method=method)
+        np.testing.assert_array_equal(summed.coleaf.toarray(), whole.coleaf.toarray())
+        np.testing.assert_allclose(
+            summed.proximity().toarray(), merged.proximity(method=method).toarray()
+        )
+    # Averaging the parts' normalised kernels is NOT the same for in-bag (the known bug).
+    avg = sum(p.proximity(method="inbag").toarray() for p in parts) / 4
+    assert not np.allclose(avg, merged.proximity(method="inbag").toarray())
+
+
+def test_merge_rejects_different_data(data):
+    a = small_forest().fit(data)
+    b = small_forest().fit(data[:50])
+    with pytest.raises(ValueError, match="same training data"):
+        merge_forests(a, b)
+
+
+def test_transform_is_one_hot_of_apply(data):
+    f = small_forest().fit(data)
+    E = f.transform(data)
+    assert E.shape[1] == sum(t.n_leaves for t in f.trees_)
+    np.testing.assert_array_equal(E.sum(axis=1).A.ravel(), f.n_estimators)
+    # Inner products of the embedding are the co-leaf counts.
+    np.testing.assert_allclose((E @ E.T).toarray() / f.n_estimators, f.proximity(dense=True))
+
+
+def test_pickle_round_trip(data):
+    f = small_forest().fit(data)
+    g = pickle.loads(pickle.dumps(f))
+    np.testing.assert_array_equal(f.apply(data), g.apply(data))
+    np.testing.assert_array_equal(f.kneighbors(n_neighbors=4)[1], g.kneighbors(n_neighbors=4)[1])
+
+
+def test_constant_columns_are_never_split(data):
+    X = np.c_[data, np.full(len(data), 2.5), np.zeros(len(data))]
+    for projection in ("axis", "sparse"):
+        f = small_forest(projection=projection, feature_combinations=1.0).fit(X)
+        used = np.concatenate([t.proj_idx for t in f.trees_])
+        assert not np.isin(used, [4, 5]).any()
+
+
+def test_one_feature_works():
+    x = np.r_[np.linspace(0, 1, 30), np.linspace(5, 6, 30)].reshape(-1, 1)
+    f = small_forest().fit(x)
+    for t in f.trees_:  # every root cuts the gap (projection weight is +-1)
+        assert 1 < abs(t.threshold[0]) < 5
+    dist, ind = f.kneighbors(n_neighbors=5)
+    close = dist < 1  # neighbours that share at least one leaf
+    same_side = (ind < 30) == (np.arange(60) < 30)[:, None]
+    assert np.all(same_side[close])
+
+
+def test_all_constant_warns_and_gives_single_leaf():
+    with pytest.warns(UserWarning, match="constant"):
+        f = small_forest().fit(np.ones((10, 3)))
+    assert all(t.n_nodes == 1 for t in f.trees_)
+    np.testing.assert_allclose(f.proximity(dense=True), 1.0)
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.array([[0.0, np.nan], [1.0, 2.0], [3.0, 4.0]]), "NaN"),
+        (np.array([[0.0, np.inf], [1.0, 2.0], [3.0, 4.0]]), "infinity"),
+        (np.empty((0, 3)), "0 sample"),
+        (np.ones((1, 3)), "n_samples=1"),
+        (np.empty((5, 0)), "0 feature"),
+        (np.ones(5), "2D array"),
+    ],
+)
+def test_bad_input_raises_clear_errors(X, match):
+    with pytest.raises(ValueError, match=match):
+        small_forest().fit(X)
+
+
+def test_wrong_n_features_at_predict(data):
+    f = small_forest().fit(data)
+    for method in (f.apply, f.transform, f.kneighbors):
+        with pytest.raises(ValueError, match="features"):
+            method(data[:, :3])
+    with pytest.raises(ValueError, match="features"):
+        f.proximity(data[:, :3])
+
+
+def test_bad_parameters(data):
+    with pytest.raises(ValueError, match="criterion"):
+        small_forest(criterion="gini").fit(data)
+    with pytest.raises(ValueError, match="min_samples_split"):
+        small_forest(min_samples_split=1).fit(data)
+    f = small_forest().fit(data)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        f.kneighbors(n_neighbors=len(data))
+    with pytest.raises(ValueError, match="training data only"):
+        f.proximity(data[:5], method="inbag")
+    with pytest.raises(ValueError, match="method"):
+        f.proximity(method="bogus")
+
+
+def test_stopping_rules(data):
+    f = small_forest(max_depth=2).fit(data)
+    assert all(t.n_nodes <= 7 for t in f.trees_)
+    f = small_forest(min_samples_leaf=10, min_samples_split=2).fit(data)
+    for t in f.trees_:
+        assert t.n_node_samples[t.left == -1].min() >= 10
+    f = small_forest(min_samples_split=200).fit(data)
+    assert all(t.n_nodes == 1 for t in f.trees_)
+    # min_gain=0 stops where two Gaussians are no better than one by BIC.
+    f0 = small_forest(min_gain=0.0).fit(data)
+    for t in f0.trees_:
+        assert np.all(t.gain[t.left != -1] > 0)
+    assert sum(t.n_nodes for t in f0.trees_) < sum(
+        t.n_nodes for t in small_forest().fit(data).trees_
+    )
+
+
+def test_paper_feature_combinations(data):
+    X = np.c_[data, np.random.default_rng(0).normal(size=(len(data), 76))]  # p = 80
+    f = small_forest(feature_combinations="paper").fit(X)
+    nnz = np.concatenate([np.diff(t.proj_ptr)[t.left != -1] for t in f.trees_])
+    assert nnz.mean() > 2.5  # p / 20 = 4 nonzeros on average
+    f = small_forest().fit(X)
+    nnz = np.concatenate([np.diff(t.proj_ptr)[t.left != -1] for t in f.trees_])
+    assert 1 <= nnz.min() and nnz.mean() < 2.5
+
+
+def test_forest_separates_mixture_components():
+    X, y = gf.datasets.make_gaussian_mixture(300, random_state=0)
+    X = gf.datasets.add_noise_dims(X, 20, random_state=0)
+    ind = (
+        UnsupervisedForest(n_estimators=30, random_state=0)
+        .fit(X)
+        .kneighbors(n_neighbors=20, return_distance=False)
+    )
+    res = gf.metrics.geodesic_precision_recall(ind, labels=y, ks=[20])
+    assert res.precision[0] > 0.8

@@ -1,0 +1,16 @@
+"""scikit-learn's estimator contract on geoforest's estimators."""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from geoforest import UnsupervisedForest
+
+# Every check is expected to pass; list a check here only with the reason it cannot.
+EXPECTED_FAILED_CHECKS: dict = {"UnsupervisedForest": {}}
+
+
+@parametrize_with_checks(
+    [UnsupervisedForest(n_estimators=5, random_state=0)],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[type(est).__name__],
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

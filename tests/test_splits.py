@@ -1,0 +1,168 @@
+"""Split rules against brute-force references."""
+
+import numpy as np
+import pytest
+from sklearn.mixture import GaussianMixture
+
+from geoforest._engine.rng import make_state
+from geoforest._engine.splits import FASTBIC, GMM, TWOMEANS, VAR_FLOOR, best_cut, default_params
+
+LOG2PI = np.log(2 * np.pi)
+
+
+def _cut(rule, z, min_leaf=1):
+    z = np.sort(np.asarray(z, dtype=np.float64))
+    return best_cut(rule, z, z.shape[0], min_leaf, default_params(rule), make_state(0))
+
+
+def _valid_cuts(z, min_leaf):
+    n = len(z)
+    return [s for s in range(max(1, min_leaf), n - min_leaf + 1) if z[s - 1] < z[s]]
+
+
+def brute_fastbic(z, min_leaf=1):
+    """Every cut evaluated from its two subsets with numpy, formulas of DESIGN 2.2."""
+    z = np.sort(z)
+    n = len(z)
+    var_node = np.var(z)
+    floor = VAR_FLOOR * var_node
+    bic_one = n * np.log(2 * np.pi * var_node) + n + 2 * np.log(n)
+    gains = {}
+    for s in _valid_cuts(z, min_leaf):
+        a, b = z[:s], z[s:]
+        n1, n2 = len(a), len(b)
+        v1 = max(np.var(a), floor)
+        v2 = max(np.var(b), floor)
+        vp = max((np.sum((a - a.mean()) ** 2) + np.sum((b - b.mean()) ** 2)) / n, floor)
+        w = -2 * (n1 * np.log(n1 / n) + n2 * np.log(n2 / n))
+        bic_diff = w + n1 * np.log(2 * np.pi * v1) + n2 * np.log(2 * np.pi * v2) + n + 5 * np.log(n)
+        bic_same = w + n * np.log(2 * np.pi * vp) + n + 4 * np.log(n)
+        gains[s] = bic_one - min(bic_diff, bic_same)
+    best = max(gains, key=lambda s: (gains[s], -s))
+    return best, gains[best]
+
+
+def brute_twomeans(z, min_leaf=1):
+    z = np.sort(z)
+    sse = {
+        s: np.sum((z[:s] - z[:s].mean()) ** 2) + np.sum((z[s:] - z[s:].mean()) ** 2)
+        for s in _valid_cuts(z, min_leaf)
+    }
+    best = min(sse, key=lambda s: (sse[s], s))
+    return best, sse[best]
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("min_leaf", [1, 3])
+def test_fastbic_matches_brute_force(seed, min_leaf):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 80))
+    z = rng.standard_normal(n) * rng.uniform(0.1, 50) + rng.uniform(-100, 100)
+    if seed % 3 == 0:  # a mixture, so the best cut is a real gap
+        z[: n // 3] += 8 * np.std(z)
+    pos, score, gain = _cut(FASTBIC, z, min_leaf)
+    ref_pos, ref_gain = brute_fastbic(z, min_leaf)
+    assert pos == ref_pos
+    assert gain == pytest.approx(ref_gain, rel=1e-7, abs=1e-7)
+    assert score == gain
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_twomeans_matches_brute_force(seed):
+    rng = np.random.default_rng(100 + seed)
+    z = rng.exponential(size=int(rng.integers(4, 60))) * 10
+    pos, score, gain = _cut(TWOMEANS, z)
+    ref_pos, ref_sse = brute_twomeans(z)
+    assert pos == ref_pos
+    assert -score == pytest.approx(ref_sse, rel=1e-9)
+    assert gain == pytest.approx(np.sum((z - z.mean()) ** 2) - ref_sse, rel=1e-9)
+
+
+def test_ties_are_never_split():
+    z = np.array([1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 7.0, 7.0, 7.5])
+    for rule in (FASTBIC, TWOMEANS, GMM):
+        pos, _, _ = _cut(rule, z)
+        zs = np.sort(z)
+        assert 0 < pos < len(z) and zs[pos - 1] < zs[pos]
+    # Fast-BIC brute force over the valid cuts only agrees.
+    assert _cut(FASTBIC, z)[0] == brute_fastbic(z)[0]
+
+
+def test_constant_values_have_no_cut():
+    for rule in (FASTBIC, TWOMEANS, GMM):
+        assert _cut(rule, np.full(10, 3.0))[0] == -1
+
+
+def test_min_leaf_respected():
+    z = np.r_[np.zeros(1), np.linspace(10, 11, 30)]  # best unconstrained: isolate the 0
+    assert _cut(FASTBIC, z, 1)[0] == 1
+    for rule in (FASTBIC, TWOMEANS):
+        pos = _cut(rule, z, 5)[0]
+        assert 5 <= pos <= len(z) - 5
+    # GMM has one cut (where the densities cross); if it breaks min_leaf there is none.
+    assert _cut(GMM, z, 1)[0] == 1
+    assert _cut(GMM, z, 5)[0] == -1
+
+
+@pytest.mark.parametrize("scale", [1e-2, 1.0, 1e2])
+@pytest.mark.parametrize("sizes", [(300, 300), (200, 800)])
+@pytest.mark.parametrize("rule", [FASTBIC, TWOMEANS, GMM])
+def test_mixture_is_cut_inside_the_gap(scale, sizes, rule):
+    rng = np.random.default_rng(7)
+    a = rng.normal(0, 1, sizes[0])
+    b = rng.normal(10, 1, sizes[1])
+    z = np.sort(np.r_[a, b]) * scale
+    pos, _, gain = _cut(rule, z)
+    assert pos == sizes[0], "the cut must separate the two components"
+    thr = 0.5 * (z[pos - 1] + z[pos])
+    assert a.max() * scale < thr < b.min() * scale
+    if rule != TWOMEANS:
+        assert gain > 0
+
+
+def test_fastbic_gain_is_scale_invariant():
+    rng = np.random.default_rng(3)
+    z = np.r_[rng.normal(0, 1, 50), rng.normal(4, 2, 70)]
+    base = _cut(FASTBIC, z)
+    for c in (1e-3, 7.0, 1e4):
+        pos, _, gain = _cut(FASTBIC, z * c)
+        assert pos == base[0]
+        assert gain == pytest.approx(base[2], rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gmm_bic_matches_sklearn(seed):
+    """GMM gain = BIC(one Gaussian) - best BIC of the tied/full 2-component fits."""
+    rng = np.random.default_rng(seed)
+    z = np.r_[rng.normal(0, 1, 150), rng.normal(5, 1.5 + seed * 0.3, 250)]
+    pos, _, gain = _cut(GMM, z)
+    x = z.reshape(-1, 1)
+    n = len(z)
+    bic_one = n * (LOG2PI + np.log(np.var(z))) + n + 2 * np.log(n)
+    bics = []
+    for cov, k in (("full", 5), ("tied", 4)):
+        gm = GaussianMixture(
+            2,
+            covariance_type=cov,
+            tol=1e-12,
+            max_iter=2000,
+            reg_covar=0,
+            means_init=[[0.0], [5.0]],
+            random_state=0,
+        ).fit(x)
+        bics.append(-2 * gm.score(x) * n + k * np.log(n))
+    assert gain == pytest.approx(bic_one - min(bics), rel=1e-4)
+    # The cut is where the weighted densities cross: check against sklearn's posterior.
+    gm = GaussianMixture(
+        2,
+        covariance_type="full",
+        tol=1e-12,
+        max_iter=2000,
+        reg_covar=0,
+        means_init=[[0.0], [5.0]],
+        random_state=0,
+    ).fit(x)
+    zs = np.sort(z)
+    post = gm.predict_proba(zs.reshape(-1, 1))[:, np.argmin(gm.means_.ravel())]
+    assert np.all(post[: pos - 1] >= 0.5 - 1e-3) or pos < 3
+    assert post[pos] <= 0.5 + 1e-3
