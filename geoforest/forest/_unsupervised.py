@@ -33,7 +33,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
     criterion : {"fastbic", "twomeans", "gmm"}, default="fastbic"
         Split rule: Fast-BIC gain (exact two-Gaussian BIC over all cuts), the
         two-means cut, or a two-component Gaussian mixture fitted by EM.
-    max_features : int, float, {"sqrt", "log2"} or None, default=1.0
+    max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
         Candidate projections per node: an int, a fraction of ``n_features``,
         ``"sqrt"``, ``"log2"``, or ``None`` for ``n_features``.  Sparse
         projections may exceed ``n_features``; axis projections are capped at it.
@@ -41,13 +41,13 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         Mean number of nonzeros per sparse projection (``1 + Poisson(c - 1)``
         distinct features, so at least one).  ``"paper"`` uses the URerF
         paper's ``lambda = 1/20`` of the features per projection.
-    min_samples_split : int, default=20
+    min_samples_split : int, default=45
         Nodes with fewer samples become leaves (the paper's *minparent*).
     min_samples_leaf : int, default=1
         Minimum samples on each side of a cut.
     max_depth : int or None, default=None
         Maximum depth of a tree (``None``: unlimited).
-    max_samples : int, float or None, default=None
+    max_samples : int, float or None, default=0.5
         Rows drawn for each tree: an int, a fraction of ``n_samples`` or
         ``None`` for all.
     bootstrap : bool, default=False
@@ -116,12 +116,12 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         *,
         projection: str = "sparse",
         criterion: str = "fastbic",
-        max_features=1.0,
+        max_features="sqrt",
         feature_combinations=1.5,
-        min_samples_split: int = 20,
+        min_samples_split: int = 45,
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
-        max_samples=None,
+        max_samples=0.5,
         bootstrap: bool = False,
         min_gain: float | None = None,
         n_jobs: int | None = None,
