@@ -123,6 +123,38 @@ def pair_trees(row_mask, col_mask, rows, cols):
 
 
 @njit(nogil=True, cache=True)
+def _top_k(cand, sim, n_cand, k):
+    """Positions of the ``k`` best of ``cand[:n_cand]`` by (-sim, index), in order.
+
+    Selection is O(n_cand) (a partition finds the k-th largest proximity); only
+    the kept ones are sorted.
+    """
+    if n_cand > k:
+        kth = -np.partition(-sim[:n_cand], k - 1)[k - 1]
+        keep = np.empty(k, dtype=np.int64)
+        n_keep = 0
+        for q in range(n_cand):
+            if sim[q] > kth:
+                keep[n_keep] = q
+                n_keep += 1
+        tied = np.empty(n_cand - n_keep, dtype=np.int64)
+        n_tied = 0
+        for q in range(n_cand):
+            if sim[q] == kth:
+                tied[n_tied] = q
+                n_tied += 1
+        # Among proximities equal to the k-th, the lowest indices win.
+        by_index = np.argsort(cand[tied[:n_tied]], kind="mergesort")
+        for q in range(k - n_keep):
+            keep[n_keep + q] = tied[by_index[q]]
+    else:
+        keep = np.arange(n_cand)
+    # Order the kept ones by index, then stably by decreasing proximity.
+    keep = keep[np.argsort(cand[keep], kind="mergesort")]
+    return keep[np.argsort(-sim[keep], kind="mergesort")]
+
+
+@njit(nogil=True, cache=True)
 def forest_kneighbors(
     qleaves,
     qmask,
@@ -149,15 +181,16 @@ def forest_kneighbors(
     use_mask = qmask.shape[0] > 0
     counts = np.zeros(n_ref, dtype=np.int32)
     touched = np.empty(n_ref, dtype=np.int32)
+    cand = np.empty(n_ref, dtype=np.int64)
+    sim = np.empty(n_ref)
     for i in range(lo, hi):
         n_touched = _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
-        cand = np.sort(touched[:n_touched])
-        sim = np.empty(n_touched)
         n_cand = 0
         for q in range(n_touched):
-            j = cand[q]
+            j = touched[q]
+            c = counts[j]
+            counts[j] = 0
             if exclude_self and j == i:
-                counts[j] = 0
                 continue
             denom = n_trees
             if use_mask:
@@ -166,18 +199,17 @@ def forest_kneighbors(
                     if qmask[i, t] != 0 and ref_mask[j, t] != 0:
                         denom += 1
             cand[n_cand] = j
-            sim[n_cand] = counts[j] / denom
+            sim[n_cand] = c / denom
             n_cand += 1
-            counts[j] = 0
-        order = np.argsort(-sim[:n_cand], kind="mergesort")
+        best = _top_k(cand, sim, n_cand, k)
         r = i - lo
-        n_take = min(k, n_cand)
+        n_take = best.shape[0]
         for q in range(n_take):
-            ind_out[r, q] = cand[order[q]]
-            sim_out[r, q] = sim[order[q]]
+            ind_out[r, q] = cand[best[q]]
+            sim_out[r, q] = sim[best[q]]
         if n_take < k:
             # Pad with the lowest-index points not yet taken (proximity 0).
-            taken = cand[:n_cand]  # sorted ascending
+            taken = np.sort(cand[:n_cand])
             j = 0
             pos = 0
             q = n_take

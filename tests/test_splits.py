@@ -5,14 +5,25 @@ import pytest
 from sklearn.mixture import GaussianMixture
 
 from geoforest._engine.rng import make_state
-from geoforest._engine.splits import FASTBIC, GMM, TWOMEANS, VAR_FLOOR, best_cut, default_params
+from geoforest._engine.splits import (
+    FASTBIC,
+    GMM,
+    TWOMEANS,
+    VAR_FLOOR,
+    best_cut,
+    default_params,
+    make_workspace,
+)
 
 LOG2PI = np.log(2 * np.pi)
 
 
 def _cut(rule, z, min_leaf=1):
     z = np.sort(np.asarray(z, dtype=np.float64))
-    return best_cut(rule, z, z.shape[0], min_leaf, default_params(rule), make_state(0))
+    n = z.shape[0]
+    return best_cut(
+        rule, z, n, min_leaf, default_params(rule), make_workspace(rule, n), make_state(0)
+    )
 
 
 def _valid_cuts(z, min_leaf):

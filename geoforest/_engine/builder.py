@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .projections import draw_node_projections, project_row, project_samples
-from .splits import best_cut
+from .splits import best_cut, make_workspace
 
 
 class Tree(NamedTuple):
@@ -117,6 +117,7 @@ def build_tree(
     z_cur = np.empty(n)
     z_best = np.empty(n)
     z_sorted = np.empty(n)
+    workspace = make_workspace(rule, n)
 
     # Stack of pending nodes: (lo, hi, depth, parent, is_left).
     st_lo = np.empty(cap, dtype=np.int64)
@@ -167,7 +168,9 @@ def build_tree(
             )
             z_sorted[:m] = z_cur[:m]
             z_sorted[:m].sort()
-            pos, score, g = best_cut(rule, z_sorted, m, min_samples_leaf, rule_params, state)
+            pos, score, g = best_cut(
+                rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
+            )
             if pos > 0 and score > best_score:
                 best_score = score
                 best_gain = g

@@ -462,10 +462,16 @@ class BaseForest(BaseEstimator):
                 sim[lo:hi],
             )
 
-        Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
-            delayed(run)(lo, hi)
-            for lo, hi in _progress(chunks, len(chunks), self.verbose, "neighbours")
+        parallel = Parallel(
+            n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
         )
+        for _ in _progress(
+            parallel(delayed(run)(lo, hi) for lo, hi in chunks),
+            len(chunks),
+            self.verbose,
+            "neighbours",
+        ):
+            pass
         if return_distance:
             return 1.0 - sim, ind
         return ind
