@@ -266,12 +266,11 @@ def test_stopping_rules(data):
     f = small_forest(min_samples_split=200).fit(data)
     assert all(t.n_nodes == 1 for t in f.trees_)
     # min_gain=0 stops where two Gaussians are no better than one by BIC.
-    f0 = small_forest(min_gain=0.0).fit(data)
+    f0 = small_forest(min_gain=0.0, max_redraws=0).fit(data)
     for t in f0.trees_:
         assert np.all(t.gain[t.left != -1] > 0)
-    assert sum(t.n_nodes for t in f0.trees_) < sum(
-        t.n_nodes for t in small_forest().fit(data).trees_
-    )
+    f1 = small_forest(max_redraws=0).fit(data)
+    assert sum(t.n_nodes for t in f0.trees_) < sum(t.n_nodes for t in f1.trees_)
 
 
 def test_paper_feature_combinations(data):
@@ -294,3 +293,35 @@ def test_forest_separates_mixture_components():
     )
     res = gf.metrics.geodesic_precision_recall(ind, labels=y, ks=[20])
     assert res.precision[0] > 0.8
+
+
+def _depths(tree):
+    depth = np.zeros(tree.n_nodes, dtype=int)
+    for node in range(tree.n_nodes):  # pre-order: parents come before children
+        if tree.left[node] != -1:
+            depth[tree.left[node]] = depth[tree.right[node]] = depth[node] + 1
+    return depth
+
+
+def test_structureless_data_gives_shallow_trees():
+    """Gaussian noise must not produce chains that peel one point at a time (O(n^2))."""
+    X = np.random.default_rng(0).normal(size=(4000, 5))
+    f = UnsupervisedForest(n_estimators=3, random_state=0).fit(X)
+    for t in f.trees_:
+        assert _depths(t).max() < 60
+        assert t.n_node_samples[t.left != -1].sum() < 40 * 2000
+
+
+@pytest.mark.parametrize(
+    "kw", [dict(), dict(bootstrap=True, max_redraws=20), dict(projection="axis", criterion="gmm")]
+)
+def test_stored_splits_reproduce_the_fitted_partition(kw):
+    """Leaf sizes recorded while growing equal the in-bag points apply() routes there."""
+    X = np.random.default_rng(4).normal(size=(300, 30))  # structureless: many redraws
+    f = UnsupervisedForest(n_estimators=6, random_state=0, **kw).fit(X)
+    leaves = f.apply(X)
+    for t, tree in enumerate(f.trees_):
+        routed = np.bincount(leaves[:, t], weights=f.inbag_counts_[:, t], minlength=tree.n_nodes)
+        is_leaf = tree.left == -1
+        np.testing.assert_array_equal(routed[is_leaf], tree.n_node_samples[is_leaf])
+        assert routed[~is_leaf].sum() == 0

@@ -50,7 +50,11 @@ def brute_fastbic(z, min_leaf=1):
         bic_same = w + n * np.log(2 * np.pi * vp) + n + 4 * np.log(n)
         gains[s] = bic_one - min(bic_diff, bic_same)
     best = max(gains, key=lambda s: (gains[s], -s))
-    return best, gains[best]
+    if gains[best] > 0:
+        return best, gains[best], gains[best]
+    # No structure: the two-means cut, scored by relative SSE reduction minus one.
+    km_pos, km_sse = brute_twomeans(z, min_leaf)
+    return km_pos, -km_sse / np.sum((z - z.mean()) ** 2), gains[best]
 
 
 def brute_twomeans(z, min_leaf=1):
@@ -72,10 +76,23 @@ def test_fastbic_matches_brute_force(seed, min_leaf):
     if seed % 3 == 0:  # a mixture, so the best cut is a real gap
         z[: n // 3] += 8 * np.std(z)
     pos, score, gain = _cut(FASTBIC, z, min_leaf)
-    ref_pos, ref_gain = brute_fastbic(z, min_leaf)
+    ref_pos, ref_score, ref_gain = brute_fastbic(z, min_leaf)
     assert pos == ref_pos
     assert gain == pytest.approx(ref_gain, rel=1e-7, abs=1e-7)
-    assert score == gain
+    assert score == pytest.approx(ref_score, rel=1e-7, abs=1e-9)
+
+
+def test_fastbic_fallback_on_structureless_values():
+    """A Gaussian sample: no cut beats one Gaussian, so the two-means cut is offered."""
+    z = np.random.default_rng(0).standard_normal(400)
+    pos, score, gain = _cut(FASTBIC, z)
+    assert gain <= 0
+    assert -1 < score <= 0
+    assert pos == brute_twomeans(z)[0]
+    assert 100 < pos < 300  # balanced, not a single extreme point
+    # A clear mixture has positive gain and a positive score.
+    pos, score, gain = _cut(FASTBIC, np.r_[z, z + 20])
+    assert pos == 400 and score == gain > 0
 
 
 @pytest.mark.parametrize("seed", range(12))

@@ -86,6 +86,7 @@ def build_tree(
     rule,
     rule_params,
     n_proj,
+    n_batches,
     min_samples_split,
     min_samples_leaf,
     max_depth,
@@ -94,8 +95,10 @@ def build_tree(
 ):
     """Grow one tree on rows ``samples`` of float32 ``X``; returns its arrays.
 
-    ``max_depth < 0`` means unlimited; nodes whose best gain is ``<= min_gain``
-    become leaves (pass ``-inf`` to disable).
+    Each node tries ``n_proj`` candidate projections, and up to ``n_batches``
+    batches of them while no candidate has a positive gain.  ``max_depth < 0``
+    means unlimited; nodes whose best gain is ``<= min_gain`` become leaves
+    (pass ``-inf`` to disable).
     """
     n = samples.shape[0]
     n_features = X.shape[1]
@@ -114,6 +117,9 @@ def build_tree(
     cand_ptr = np.zeros(n_proj + 1, dtype=np.int64)
     cand_idx = np.empty(n_proj * max_nnz, dtype=np.int32)
     cand_w = np.empty(n_proj * max_nnz, dtype=np.float32)
+    win_idx = np.empty(max_nnz, dtype=np.int32)
+    win_w = np.empty(max_nnz, dtype=np.float32)
+    win_width = 0
     z_cur = np.empty(n)
     z_best = np.empty(n)
     z_sorted = np.empty(n)
@@ -155,45 +161,53 @@ def build_tree(
         if max_depth >= 0 and depth >= max_depth:
             continue
 
-        k = draw_node_projections(
-            proj_kind, proj_params, n_proj, perm, state, cand_ptr, cand_idx, cand_w
-        )
         best_j = -1
         best_score = -np.inf
         best_gain = -np.inf
         best_thr = 0.0
-        for j in range(k):
-            project_samples(
-                X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
+        for _batch in range(n_batches):
+            # Candidates are redrawn (up to n_batches times) while no projection
+            # has shown structure (gain > 0); the best over all batches is kept.
+            k = draw_node_projections(
+                proj_kind, proj_params, n_proj, perm, state, cand_ptr, cand_idx, cand_w
             )
-            z_sorted[:m] = z_cur[:m]
-            z_sorted[:m].sort()
-            pos, score, g = best_cut(
-                rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
-            )
-            if pos > 0 and score > best_score:
-                best_score = score
-                best_gain = g
-                best_j = j
-                a = z_sorted[pos - 1]
-                b = z_sorted[pos]
-                best_thr = a + 0.5 * (b - a)
-                if not best_thr < b:
-                    best_thr = a
-                z_tmp = z_best
-                z_best = z_cur
-                z_cur = z_tmp
+            for j in range(k):
+                project_samples(
+                    X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
+                )
+                z_sorted[:m] = z_cur[:m]
+                z_sorted[:m].sort()
+                pos, score, g = best_cut(
+                    rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
+                )
+                if pos > 0 and score > best_score:
+                    best_score = score
+                    best_gain = g
+                    best_j = j
+                    a = z_sorted[pos - 1]
+                    b = z_sorted[pos]
+                    best_thr = a + 0.5 * (b - a)
+                    if not best_thr < b:
+                        best_thr = a
+                    z_tmp = z_best
+                    z_best = z_cur
+                    z_cur = z_tmp
+                    # Keep the winning projection where the next batch cannot overwrite it.
+                    width = cand_ptr[j + 1] - cand_ptr[j]
+                    win_idx[:width] = cand_idx[cand_ptr[j] : cand_ptr[j + 1]]
+                    win_w[:width] = cand_w[cand_ptr[j] : cand_ptr[j + 1]]
+                    win_width = width
+            if best_gain > 0.0:
+                break
         if best_j < 0 or best_gain <= min_gain:
             continue
 
-        start = cand_ptr[best_j]
-        width = cand_ptr[best_j + 1] - start
-        if nnz + width > proj_idx.shape[0]:
-            proj_idx = _grow(proj_idx, nnz + width)
-            proj_w = _grow(proj_w, nnz + width)
-        proj_idx[nnz : nnz + width] = cand_idx[start : start + width]
-        proj_w[nnz : nnz + width] = cand_w[start : start + width]
-        nnz += width
+        if nnz + win_width > proj_idx.shape[0]:
+            proj_idx = _grow(proj_idx, nnz + win_width)
+            proj_w = _grow(proj_w, nnz + win_width)
+        proj_idx[nnz : nnz + win_width] = win_idx[:win_width]
+        proj_w[nnz : nnz + win_width] = win_w[:win_width]
+        nnz += win_width
         proj_ptr[node + 1] = nnz
         threshold[node] = best_thr
         gain[node] = best_gain

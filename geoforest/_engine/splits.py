@@ -26,6 +26,18 @@ rpTrees, Gini for classification) is a new function and one new branch.
     projections the gain is invariant to each projection's scale.  Variances
     are floored at ``params[0]`` times the node variance so singletons and ties
     cannot produce ``log 0``.
+
+    Departure from the paper, for projections where no cut has a positive gain
+    (one Gaussian explains the values better than any two): the paper's
+    minimum-BIC cut is then almost always a single extreme point, so on data
+    without two-cluster structure (pure noise, or any small enough region of
+    real data) trees become chains of depth ~n and fitting costs O(n^2).  Such
+    a projection instead offers its two-means cut, scored by
+    ``-(SSE_left + SSE_right) / SSE_node`` in ``(-1, 0]``: any projection with
+    real structure (positive gain) still wins, and among structureless ones
+    the most clearly divisible (uniform-like rather than Gaussian) is cut.
+    The reported gain stays the BIC gain (``<= 0``), so the builder can redraw
+    candidates first (see ``build_tree``'s ``n_batches``).
 ``TWOMEANS`` (1)
     The paper's Algorithm 2: minimise ``SSE_left + SSE_right``; the score is
     ``-(SSE_left + SSE_right)`` (raw, as in the paper, so it depends on the
@@ -105,6 +117,8 @@ def _fastbic(z, n, min_leaf, var_floor_rel, xlogx):
     bic_one = n * (_LOG_2PI + np.log(var_node)) + n + 2.0 * log_n
     best_pos = -1
     best_gain = -np.inf
+    km_pos = -1
+    km_sse = np.inf
     s1 = 0.0
     s2 = 0.0
     for pos in range(1, n):
@@ -121,6 +135,9 @@ def _fastbic(z, n, min_leaf, var_floor_rel, xlogx):
         n2 = n - pos
         sse1 = max(s2 - s1 * s1 / n1, 0.0)
         sse2 = max((tot2 - s2) - (tot1 - s1) * (tot1 - s1) / n2, 0.0)
+        if sse1 + sse2 < km_sse:
+            km_sse = sse1 + sse2
+            km_pos = pos
         var1 = max(sse1 / n1, floor)
         var2 = max(sse2 / n2, floor)
         var_pooled = max((sse1 + sse2) / n, floor)
@@ -138,7 +155,11 @@ def _fastbic(z, n, min_leaf, var_floor_rel, xlogx):
         if gain > best_gain:
             best_gain = gain
             best_pos = pos
-    return best_pos, best_gain, best_gain
+    if best_gain > 0.0 or best_pos < 0:
+        return best_pos, best_gain, best_gain
+    # No cut beats one Gaussian: fall back to the two-means cut, scored by its
+    # relative SSE reduction minus one, in (-1, 0] (below any positive gain).
+    return km_pos, -km_sse / sse_node, best_gain
 
 
 @njit(nogil=True, cache=True)

@@ -40,6 +40,7 @@ class EngineConfig(NamedTuple):
     criterion: int
     criterion_params: np.ndarray
     n_projections: int
+    n_batches: int = 1
 
 
 class FlatForest(NamedTuple):
@@ -118,6 +119,7 @@ def _fit_tree(X, order, n_draw, replace, seed, cfg, min_split, min_leaf, max_dep
         cfg.criterion,
         cfg.criterion_params,
         cfg.n_projections,
+        cfg.n_batches,
         min_split,
         min_leaf,
         max_depth,

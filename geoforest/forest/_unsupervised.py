@@ -56,6 +56,11 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         A node whose best gain is ``<= min_gain`` becomes a leaf (for
         ``"fastbic"``/``"gmm"``, ``0.0`` stops when two Gaussians are no better
         than one by BIC).  ``None`` never stops on gain.
+    max_redraws : int, default=8
+        When none of a node's candidate projections shows two-cluster
+        structure (Fast-BIC or GMM gain ``<= 0``), draw up to this many further
+        batches of ``max_features`` candidates before cutting anyway (at the
+        best two-means cut; see Notes).  ``0`` tries one batch, as the paper.
     n_jobs : int or None, default=None
         Threads for growing trees and for queries (``-1``: all cores).  The
         forest is identical for any value.
@@ -108,6 +113,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
             StrOptions({"paper"}),
         ],
         "min_gain": [numbers.Real, None],
+        "max_redraws": [Interval(numbers.Integral, 0, None, closed="left")],
     }
 
     def __init__(
@@ -124,6 +130,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         max_samples=0.5,
         bootstrap: bool = False,
         min_gain: float | None = None,
+        max_redraws: int = 8,
         n_jobs: int | None = None,
         random_state=None,
         verbose: int = 0,
@@ -139,6 +146,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         self.max_samples = max_samples
         self.bootstrap = bootstrap
         self.min_gain = min_gain
+        self.max_redraws = max_redraws
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -160,6 +168,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
             n_projections=resolve_max_features(
                 self.max_features, n_features, allow_more=self.projection != "axis"
             ),
+            n_batches=1 + int(self.max_redraws),
         )
 
     def _min_gain(self) -> float:
