@@ -26,7 +26,8 @@ CANDIDATES: dict[str, dict] = {
     "paper sparsity (p/20)": {"feature_combinations": "paper"},
     "all rows per tree": {"max_samples": None},
     "minparent 20": {"min_samples_split": 20},
-    "max_features 0.1": {"max_features": 0.1},
+    "no redraws": {"max_redraws": 0},
+    "24 redraws": {"max_redraws": 24},
 }
 
 SIMULATIONS = {

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from .projections import draw_node_projections, project_row, project_samples
+from .sorting import sort_values
 from .splits import best_cut, make_workspace
 
 
@@ -51,6 +52,20 @@ def _grow(a, size):
     out = np.empty(max(2 * a.shape[0], size), dtype=a.dtype)
     out[: a.shape[0]] = a
     return out
+
+
+@njit(nogil=True, cache=True)
+def _all_rows_equal(X, samples, lo, hi):
+    """True when every row ``samples[lo:hi]`` equals the first (no cut can exist)."""
+    first = samples[lo]
+    for s in range(lo + 1, hi):
+        row = samples[s]
+        if row == first:
+            continue
+        for f in range(X.shape[1]):
+            if X[row, f] != X[first, f]:
+                return False
+    return True
 
 
 @njit(nogil=True, cache=True)
@@ -124,6 +139,8 @@ def build_tree(
     z_best = np.empty(n)
     z_sorted = np.empty(n)
     workspace = make_workspace(rule, n)
+    sort_keys = np.empty(n, dtype=np.uint64)
+    sort_tmp = np.empty(n, dtype=np.uint64)
 
     # Stack of pending nodes: (lo, hi, depth, parent, is_left).
     st_lo = np.empty(cap, dtype=np.int64)
@@ -160,6 +177,8 @@ def build_tree(
             continue
         if max_depth >= 0 and depth >= max_depth:
             continue
+        if _all_rows_equal(X, samples, lo, hi):
+            continue  # e.g. copies of one point drawn by the bootstrap
 
         best_j = -1
         best_score = -np.inf
@@ -176,7 +195,7 @@ def build_tree(
                     X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
                 )
                 z_sorted[:m] = z_cur[:m]
-                z_sorted[:m].sort()
+                sort_values(z_sorted, m, sort_keys, sort_tmp)
                 pos, score, g = best_cut(
                     rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
                 )
