@@ -46,6 +46,7 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"{'noise dims':>10}  {'URerF':>7}  {'Euclidean':>9}  {'URerF time':>10}")
     for d, p_f, p_e, s in rows:
         print(f"{d:>10}  {p_f:>7.3f}  {p_e:>9.3f}  {s:>9.1f}s")
+    print("(time = fit + kneighbors; the first row includes numba compilation on a cold cache)")
     print(f"\ntotal {total:.1f}s")
 
     out = Path(args.out)

@@ -54,6 +54,7 @@ def plot_precision_vs_noise(
     if chance is not None:
         ax.axhline(chance, color="grey", linestyle=":", label="chance")
     ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlim(-0.1, max(max(noise_dims), 1) * 1.5)
     ax.set_xlabel("noise dimensions")
     ax.set_ylabel(f"geodesic precision@{k}")
     ax.set_ylim(0, 1.02)
