@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from abc import ABCMeta, abstractmethod
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -137,7 +138,7 @@ def _progress(iterable, total, verbose, desc):
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
-class BaseForest(BaseEstimator):
+class BaseForest(BaseEstimator, metaclass=ABCMeta):
     """Shared implementation of geoforest's forests (not public)."""
 
     _parameter_constraints: dict = {
@@ -163,8 +164,9 @@ class BaseForest(BaseEstimator):
     }
 
     # ------------------------------------------------------------------ hooks
-    def _engine_config(self, n_features: int) -> EngineConfig:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def _engine_config(self, n_features: int) -> EngineConfig:
+        """The engine plug-ins (projection, split rule and their settings)."""
 
     def _min_gain(self) -> float:
         return -np.inf
