@@ -1,7 +1,10 @@
 """Split rules against brute-force references."""
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pytest
+from hypothesis import given, settings
 from sklearn.mixture import GaussianMixture
 
 from geoforest._engine.rng import make_state
@@ -194,3 +197,27 @@ def test_gmm_bic_matches_sklearn(seed):
     post = gm.predict_proba(zs.reshape(-1, 1))[:, np.argmin(gm.means_.ravel())]
     assert np.all(post[: pos - 1] >= 0.5 - 1e-3) or pos < 3
     assert post[pos] <= 0.5 + 1e-3
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hnp.arrays(
+        np.float64,
+        st.integers(2, 60),
+        elements=st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False, width=32),
+    ),
+    st.integers(1, 4),
+)
+def test_fastbic_property_matches_brute_force(z, min_leaf):
+    """Any finite input (ties, repeated values, tiny spreads): same cut as brute force."""
+    z = np.sort(z)
+    valid = _valid_cuts(z, min_leaf)
+    pos, score, gain = _cut(FASTBIC, z, min_leaf)
+    if not valid or np.var(z) == 0:
+        assert pos == -1
+        return
+    assert pos in valid
+    ref_pos, ref_score, ref_gain = brute_fastbic(z, min_leaf)
+    # Near-equal gains may be ordered differently by rounding; compare the values.
+    assert gain == pytest.approx(ref_gain, rel=1e-6, abs=1e-6)
+    assert score == pytest.approx(ref_score, rel=1e-6, abs=1e-6)

@@ -229,11 +229,13 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             for seed in seeds
         )
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")
-        results = list(_progress(parallel(jobs), self.n_estimators, self.verbose, "trees"))
-        self.trees_ = [tree for tree, _ in results]
+        trees = []
         inbag = np.zeros((n_samples, self.n_estimators), dtype=np.uint8)
-        for t, (_, samples) in enumerate(results):
-            np.add.at(inbag[:, t], samples, 1)
+        results = _progress(parallel(jobs), self.n_estimators, self.verbose, "trees")
+        for t, (tree, samples) in enumerate(results):  # in tree order
+            trees.append(tree)
+            inbag[:, t] = np.minimum(np.bincount(samples, minlength=n_samples), 255)
+        self.trees_ = trees
         self.inbag_counts_ = inbag
         self.n_features_in_ = n_features
         self.n_projections_ = cfg.n_projections
