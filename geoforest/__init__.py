@@ -4,7 +4,7 @@ Forests whose shared leaves reveal which points are close on the hidden
 low-dimensional structure of the data, even under heavy noise.
 """
 
-from . import datasets, metrics
+from . import datasets, embedding, metrics
 from .forest import UnsupervisedForest, merge_forests
 from .proximity import ProximityCounts
 
@@ -14,6 +14,7 @@ __all__ = [
     "ProximityCounts",
     "UnsupervisedForest",
     "datasets",
+    "embedding",
     "merge_forests",
     "metrics",
     "__version__",

@@ -1,5 +1,6 @@
-"""Simulated data sets for geodesic learning (URerF paper, Appendix B)."""
+"""Data sets: simulations for geodesic learning (URerF paper, Appendix B) and a connectome."""
 
+from ._drosophila import load_drosophila
 from ._simulations import (
     add_noise_dims,
     helix_arc_length,
@@ -13,6 +14,7 @@ from ._simulations import (
 __all__ = [
     "add_noise_dims",
     "helix_arc_length",
+    "load_drosophila",
     "make_gaussian_mixture",
     "make_helix",
     "make_linear",
