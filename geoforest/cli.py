@@ -79,6 +79,22 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _experiment(args: argparse.Namespace) -> int:
+    """Run one experiment of the papers (CSV, PNG, JSON record, summary table)."""
+    from .experiments import ExperimentConfig, run_experiment
+
+    out = Path(args.out) if args.out else Path("geoforest-results") / args.name
+    config = ExperimentConfig(
+        out=out,
+        quick=args.quick,
+        n_jobs=args.n_jobs,
+        seed=args.seed,
+        show_progress=not args.no_progress,
+    )
+    run_experiment(args.name, config)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``geoforest`` command."""
     parser = argparse.ArgumentParser(
@@ -100,6 +116,23 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quick", action="store_true", help="small sizes, for smoke tests")
     demo.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     demo.set_defaults(func=_demo)
+
+    from .experiments import EXPERIMENTS
+
+    exp = sub.add_parser(
+        "experiment",
+        help="reproduce one experiment of the papers (CSV + PNG)",
+        description="Reproduce one experiment of the papers. Experiments:\n"
+        + "\n".join(f"  {name:<16} {text}" for name, (_, text) in EXPERIMENTS.items()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    exp.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help="experiment name")
+    exp.add_argument("--quick", action="store_true", help="small sizes, few trees (< 2 min)")
+    exp.add_argument("--out", default=None, help="output folder (default: geoforest-results/NAME)")
+    exp.add_argument("--n-jobs", type=int, default=-1, help="threads (default: all cores)")
+    exp.add_argument("--seed", type=int, default=0, help="random seed")
+    exp.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    exp.set_defaults(func=_experiment)
     return parser
 
 

@@ -1,0 +1,155 @@
+"""The URerF paper experiments: every ``--quick`` run end to end, files, columns and claims."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from geoforest.cli import build_parser, main
+from geoforest.experiments import EXPERIMENTS, ExperimentConfig, run_experiment
+from geoforest.experiments._runner import format_table, select, simulation, write_csv
+
+
+def _read(path):
+    return list(csv.DictReader(path.open()))
+
+
+def _run(name, tmp_path):
+    config = ExperimentConfig(out=tmp_path, quick=True, n_jobs=2, seed=0, show_progress=False)
+    result = run_experiment(name, config)
+    record = json.loads((tmp_path / f"{name}.json").read_text())
+    assert record["experiment"] == name and record["quick"] is True and record["seconds"] >= 0
+    for path in result.files:
+        assert path.exists() and path.stat().st_size > 0
+    for png in (p for p in result.files if p.suffix == ".png"):
+        assert png.stat().st_size > 10_000
+    return result
+
+
+def test_criteria_quick(tmp_path, capsys):
+    result = _run("criteria", tmp_path)
+    rows = _read(tmp_path / "criteria.csv")
+    assert list(rows[0]) == [
+        "simulation", "method", "criterion", "k", "precision", "recall", "n_samples",
+        "n_estimators",
+    ]  # fmt: skip
+    variants = {(r["method"], r["criterion"]) for r in rows}
+    assert variants == {
+        *((m, c) for m in ("URF", "URerF") for c in ("twomeans", "gmm", "fastbic")),
+        ("Euclidean", "-"),
+    }
+    assert {r["simulation"] for r in rows} == {"linear", "helix", "sphere", "mixture"}
+    assert len(rows) == 4 * 7 * 30
+    # Recall curves are non-decreasing in k for label truth (more retrieved, never fewer hits).
+    mix = [float(r["recall"]) for r in select(rows, simulation="mixture", criterion="fastbic")
+           if r["method"] == "URerF"]  # fmt: skip
+    assert np.all(np.diff(mix) >= -1e-12)
+    # A real property of the figure: without noise, Euclidean neighbours are exact on the line
+    # and every forest variant is far above chance (k / (N - 1) = 0.1 at k = 30).
+    at30 = {(r["simulation"], r["method"], r["criterion"]): float(r["recall"])
+            for r in rows if r["k"] == "30"}  # fmt: skip
+    assert at30["linear", "Euclidean", "-"] == pytest.approx(1.0)
+    assert min(v for (s, m, _), v in at30.items() if s != "mixture" and m != "Euclidean") > 0.3
+    assert "URerF Fast-BIC" in capsys.readouterr().out
+    assert result.summary.startswith("geodesic recall@30")
+
+
+def test_hyperparameters_quick(tmp_path):
+    _run("hyperparameters", tmp_path)
+    rows = _read(tmp_path / "hyperparameters.csv")
+    assert {"simulation", "noise_dims", "parameter", "value", "k", "precision"} <= set(rows[0])
+    settings = {(r["parameter"], r["value"]) for r in rows}
+    assert settings == {
+        ("min_samples_split", "10"), ("min_samples_split", "45"), ("min_samples_split", "100"),
+        ("max_features", "1"), ("max_features", "sqrt"), ("max_features", "4"),
+    }  # fmt: skip
+    # The paper's claim, loosely: precision on the mixture is high for every setting.
+    mix = [float(r["precision"]) for r in rows if r["simulation"] == "mixture" and r["k"] == "30"]
+    assert min(mix) > 0.8
+    assert (tmp_path / "hyperparameters_noise0.png").exists()
+
+
+def test_noise_sweep_quick(tmp_path):
+    _run("noise-sweep", tmp_path)
+    rows = _read(tmp_path / "noise_sweep.csv")
+    assert list(rows[0]) == [
+        "scaling", "simulation", "noise_dims", "method", "k", "precision", "recall", "chance",
+        "seconds", "n_samples",
+    ]  # fmt: skip
+    methods = {r["method"] for r in rows}
+    assert methods == {"URerF", "Euclidean", "Isomap", "UMAP", "NNDescent", "URF-Breiman"}
+    prec = {
+        (r["scaling"], r["simulation"], int(r["noise_dims"]), r["method"]): float(r["precision"])
+        for r in rows
+    }
+    assert len(prec) == 2 * 4 * 2 * 6
+    # The paper's claim at the quick size: with 100 noise dimensions URerF beats Euclidean
+    # neighbours in every setting, raw and rescaled (measured margins 0.2-0.6).
+    for scaling in ("raw", "rescaled"):
+        for sim in ("linear", "helix", "sphere", "mixture"):
+            assert prec[scaling, sim, 100, "URerF"] > prec[scaling, sim, 100, "Euclidean"] + 0.1
+    # Without noise, Euclidean neighbours are exact on the line.
+    assert prec["raw", "linear", 0, "Euclidean"] == pytest.approx(1.0)
+
+
+def test_connectome_quick(tmp_path):
+    result = _run("connectome", tmp_path)
+    rows = _read(tmp_path / "connectome.csv")
+    assert {"method", "k", "precision", "recall", "precision_sd", "recall_sd"} <= set(rows[0])
+    assert {r["method"] for r in rows} == {"URerF", "Euclidean", "Isomap", "UMAP", "URF-Breiman"}
+    by = {(r["method"], int(r["k"])): (float(r["precision"]), float(r["recall"])) for r in rows}
+    # Every neuron retrieves all 212 others at k = 212: recall 1 and precision = the
+    # same-type fraction, whatever the method.
+    for method in ("URerF", "Euclidean", "UMAP"):
+        assert by[method, 212][1] == pytest.approx(1.0)
+    assert by["URerF", 212][0] == pytest.approx(by["Euclidean", 212][0])
+    # The paper's claim: URerF recalls more than Euclidean neighbours at the paper's k.
+    for k in (50, 100, 150):
+        assert by["URerF", k][1] > by["Euclidean", k][1]
+    assert "I 21, K 100, O 29, P 63" in result.summary
+
+
+def test_cli_experiment_parser(tmp_path):
+    parser = build_parser()
+    args = parser.parse_args(["experiment", "criteria", "--quick", "--out", str(tmp_path)])
+    assert args.name == "criteria" and args.quick and args.out == str(tmp_path)
+    assert parser.parse_args(["experiment", "noise-sweep"]).out is None
+    with pytest.raises(SystemExit):
+        parser.parse_args(["experiment", "no-such-experiment"])
+    assert set(EXPERIMENTS) >= {"criteria", "hyperparameters", "noise-sweep", "connectome"}
+
+
+def test_run_experiment_rejects_unknown_name(tmp_path):
+    with pytest.raises(ValueError, match="choose from"):
+        run_experiment("nope", ExperimentConfig(out=tmp_path))
+
+
+def test_cli_runs_an_experiment(tmp_path, capsys):
+    out = tmp_path / "crit"
+    assert main(["experiment", "criteria", "--quick", "--out", str(out), "--no-progress"]) == 0
+    assert (out / "criteria.csv").exists() and "wrote" in capsys.readouterr().out
+
+
+def test_format_table_and_write_csv(tmp_path):
+    rows = [
+        {"m": "a", "d": 0, "p": 0.5},
+        {"m": "a", "d": 10, "p": 0.25},
+        {"m": "b", "d": 0, "p": 1.0},
+    ]
+    text = format_table(rows, ["m"], "d", "p")
+    assert text.splitlines() == ["m      0     10", "a  0.500  0.250", "b  1.000      -"]
+    path = write_csv(rows, tmp_path / "t.csv")
+    assert path.read_text() == "m,d,p\na,0,0.5\na,10,0.25\nb,0,1\n"
+    with pytest.raises(ValueError):
+        write_csv([], tmp_path / "empty.csv")
+
+
+def test_simulation_noise_and_rescale():
+    X, y = simulation("helix", 50, noise_dims=4, rescale=True, random_state=3)
+    assert X.shape == (50, 7) and y.shape == (50,)
+    assert np.allclose(X.min(axis=0), 0) and np.allclose(X.max(axis=0), 1)
+    with pytest.raises(ValueError, match="unknown simulation"):
+        simulation("torus", 10)
