@@ -20,6 +20,10 @@ Codes and their ``params``:
     ``params[0]``, at least one), each weighted ``+1`` or ``-1`` with equal
     probability.  ``params[0] = 1.5`` is SPORF's default; the URerF paper's
     ``lambda = 1/20`` corresponds to ``params[0] = p / 20``.
+``GAUSSIAN`` (2)
+    A random unit direction over all features: iid N(0, 1) weights divided by
+    their Euclidean norm, i.e. uniform on the sphere (random projection trees,
+    Dasgupta & Freund 2008).  Dense: ``n_features`` nonzeros.  No params.
 """
 
 from __future__ import annotations
@@ -27,12 +31,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .rng import poisson, randint, uniform
+from .rng import normal, poisson, randint, uniform
 
 AXIS = 0
 SPARSE = 1
+GAUSSIAN = 2
 
-PROJECTIONS = {"axis": AXIS, "sparse": SPARSE}
+PROJECTIONS = {"axis": AXIS, "sparse": SPARSE, "gaussian": GAUSSIAN}
 
 
 def max_nonzeros(kind: int, params: np.ndarray, n_features: int) -> int:
@@ -86,6 +91,24 @@ def _draw_sparse(n_proj, mean_nnz, perm, state, ptr, idx, w):
 
 
 @njit(nogil=True, cache=True)
+def _draw_gaussian(n_proj, n_features, state, ptr, idx, w):
+    pos = 0
+    for j in range(n_proj):
+        norm2 = 0.0
+        for f in range(n_features):
+            g = normal(state)
+            idx[pos + f] = f
+            w[pos + f] = g
+            norm2 += g * g
+        scale = 1.0 / np.sqrt(norm2) if norm2 > 0.0 else 1.0
+        for f in range(n_features):
+            w[pos + f] = w[pos + f] * scale
+        pos += n_features
+        ptr[j + 1] = pos
+    return n_proj
+
+
+@njit(nogil=True, cache=True)
 def draw_node_projections(kind, params, n_proj, perm, state, ptr, idx, w):
     """Draw the candidate projections of one node.
 
@@ -96,6 +119,8 @@ def draw_node_projections(kind, params, n_proj, perm, state, ptr, idx, w):
     ptr[0] = 0
     if kind == AXIS:
         return _draw_axis(n_proj, perm, state, ptr, idx, w)
+    if kind == GAUSSIAN:
+        return _draw_gaussian(n_proj, perm.shape[0], state, ptr, idx, w)
     return _draw_sparse(n_proj, params[0], perm, state, ptr, idx, w)
 
 

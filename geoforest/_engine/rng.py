@@ -60,6 +60,14 @@ def randint(state, n):
 
 
 @njit(nogil=True, cache=True)
+def normal(state):
+    """Standard normal float64 (Box-Muller; one pair of uniforms per draw)."""
+    u1 = uniform(state)
+    u2 = uniform(state)
+    return np.sqrt(-2.0 * np.log(1.0 - u1)) * np.cos(2.0 * np.pi * u2)
+
+
+@njit(nogil=True, cache=True)
 def poisson(state, lam):
     """Poisson(lam) draw by inversion; fine for the small rates used here."""
     if lam <= 0.0:

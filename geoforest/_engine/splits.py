@@ -48,6 +48,18 @@ rpTrees, Gini for classification) is a new function and one new branch.
     model by BIC is kept (the paper's Mclust-BIC).  Score and gain are
     ``BIC_1 - BIC_2``; the cut is where the two weighted densities are equal
     between the means.  ``params = [var_floor, max_iter, tol]``.
+``UNIFORM`` (3)
+    The random projection tree's cut (Dasgupta & Freund 2008): a threshold
+    drawn uniformly in ``[min, max]`` of the node's values.  Score and gain are
+    the sum-of-squares reduction of the cut (reported, never chosen on).
+``MEDIAN`` (4)
+    The cut at the median value (``pos = n // 2``, moved to the nearest
+    boundary between distinct values).  Score and gain as for ``UNIFORM``.
+
+For ``UNIFORM`` and ``MEDIAN`` the node's training points are split exactly as
+the drawn threshold splits them; the stored threshold is the midpoint between
+the two training values around it (as for every rule), which is where a new
+point lying between them goes left or right.
 """
 
 from __future__ import annotations
@@ -55,11 +67,19 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .rng import uniform
+
 FASTBIC = 0
 TWOMEANS = 1
 GMM = 2
 
+UNIFORM = 3
+MEDIAN = 4
+
+#: The split criteria of unsupervised (URerF) trees.
 CRITERIA = {"fastbic": FASTBIC, "twomeans": TWOMEANS, "gmm": GMM}
+#: The data-independent cuts of random projection trees.
+RANDOM_CUTS = {"uniform": UNIFORM, "median": MEDIAN}
 
 #: Relative variance floor: a cluster's variance is at least this fraction of
 #: its node's variance.
@@ -326,6 +346,68 @@ def _gmm(z, n, min_leaf, var_floor_rel, max_iter, tol):
 
 
 @njit(nogil=True, cache=True)
+def _valid_position(z, n, pos, min_leaf):
+    """The valid cut position nearest to ``pos`` (``-1`` if there is none).
+
+    Valid: ``min_leaf <= pos <= n - min_leaf`` and ``z[pos - 1] < z[pos]``.
+    Ties in distance go to the smaller position.
+    """
+    lo = min_leaf
+    hi = n - min_leaf
+    if lo > hi:
+        return -1
+    if pos < lo:
+        pos = lo
+    elif pos > hi:
+        pos = hi
+    for step in range(n):
+        down = pos - step
+        if down >= lo and z[down - 1] < z[down]:
+            return down
+        up = pos + step
+        if step > 0 and up <= hi and z[up - 1] < z[up]:
+            return up
+        if down < lo and up > hi:
+            break
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def _sse_reduction(z, n, pos):
+    """``SSE_node - SSE_left - SSE_right`` of cutting sorted ``z[:n]`` at ``pos``."""
+    s_left = 0.0
+    for i in range(pos):
+        s_left += z[i]
+    s_right = 0.0
+    for i in range(pos, n):
+        s_right += z[i]
+    diff = s_left / pos - s_right / (n - pos)
+    return pos * (n - pos) / n * diff * diff
+
+
+@njit(nogil=True, cache=True)
+def _uniform_cut(z, n, min_leaf, state):
+    if not z[0] < z[n - 1]:
+        return -1, -np.inf, -np.inf
+    t = z[0] + uniform(state) * (z[n - 1] - z[0])
+    pos = np.searchsorted(z[:n], t, side="right")
+    pos = _valid_position(z, n, pos, min_leaf)
+    if pos < 0:
+        return -1, -np.inf, -np.inf
+    g = _sse_reduction(z, n, pos)
+    return pos, g, g
+
+
+@njit(nogil=True, cache=True)
+def _median_cut(z, n, min_leaf):
+    pos = _valid_position(z, n, n // 2, min_leaf)
+    if pos < 0:
+        return -1, -np.inf, -np.inf
+    g = _sse_reduction(z, n, pos)
+    return pos, g, g
+
+
+@njit(nogil=True, cache=True)
 def best_cut(rule, z, n, min_leaf, params, workspace, state):
     """Best cut of the sorted values ``z[:n]`` under ``rule``: ``(pos, score, gain)``.
 
@@ -336,4 +418,8 @@ def best_cut(rule, z, n, min_leaf, params, workspace, state):
         return _fastbic(z, n, min_leaf, params[0], workspace)
     if rule == TWOMEANS:
         return _twomeans(z, n, min_leaf)
+    if rule == UNIFORM:
+        return _uniform_cut(z, n, min_leaf, state)
+    if rule == MEDIAN:
+        return _median_cut(z, n, min_leaf)
     return _gmm(z, n, min_leaf, params[0], np.int64(params[1]), params[2])

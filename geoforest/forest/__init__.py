@@ -1,6 +1,7 @@
 """Forest estimators: one shared base, thin subclasses per paper."""
 
 from ._base import merge_forests
+from ._random_projection import RandomProjectionForest
 from ._unsupervised import UnsupervisedForest
 
-__all__ = ["UnsupervisedForest", "merge_forests"]
+__all__ = ["RandomProjectionForest", "UnsupervisedForest", "merge_forests"]
