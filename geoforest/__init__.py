@@ -4,16 +4,19 @@ Forests whose shared leaves reveal which points are close on the hidden
 low-dimensional structure of the data, even under heavy noise.
 """
 
-from . import datasets, embedding, metrics
+from . import cluster, datasets, embedding, metrics
+from .cluster import KernelSpectralClustering
 from .forest import RandomProjectionForest, UnsupervisedForest, merge_forests
 from .proximity import ProximityCounts
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "KernelSpectralClustering",
     "ProximityCounts",
     "RandomProjectionForest",
     "UnsupervisedForest",
+    "cluster",
     "datasets",
     "embedding",
     "merge_forests",

@@ -2,16 +2,25 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from geoforest import RandomProjectionForest, UnsupervisedForest
+from geoforest import KernelSpectralClustering, RandomProjectionForest, UnsupervisedForest
 
 # Every check is expected to pass; list a check here only with the reason it cannot.
-EXPECTED_FAILED_CHECKS: dict = {"UnsupervisedForest": {}, "RandomProjectionForest": {}}
+EXPECTED_FAILED_CHECKS: dict = {
+    "UnsupervisedForest": {},
+    "RandomProjectionForest": {},
+    # It takes a precomputed affinity; these checks feed it (n, 2) feature matrices.
+    "KernelSpectralClustering": {
+        "check_clustering": "expects features; the estimator takes an affinity matrix",
+        "check_clustering(readonly_memmap=True)": "expects features, not an affinity",
+    },
+}
 
 
 @parametrize_with_checks(
     [
         UnsupervisedForest(n_estimators=5, random_state=0),
         RandomProjectionForest(n_estimators=5, random_state=0),
+        KernelSpectralClustering(n_clusters=2, random_state=0),
     ],
     expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[type(est).__name__],
 )

@@ -1,0 +1,27 @@
+"""Spectral clustering shared by geoforest's clustering methods.
+
+The functions work on any symmetric non-negative affinity given as a dense
+array, a scipy sparse matrix/array or a
+:class:`scipy.sparse.linalg.LinearOperator` (computing ``W @ x`` only), and
+always through the normalised affinity ``M = D^{-1/2} W D^{-1/2}``.
+"""
+
+from ._kernel import KernelSpectralClustering
+from ._spectral import (
+    canonical_labels,
+    estimate_n_clusters,
+    normalized_affinity,
+    spectral_clustering,
+    spectral_eigs,
+    spectral_embedding_njw,
+)
+
+__all__ = [
+    "KernelSpectralClustering",
+    "canonical_labels",
+    "estimate_n_clusters",
+    "normalized_affinity",
+    "spectral_clustering",
+    "spectral_eigs",
+    "spectral_embedding_njw",
+]

@@ -1,0 +1,214 @@
+"""Spectral clustering of a precomputed affinity as a scikit-learn estimator."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import validate_data
+
+from ._spectral import spectral_clustering
+
+#: Relative tolerance (to the largest entry) of the symmetry check.
+SYMMETRY_RTOL = 1e-8
+
+
+def _check_symmetric_nonnegative(A) -> None:
+    """Raise ``ValueError`` unless the explicit matrix ``A`` is symmetric and >= 0."""
+    if sp.issparse(A):
+        values = A.data
+        asym = abs(A - A.T)
+        max_asym = float(asym.max()) if asym.nnz else 0.0
+    else:
+        values = A
+        max_asym = float(np.max(np.abs(A - A.T))) if A.size else 0.0
+    if values.size and float(values.min()) < 0:
+        raise ValueError(
+            "Negative values in data passed to KernelSpectralClustering: the affinity "
+            f"must be non-negative, got a minimum entry of {float(values.min()):g}"
+        )
+    scale = float(np.max(np.abs(values))) if values.size else 0.0
+    if max_asym > SYMMETRY_RTOL * max(scale, np.finfo(np.float64).tiny):
+        raise ValueError(
+            "the affinity must be symmetric: max |A - A.T| = "
+            f"{max_asym:.3g} for a largest entry of {scale:.3g}"
+        )
+
+
+class KernelSpectralClustering(ClusterMixin, BaseEstimator):
+    """Normalised spectral clustering of a precomputed affinity (kernel) matrix.
+
+    The affinity ``A`` is normalised to ``M = D^{-1/2} A D^{-1/2}``, its leading
+    eigenvectors (the smallest of the normalised Laplacian) are row-normalised
+    as in Ng, Jordan & Weiss (2002) and clustered by k-means.  When
+    ``n_clusters`` is ``None`` the number of clusters is the position of the
+    largest gap among the leading eigenvalues of ``M``.  This is the estimator
+    behind every spectral method of geoforest (forest kernels, longest-leg path
+    distances); see :func:`~geoforest.cluster.spectral_clustering`.
+
+    Parameters
+    ----------
+    n_clusters : int or None, default=None
+        Number of clusters; ``None`` estimates it from the eigengap.
+    max_clusters : int, default=10
+        Largest number of clusters the eigengap may choose (ignored when
+        ``n_clusters`` is given).
+    n_init : int, default=10
+        Number of k-means restarts.
+    eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
+        Eigensolver, see :func:`~geoforest.cluster.spectral_eigs`; ``"auto"``
+        is dense up to 1000 points and ARPACK beyond.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the eigensolver start and k-means.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Cluster labels, numbered by first appearance (point 0 is in cluster 0).
+    n_clusters_ : int
+        The number of clusters used (given or estimated).
+    eigenvalues_ : ndarray
+        Leading eigenvalues of ``M``, descending.
+    embedding_ : ndarray of shape (n_samples, n_clusters_)
+        The row-normalised spectral embedding that k-means clustered.
+    affinity_matrix_ : ndarray, sparse matrix or LinearOperator
+        The validated affinity (float64; CSR when sparse).
+    isolated_ : ndarray of int
+        Indices of points with zero degree (zero embedding row, arbitrary cluster).
+    n_features_in_ : int
+        Number of columns of the affinity, i.e. ``n_samples``.
+
+    See Also
+    --------
+    geoforest.cluster.spectral_clustering : The same method as a function.
+    sklearn.cluster.SpectralClustering : scikit-learn's spectral clustering.
+
+    Notes
+    -----
+    ``fit`` accepts a dense array, a scipy sparse matrix/array or a
+    :class:`scipy.sparse.linalg.LinearOperator` of shape ``(n, n)``.  Explicit
+    matrices are checked to be finite, non-negative and symmetric (to a
+    relative tolerance of ``1e-8``); for a LinearOperator only the shape and
+    the degrees ``A @ 1`` (finite, non-negative) can be checked cheaply.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from geoforest.cluster import KernelSpectralClustering
+    >>> A = np.kron(np.eye(2), np.ones((3, 3)))  # two groups of three points
+    >>> A[0, 3] = A[3, 0] = 0.1  # a weak link between the groups
+    >>> model = KernelSpectralClustering(random_state=0).fit(A)
+    >>> model.n_clusters_
+    2
+    >>> model.labels_
+    array([0, 0, 0, 1, 1, 1])
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
+        "eigen_solver": [StrOptions({"auto", "dense", "arpack", "lobpcg"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        n_clusters: int | None = None,
+        *,
+        max_clusters: int = 10,
+        n_init: int = 10,
+        eigen_solver: str = "auto",
+        random_state=None,
+    ):
+        self.n_clusters = n_clusters
+        self.max_clusters = max_clusters
+        self.n_init = n_init
+        self.eigen_solver = eigen_solver
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = True
+        tags.input_tags.positive_only = True
+        tags.input_tags.sparse = True
+        return tags
+
+    def _validate_affinity(self, A):
+        """The affinity checked and converted; returns ``(A, n)``."""
+        if isinstance(A, LinearOperator):
+            shape = A.shape
+            if len(shape) != 2 or shape[0] != shape[1]:
+                raise ValueError(f"the affinity must be square (n, n), got shape {shape}")
+            n = int(shape[0])
+            if n < 2:
+                raise ValueError(f"spectral clustering needs at least 2 samples, got n={n}")
+            degree = np.asarray(A.matvec(np.ones(n)), dtype=np.float64).reshape(-1)
+            if not np.all(np.isfinite(degree)):
+                raise ValueError("the affinity operator gives non-finite degrees A @ 1")
+            if np.any(degree < 0):
+                raise ValueError(
+                    "Negative values in data passed to KernelSpectralClustering: the "
+                    "affinity operator gives negative degrees A @ 1"
+                )
+            self.n_features_in_ = n
+            return A, n
+
+        A = validate_data(
+            self,
+            A,
+            accept_sparse="csr",
+            dtype=np.float64,
+            ensure_min_samples=2,
+            reset=True,
+        )
+        if A.shape[0] != A.shape[1]:
+            raise ValueError(
+                f"the affinity must be a square (n_samples, n_samples) matrix, got shape {A.shape}"
+            )
+        if sp.issparse(A):
+            A = A.copy()
+            A.sum_duplicates()
+        _check_symmetric_nonnegative(A)
+        return A, int(A.shape[0])
+
+    def fit(self, X, y=None):
+        """Cluster the points of the affinity ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, LinearOperator} of shape (n_samples, n_samples)
+            Precomputed symmetric, non-negative affinity between the samples.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._validate_params()
+        A, n = self._validate_affinity(X)
+        if self.n_clusters is not None and self.n_clusters > n:
+            raise ValueError(
+                f"n_clusters={self.n_clusters} is larger than the number of samples n={n}"
+            )
+        result = spectral_clustering(
+            A,
+            self.n_clusters,
+            max_clusters=self.max_clusters,
+            n_init=self.n_init,
+            solver=self.eigen_solver,
+            random_state=self.random_state,
+        )
+        self.affinity_matrix_ = A
+        self.labels_ = result.labels
+        self.n_clusters_ = result.n_clusters
+        self.eigenvalues_ = result.eigenvalues
+        self.embedding_ = result.embedding
+        self.isolated_ = result.isolated
+        return self

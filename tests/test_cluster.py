@@ -1,0 +1,502 @@
+"""Tests for geoforest.cluster (normalised spectral clustering).
+
+References are independent dense computations: ``numpy.linalg.eigh`` of the
+explicitly built ``D^{-1/2} W D^{-1/2}``, and scikit-learn's ``SpectralClustering``.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, aslinearoperator
+from sklearn.cluster import KMeans, SpectralClustering
+from sklearn.datasets import make_blobs, make_circles
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import adjusted_rand_score
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.neighbors import kneighbors_graph
+from threadpoolctl import threadpool_limits
+
+from geoforest.cluster import (
+    KernelSpectralClustering,
+    _spectral,
+    canonical_labels,
+    estimate_n_clusters,
+    normalized_affinity,
+    spectral_clustering,
+    spectral_eigs,
+    spectral_embedding_njw,
+)
+
+SOLVERS = ["dense", "arpack", "lobpcg"]
+
+
+# ------------------------------------------------------------------ fixtures
+@pytest.fixture(autouse=True, scope="module")
+def _single_threaded():
+    """Small problems: threaded BLAS/OpenMP only adds overhead (badly so on a busy machine)."""
+    with threadpool_limits(limits=1):
+        yield
+
+
+def knn_gaussian(X, k=10):
+    """Gaussian kernel on the k-NN graph (bandwidth: median edge), symmetrised."""
+    G = kneighbors_graph(X, k, mode="distance")
+    sigma = np.median(G.data)
+    G.data = np.exp(-((G.data / sigma) ** 2))
+    return G.maximum(G.T).tocsr()
+
+
+def matvec_operator(W):
+    """A LinearOperator that only knows ``W @ x`` (like the LLPD affinity)."""
+    n = W.shape[0]
+    return LinearOperator((n, n), matvec=lambda x: W @ np.ravel(x), dtype=np.float64)
+
+
+def dense_reference(W):
+    """``D^{-1/2} W D^{-1/2}`` by plain numpy, isolated nodes set to zero by hand."""
+    W = W.toarray() if sp.issparse(W) else np.asarray(W, dtype=float)
+    d = W.sum(axis=1)
+    keep = d > 0
+    M = np.zeros_like(W)
+    Dk = np.diag(1.0 / np.sqrt(d[keep]))
+    M[np.ix_(keep, keep)] = Dk @ W[np.ix_(keep, keep)] @ Dk
+    return M
+
+
+@pytest.fixture(scope="module")
+def random_affinity():
+    X = np.random.default_rng(0).uniform(size=(400, 3))
+    return knn_gaussian(X, k=10)
+
+
+@pytest.fixture(scope="module")
+def reference_eigs(random_affinity):
+    values, vectors = np.linalg.eigh(dense_reference(random_affinity))
+    return values[::-1], vectors[:, ::-1]
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    # Five dimensions: a k-NN graph on 2-d blobs is grid-like and mixes so slowly
+    # inside each blob that the eigengap is not where the blobs are.
+    X, y = make_blobs(
+        300, n_features=5, centers=3, center_box=(-20, 20), cluster_std=1.0, random_state=0
+    )
+    return X, y, knn_gaussian(X, k=10)
+
+
+@pytest.fixture(scope="module")
+def circles():
+    X, y = make_circles(400, factor=0.4, noise=0.04, random_state=0)
+    return X, y, knn_gaussian(X, k=10)
+
+
+def sparse_with_isolated(seed=0, n=12):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(size=(n, n)) * (rng.uniform(size=(n, n)) < 0.5)
+    A = np.triu(A, 1)
+    A = A + A.T
+    A[3, :] = 0.0
+    A[:, 3] = 0.0
+    return sp.csr_matrix(A)
+
+
+def block_affinity(sizes, seed=0):
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for s in sizes:
+        B = rng.uniform(0.5, 1.0, size=(s, s))
+        blocks.append((B + B.T) / 2)
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    return sp.block_diag(blocks, format="csr"), labels
+
+
+# ------------------------------------------------------------ normalisation
+@pytest.mark.parametrize("kind", ["csr_matrix", "csr_array", "coo", "dense"])
+def test_normalized_affinity_explicit(kind):
+    W = sparse_with_isolated()
+    ref = dense_reference(W)
+    inp = {
+        "csr_matrix": W,
+        "csr_array": sp.csr_array(W),
+        "coo": W.tocoo(),
+        "dense": W.toarray(),
+    }[kind]
+    M, degree = normalized_affinity(inp)
+    np.testing.assert_allclose(degree, W.toarray().sum(axis=1), rtol=1e-14)
+    assert degree[3] == 0
+    if kind == "dense":
+        assert isinstance(M, np.ndarray)
+        dense = M
+    else:
+        assert sp.issparse(M)
+        assert isinstance(M, sp.sparray) == isinstance(inp, sp.sparray)
+        dense = M.toarray()
+    assert np.all(np.isfinite(dense))
+    np.testing.assert_allclose(dense, ref, rtol=1e-13, atol=1e-15)
+    assert not np.any(dense[3]) and not np.any(dense[:, 3])
+    # The input is left untouched.
+    np.testing.assert_array_equal(inp.toarray() if sp.issparse(inp) else inp, W.toarray())
+
+
+@pytest.mark.parametrize("make_op", [aslinearoperator, matvec_operator])
+def test_normalized_affinity_linear_operator(make_op):
+    W = sparse_with_isolated(seed=1)
+    n = W.shape[0]
+    M, degree = normalized_affinity(make_op(W))
+    assert isinstance(M, LinearOperator)
+    np.testing.assert_allclose(degree, W.toarray().sum(axis=1), rtol=1e-14)
+    ref = dense_reference(W)
+    np.testing.assert_allclose(M.matmat(np.eye(n)), ref, rtol=1e-13, atol=1e-15)
+    x = np.random.default_rng(0).normal(size=n)
+    np.testing.assert_allclose(M @ x, ref @ x, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(M.rmatvec(x), ref @ x, rtol=1e-12, atol=1e-14)
+
+
+def test_normalized_affinity_rejects_non_square():
+    with pytest.raises(ValueError, match="square"):
+        normalized_affinity(np.ones((3, 4)))
+
+
+# ------------------------------------------------------------ eigensolvers
+def assert_eigvecs_match(vectors, ref_vectors, values, atol):
+    """Columns equal (our sign rule applied to the reference) or, within a
+    group of near-equal eigenvalues, the same subspace."""
+    ref = _spectral._fix_signs(ref_vectors.copy())
+    k = vectors.shape[1]
+    start = 0
+    while start < k:
+        stop = start + 1
+        while stop < k and abs(values[stop - 1] - values[stop]) < 1e-6:
+            stop += 1
+        if stop - start == 1:
+            np.testing.assert_allclose(vectors[:, start], ref[:, start], atol=atol)
+        else:
+            angles = scipy.linalg.subspace_angles(vectors[:, start:stop], ref[:, start:stop])
+            assert np.max(angles) < atol
+        start = stop
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("container", ["sparse", "dense", "operator"])
+def test_spectral_eigs_match_numpy(random_affinity, reference_eigs, solver, container):
+    W = {
+        "sparse": random_affinity,
+        "dense": random_affinity.toarray(),
+        "operator": matvec_operator(random_affinity),
+    }[container]
+    ref_values, ref_vectors = reference_eigs
+    k = 10
+    values, vectors = spectral_eigs(W, k, solver=solver, random_state=0)
+    assert values.shape == (k,) and vectors.shape == (400, k)
+    assert np.all(np.diff(values) <= 0)
+    np.testing.assert_allclose(values, ref_values[:k], atol=1e-8)
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(k), atol=1e-6)
+    # LOBPCG stops at a residual of 1e-7, so its vectors are accurate to ~1e-7/gap.
+    atol = 1e-5 if solver == "lobpcg" else 1e-8
+    assert_eigvecs_match(vectors, ref_vectors[:, :k], values, atol)
+    # Sign rule: the largest-magnitude entry of each vector is positive.
+    rows = np.argmax(np.abs(vectors), axis=0)
+    assert np.all(vectors[rows, np.arange(k)] > 0)
+
+
+def test_spectral_eigs_auto_and_n_eigs_bounds(random_affinity, reference_eigs):
+    values, _ = spectral_eigs(random_affinity, 3)  # auto -> dense at n = 400
+    np.testing.assert_allclose(values, reference_eigs[0][:3], atol=1e-12)
+    small = np.kron(np.eye(2), np.ones((3, 3)))
+    assert spectral_eigs(small, 6, solver="dense")[0].shape == (6,)
+    for bad in (0, 7):
+        with pytest.raises(ValueError, match="n_eigs"):
+            spectral_eigs(small, bad, solver="dense")
+    for solver in ("arpack", "lobpcg"):
+        with pytest.raises(ValueError, match="n_eigs"):
+            spectral_eigs(small, 6, solver=solver)
+    with pytest.raises(TypeError, match="n_eigs"):
+        spectral_eigs(small, 2.0)
+    with pytest.raises(ValueError, match="solver"):
+        spectral_eigs(small, 2, solver="amg")
+    with pytest.raises(ValueError, match="dense"):
+        spectral_eigs(sp.eye(_spectral.DENSE_MAX_N + 1, format="csr"), 2, solver="dense")
+
+
+def test_spectral_eigs_deterministic(random_affinity):
+    for solver in ("arpack", "lobpcg"):
+        a = spectral_eigs(random_affinity, 5, solver=solver, random_state=3)
+        b = spectral_eigs(random_affinity, 5, solver=solver, random_state=3)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+
+
+def test_lobpcg_falls_back_to_arpack(random_affinity, reference_eigs, monkeypatch):
+    monkeypatch.setattr(_spectral, "_LOBPCG_MAXITER", 1)
+    with pytest.warns(ConvergenceWarning, match="falling back to ARPACK"):
+        values, _ = spectral_eigs(random_affinity, 6, solver="lobpcg", random_state=0)
+    np.testing.assert_allclose(values, reference_eigs[0][:6], atol=1e-10)
+
+
+def test_isolated_point_has_zero_row_and_is_reported():
+    W = sparse_with_isolated(seed=2, n=30)
+    W = W + sp.csr_matrix(np.kron(np.eye(2), np.ones((15, 15))))  # make it well connected
+    W = W.tolil()
+    W[3, :] = 0
+    W[:, 3] = 0
+    W = W.tocsr()
+    values, vectors = spectral_eigs(W, 4)
+    assert np.all(np.isfinite(values)) and np.all(np.isfinite(vectors))
+    np.testing.assert_allclose(vectors[3], 0.0, atol=1e-12)
+    with pytest.warns(UserWarning, match="1 point"):
+        result = spectral_clustering(W, 2, random_state=0)
+    np.testing.assert_array_equal(result.isolated, [3])
+    np.testing.assert_array_equal(result.embedding[3], 0.0)
+    assert np.all(np.isfinite(result.embedding))
+
+
+# ------------------------------------------------------------------ eigengap
+def test_estimate_n_clusters_hand_made():
+    values = [1.0, 0.99, 0.97, 0.4, 0.35]
+    assert estimate_n_clusters(values) == 3
+    assert estimate_n_clusters(values[::-1]) == 3  # sorted before use
+    assert estimate_n_clusters(values, max_clusters=2) == 2
+    assert estimate_n_clusters(values, max_clusters=100) == 3
+    # Equivalent Laplacian view: 1 - lambda ascending has its largest jump after 3.
+    laplacian = 1 - np.asarray(values)
+    assert int(np.argmax(np.diff(laplacian))) + 1 == 3
+    assert estimate_n_clusters([1.0, 0.2, 0.1, 0.0]) == 1
+    assert estimate_n_clusters([1.0, 1.0, 1.0, 1.0]) == 1  # no gap: at least 1
+    assert estimate_n_clusters([1.0, 0.5, 0.0]) == 1  # tie -> smallest k
+    assert estimate_n_clusters([0.7]) == 1
+    assert estimate_n_clusters([]) == 1
+    with pytest.raises(ValueError, match="max_clusters"):
+        estimate_n_clusters(values, max_clusters=0)
+    with pytest.raises(ValueError, match="finite"):
+        estimate_n_clusters([1.0, np.nan])
+
+
+@pytest.mark.parametrize("n_blocks", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("solver", ["dense", "arpack"])
+def test_eigengap_counts_components(n_blocks, solver):
+    sizes = list(range(20, 20 + 7 * n_blocks, 7))
+    W, truth = block_affinity(sizes, seed=n_blocks)
+    values, _ = spectral_eigs(W, 10, solver=solver, random_state=0)
+    np.testing.assert_allclose(values[:n_blocks], 1.0, atol=1e-8)
+    assert values[n_blocks] < 0.5
+    assert estimate_n_clusters(values) == n_blocks
+    result = spectral_clustering(W, solver=solver, random_state=0)
+    assert result.n_clusters == n_blocks
+    assert adjusted_rand_score(truth, result.labels) == 1.0
+
+
+def test_eigengap_three_blobs_gaussian_kernel(blobs):
+    X, y, _ = blobs
+    A = rbf_kernel(X, gamma=0.5)
+    values, _ = spectral_eigs(A, 11)
+    assert estimate_n_clusters(values) == 3
+    result = spectral_clustering(A, random_state=0)
+    assert result.n_clusters == 3
+    assert adjusted_rand_score(y, result.labels) == 1.0
+
+
+# ----------------------------------------------------------- NJW + labels
+def test_spectral_embedding_njw():
+    V = np.array([[3.0, 4.0], [0.0, 0.0], [-1.0, 0.0]])
+    out = spectral_embedding_njw(V)
+    np.testing.assert_allclose(out, [[0.6, 0.8], [0.0, 0.0], [-1.0, 0.0]])
+    rng = np.random.default_rng(0)
+    out = spectral_embedding_njw(rng.normal(size=(50, 4)))
+    np.testing.assert_allclose(np.linalg.norm(out, axis=1), 1.0)
+    with pytest.raises(ValueError, match="2-d"):
+        spectral_embedding_njw(np.ones(3))
+
+
+def test_canonical_labels():
+    np.testing.assert_array_equal(canonical_labels([2, 2, 0, 1, 0]), [0, 0, 1, 2, 1])
+    np.testing.assert_array_equal(canonical_labels([5, 5]), [0, 0])
+    np.testing.assert_array_equal(canonical_labels(["b", "a", "b"]), [0, 1, 0])
+    assert canonical_labels([]).shape == (0,)
+    rng = np.random.default_rng(0)
+    raw = rng.integers(0, 7, size=200)
+    can = canonical_labels(raw)
+    assert adjusted_rand_score(raw, can) == 1.0
+    _, first = np.unique(can, return_index=True)
+    assert np.all(np.diff(first) > 0)  # ids ordered by first appearance
+
+
+# -------------------------------------------------------------- clustering
+def test_linear_operator_gives_same_clustering(circles):
+    _, y, W = circles
+    for solver in ("auto", "arpack", "lobpcg"):
+        explicit = spectral_clustering(W, 2, solver=solver, random_state=0)
+        operator = spectral_clustering(matvec_operator(W), 2, solver=solver, random_state=0)
+        np.testing.assert_array_equal(explicit.labels, operator.labels)
+        np.testing.assert_allclose(explicit.eigenvalues, operator.eigenvalues, atol=1e-8)
+        assert adjusted_rand_score(y, operator.labels) == 1.0
+
+
+def test_linear_operator_estimates_n_clusters(blobs):
+    _, y, W = blobs
+    explicit = spectral_clustering(W, random_state=0)
+    operator = spectral_clustering(matvec_operator(W), random_state=0)
+    assert explicit.n_clusters == operator.n_clusters == 3
+    np.testing.assert_array_equal(explicit.labels, operator.labels)
+    assert adjusted_rand_score(y, operator.labels) == 1.0
+
+
+@pytest.mark.parametrize("n_clusters", [3, None])
+def test_kernel_spectral_clustering_blobs(blobs, n_clusters):
+    _, y, A = blobs
+    model = KernelSpectralClustering(n_clusters=n_clusters, random_state=0).fit(A)
+    assert model.n_clusters_ == 3
+    assert adjusted_rand_score(y, model.labels_) == 1.0
+    assert model.labels_[0] == 0
+    assert model.embedding_.shape == (300, 3)
+    np.testing.assert_allclose(model.eigenvalues_[:3], 1.0, atol=1e-8)
+    assert model.eigenvalues_[0] == pytest.approx(1.0)
+    assert sp.issparse(model.affinity_matrix_)
+    assert model.n_features_in_ == 300
+    np.testing.assert_array_equal(model.fit_predict(A), model.labels_)
+
+
+def test_kernel_spectral_clustering_circles(circles):
+    X, y, A = circles
+    raw = KMeans(n_clusters=2, n_init=10, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(y, raw) < 0.2  # k-means on coordinates fails
+    labels = KernelSpectralClustering(n_clusters=2, random_state=0).fit_predict(A)
+    assert adjusted_rand_score(y, labels) > 0.95
+
+
+@pytest.mark.parametrize("data, k", [("blobs", 3), ("circles", 2)])
+@pytest.mark.filterwarnings("ignore:Graph is not fully connected:UserWarning")
+def test_agrees_with_sklearn(data, k, request):
+    _, _, A = request.getfixturevalue(data)
+    theirs = SpectralClustering(
+        n_clusters=k, affinity="precomputed", assign_labels="kmeans", random_state=0
+    ).fit_predict(A)
+    ours = KernelSpectralClustering(n_clusters=k, random_state=0).fit_predict(A)
+    assert adjusted_rand_score(theirs, ours) > 0.95
+
+
+@pytest.mark.parametrize("solver", ["auto", "arpack", "lobpcg"])
+def test_deterministic(blobs, solver):
+    _, _, A = blobs
+    a = KernelSpectralClustering(eigen_solver=solver, random_state=7).fit(A)
+    b = KernelSpectralClustering(eigen_solver=solver, random_state=7).fit(A)
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+    # Labels are canonical: first appearances in order 0, 1, 2.
+    _, first = np.unique(a.labels_, return_index=True)
+    assert np.all(np.diff(first) > 0)
+
+
+def test_estimator_accepts_linear_operator_and_dense(circles):
+    _, y, A = circles
+    op = matvec_operator(A)
+    model = KernelSpectralClustering(n_clusters=2, random_state=0).fit(op)
+    assert model.affinity_matrix_ is op
+    dense = KernelSpectralClustering(n_clusters=2, random_state=0).fit(A.toarray())
+    np.testing.assert_array_equal(model.labels_, dense.labels_)
+    assert adjusted_rand_score(y, model.labels_) == 1.0
+
+
+def test_estimator_n_clusters_equal_n():
+    A = np.kron(np.eye(2), np.ones((2, 2))) + 0.01
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = KernelSpectralClustering(n_clusters=4, random_state=0).fit(A)
+    assert model.n_clusters_ == 4
+
+
+# ------------------------------------------------------------------- errors
+def _square(n=5):
+    return np.kron(np.eye(1), np.ones((n, n)))
+
+
+@pytest.mark.parametrize(
+    "A, match",
+    [
+        (np.where(np.eye(5) > 0, np.nan, 1.0), "NaN"),
+        (np.where(np.eye(5) > 0, np.inf, 1.0), "infinity"),
+        (sp.csr_matrix(np.where(np.eye(5) > 0, np.nan, 1.0)), "NaN"),
+        (np.where(np.eye(5) > 0, -1.0, 1.0), "non-negative"),
+        (sp.csr_matrix(np.where(np.eye(5) > 0, -1.0, 1.0)), "non-negative"),
+        (np.ones((4, 5)), "square"),
+        (sp.csr_matrix(np.ones((4, 5))), "square"),
+        (np.triu(np.ones((5, 5))), "symmetric"),
+        (sp.csr_matrix(np.triu(np.ones((5, 5)))), "symmetric"),
+        (np.ones((1, 1)), "sample"),
+        (matvec_operator(-_square()), "negative"),
+        (matvec_operator(np.where(np.eye(5) > 0, np.nan, 1.0)), "non-finite"),
+        (LinearOperator((4, 5), matvec=lambda x: x[:4], dtype=float), "square"),
+        (matvec_operator(np.ones((1, 1))), "at least 2"),
+    ],
+)
+def test_estimator_input_errors(A, match):
+    with pytest.raises(ValueError, match=match):
+        KernelSpectralClustering(n_clusters=2).fit(A)
+
+
+def test_estimator_parameter_errors():
+    A = _square()
+    with pytest.raises(ValueError, match="larger than the number of samples"):
+        KernelSpectralClustering(n_clusters=6).fit(A)
+    for params in (
+        {"n_clusters": 0},
+        {"n_clusters": 2.5},
+        {"max_clusters": 0},
+        {"n_init": 0},
+        {"eigen_solver": "amg"},
+    ):
+        with pytest.raises(ValueError, match="parameter"):
+            KernelSpectralClustering(**params).fit(A)
+
+
+def test_spectral_clustering_argument_errors():
+    A = _square()
+    with pytest.raises(ValueError, match="n_clusters"):
+        spectral_clustering(A, 6)
+    with pytest.raises(ValueError, match="n_clusters"):
+        spectral_clustering(A, 0)
+    with pytest.raises(TypeError, match="n_clusters"):
+        spectral_clustering(A, 2.0)
+    with pytest.raises(ValueError, match="max_clusters"):
+        spectral_clustering(A, max_clusters=0)
+    with pytest.raises(ValueError, match="n_clusters=5 needs"):
+        spectral_clustering(A, 5, solver="arpack")
+    with pytest.raises(ValueError, match="solver"):
+        spectral_clustering(A, 2, solver="amg")
+    with pytest.raises(ValueError, match="at least 2"):
+        spectral_clustering(np.ones((1, 1)))
+    with pytest.raises(ValueError, match="square"):
+        spectral_clustering(np.ones((3, 4)))
+
+
+@pytest.mark.parametrize("solver", ["dense", "arpack"])
+def test_many_components_still_give_every_eigenpair(solver):
+    # 60 disconnected 5-cliques: eigenvalue 1 repeated 60 times.  LAPACK's subset
+    # driver may return fewer pairs and ARPACK may not converge; both must recover.
+    W = sp.csr_array(np.kron(np.eye(60), np.ones((5, 5))))
+    values, vectors = spectral_eigs(W, 4, solver=solver, random_state=0)
+    assert values.shape == (4,) and vectors.shape == (300, 4)
+    assert np.allclose(values, 1.0)
+    M = normalized_affinity(W)[0]
+    assert np.allclose(M @ vectors, vectors * values, atol=1e-8)
+
+
+def test_dense_solver_survives_lapack_subset_shortfall():
+    # A thresholded, sharpened rpf-kernel of iris where LAPACK's subset driver
+    # returned 2 of the 4 requested pairs (eigenvalue 1 repeated >= 6 times).
+    import geoforest as gf
+    from sklearn.datasets import load_iris
+    from sklearn.preprocessing import StandardScaler
+
+    X = StandardScaler().fit_transform(load_iris().data)
+    S = sp.csr_array(gf.RandomProjectionForest(200, random_state=2).fit(X).proximity())
+    S.data[S.data < 0.2] = 0
+    S.eliminate_zeros()
+    S.data = np.exp((S.data - 1.0) / 0.01)
+    values, vectors = spectral_eigs(S, 4, solver="dense")
+    assert values.shape == (4,) and np.allclose(values, 1.0)
+    M = normalized_affinity(S)[0]
+    assert np.allclose(M @ vectors, vectors * values, atol=1e-8)
