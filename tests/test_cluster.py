@@ -487,9 +487,10 @@ def test_many_components_still_give_every_eigenpair(solver):
 def test_dense_solver_survives_lapack_subset_shortfall():
     # A thresholded, sharpened rpf-kernel of iris where LAPACK's subset driver
     # returned 2 of the 4 requested pairs (eigenvalue 1 repeated >= 6 times).
-    import geoforest as gf
     from sklearn.datasets import load_iris
     from sklearn.preprocessing import StandardScaler
+
+    import geoforest as gf
 
     X = StandardScaler().fit_transform(load_iris().data)
     S = sp.csr_array(gf.RandomProjectionForest(200, random_state=2).fit(X).proximity())
