@@ -5,13 +5,14 @@ low-dimensional structure of the data, even under heavy noise.
 """
 
 from . import cluster, datasets, embedding, metrics
-from .cluster import KernelSpectralClustering
+from .cluster import ForestSpectralClustering, KernelSpectralClustering
 from .forest import RandomProjectionForest, UnsupervisedForest, merge_forests
 from .proximity import ProximityCounts
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ForestSpectralClustering",
     "KernelSpectralClustering",
     "ProximityCounts",
     "RandomProjectionForest",

@@ -2,12 +2,18 @@
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from geoforest import KernelSpectralClustering, RandomProjectionForest, UnsupervisedForest
+from geoforest import (
+    ForestSpectralClustering,
+    KernelSpectralClustering,
+    RandomProjectionForest,
+    UnsupervisedForest,
+)
 
 # Every check is expected to pass; list a check here only with the reason it cannot.
 EXPECTED_FAILED_CHECKS: dict = {
     "UnsupervisedForest": {},
     "RandomProjectionForest": {},
+    "ForestSpectralClustering": {},
     # It takes a precomputed affinity; these checks feed it (n, 2) feature matrices.
     "KernelSpectralClustering": {
         "check_clustering": "expects features; the estimator takes an affinity matrix",
@@ -21,6 +27,13 @@ EXPECTED_FAILED_CHECKS: dict = {
         UnsupervisedForest(n_estimators=5, random_state=0),
         RandomProjectionForest(n_estimators=5, random_state=0),
         KernelSpectralClustering(n_clusters=2, random_state=0),
+        ForestSpectralClustering(
+            n_clusters=2,
+            forest=RandomProjectionForest(n_estimators=5, min_samples_split=5),
+            threshold=0.0,
+            scale=1.0,
+            random_state=0,
+        ),
     ],
     expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[type(est).__name__],
 )

@@ -6,6 +6,7 @@ array, a scipy sparse matrix/array or a
 always through the normalised affinity ``M = D^{-1/2} W D^{-1/2}``.
 """
 
+from ._forest import ForestSpectralClustering, sharpen_kernel
 from ._kernel import KernelSpectralClustering
 from ._spectral import (
     canonical_labels,
@@ -17,6 +18,7 @@ from ._spectral import (
 )
 
 __all__ = [
+    "ForestSpectralClustering",
     "KernelSpectralClustering",
     "canonical_labels",
     "estimate_n_clusters",
@@ -24,4 +26,5 @@ __all__ = [
     "spectral_clustering",
     "spectral_eigs",
     "spectral_embedding_njw",
+    "sharpen_kernel",
 ]

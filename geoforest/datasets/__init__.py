@@ -1,5 +1,6 @@
 """Data sets: simulations for geodesic learning (URerF paper, Appendix B) and a connectome."""
 
+from ._benchmarks import CLUSTERING_BENCHMARKS, load_clustering_benchmark
 from ._drosophila import load_drosophila
 from ._simulations import (
     add_noise_dims,
@@ -12,8 +13,10 @@ from ._simulations import (
 )
 
 __all__ = [
+    "CLUSTERING_BENCHMARKS",
     "add_noise_dims",
     "helix_arc_length",
+    "load_clustering_benchmark",
     "load_drosophila",
     "make_gaussian_mixture",
     "make_helix",

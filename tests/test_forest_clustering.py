@@ -1,0 +1,107 @@
+"""rpfCluster (ForestSpectralClustering) and its kernel map."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+
+import geoforest as gf
+from geoforest.cluster import normalized_affinity, sharpen_kernel
+
+
+def _kernel(n=120, seed=0):
+    X, y = make_blobs(n, centers=3, n_features=4, cluster_std=0.6, random_state=seed)
+    S = gf.RandomProjectionForest(60, random_state=seed).fit(X).proximity()
+    return X, y, S
+
+
+def test_sharpen_kernel_matches_the_papers_map():
+    _, _, S = _kernel()
+    dense = S.toarray()
+    for b1, b2 in [(0.0, 1.0), (0.2, 0.3), (0.4, 5.0)]:
+        A = sharpen_kernel(S, b1, b2)
+        # Zeros stay zero, entries below beta_1 are removed, the rest are mapped.
+        keep = dense >= b1
+        keep &= dense > 0
+        assert np.array_equal(A.toarray() > 0, keep)
+        assert np.allclose(A.toarray()[keep], np.exp((dense[keep] - 1) / b2))
+        # The paper's exp(S / beta_2) differs by a constant factor: same normalised affinity.
+        paper = np.where(keep, np.exp(dense / b2), 0.0)
+        assert np.allclose(normalized_affinity(A)[0].toarray(), normalized_affinity(paper)[0])
+    # No overflow at tiny scales (exp(1 / 0.001) would overflow).
+    assert np.all(np.isfinite(sharpen_kernel(S, 0.0, 1e-3).data))
+    with pytest.raises(ValueError, match="scale"):
+        sharpen_kernel(S, 0.0, 0.0)
+
+
+def test_fixed_betas_equal_kernel_spectral_clustering_of_the_sharpened_kernel():
+    X, y, _ = _kernel()
+    forest = gf.RandomProjectionForest(60, random_state=0)
+    model = gf.ForestSpectralClustering(
+        3, forest=forest, threshold=0.1, scale=0.5, random_state=0
+    ).fit(X)
+    S = forest.fit(X).proximity()
+    assert np.allclose(model.kernel_.toarray(), S.toarray())
+    A = sharpen_kernel(S, 0.1, 0.5)
+    ref = gf.KernelSpectralClustering(3, random_state=0).fit(A)
+    assert np.array_equal(model.labels_, ref.labels_)
+    assert model.threshold_ == 0.1 and model.scale_ == 0.5 and len(model.candidates_) == 1
+    assert sp.issparse(model.affinity_matrix_) and model.affinity_matrix_.nnz == A.nnz
+    assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+
+
+def test_auto_selection_is_the_consensus_candidate():
+    X, y, _ = _kernel(seed=1)
+    model = gf.ForestSpectralClustering(3, random_state=0).fit(X)
+    cands = model.candidates_
+    assert len(cands) == 5 * 10
+    # Recompute every candidate's labels independently and the consensus scores.
+    labels = []
+    for c in cands:
+        A = sharpen_kernel(model.kernel_, c["threshold"], c["scale"])
+        labels.append(gf.KernelSpectralClustering(3, random_state=0).fit(A).labels_)
+    scores = [
+        np.mean([adjusted_rand_score(a, b) for j, b in enumerate(labels) if j != i])
+        for i, a in enumerate(labels)
+    ]
+    assert np.allclose(scores, [c["score"] for c in cands])
+    best = int(np.argmax(scores))
+    assert (model.threshold_, model.scale_) == (cands[best]["threshold"], cands[best]["scale"])
+    assert np.array_equal(model.labels_, labels[best])
+    assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+
+
+def test_estimates_k_and_takes_any_forest():
+    X, y, _ = _kernel(seed=2)
+    model = gf.ForestSpectralClustering(
+        forest=gf.UnsupervisedForest(40, min_samples_split=10),
+        threshold=0.0,
+        scale=0.2,
+        random_state=0,
+    ).fit(X)
+    assert model.n_clusters_ == 3
+    assert adjusted_rand_score(y, model.labels_) > 0.95
+    eig = gf.ForestSpectralClustering(3, selection="eigengap", scale=1.0, random_state=0).fit(X)
+    assert [c["score"] for c in eig.candidates_] == sorted(
+        [c["score"] for c in eig.candidates_], key=lambda s: -s
+    ) or eig.threshold_ in (0.0, 0.1, 0.2, 0.3, 0.4)
+    best = max(eig.candidates_, key=lambda c: c["score"])
+    assert eig.threshold_ == best["threshold"]
+
+
+def test_reproducible_and_validated():
+    X, _, _ = _kernel()
+    a = gf.ForestSpectralClustering(3, threshold=0.0, random_state=5).fit_predict(X)
+    b = gf.ForestSpectralClustering(3, threshold=0.0, random_state=5, n_jobs=2).fit_predict(X)
+    assert np.array_equal(a, b)
+    with pytest.raises(ValueError):
+        gf.ForestSpectralClustering(threshold=1.0).fit(X)
+    with pytest.raises(ValueError):
+        gf.ForestSpectralClustering(scale=0).fit(X)
+    with pytest.raises(ValueError, match="n_clusters"):
+        gf.ForestSpectralClustering(500, threshold=0.0, scale=1.0).fit(X)
+    with pytest.raises(ValueError):
+        gf.ForestSpectralClustering(forest="rp").fit(X)
