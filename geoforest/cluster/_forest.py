@@ -120,8 +120,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     threshold_, scale_ : float
         The beta_1 and beta_2 used.
     candidates_ : list of dict
-        Every candidate's ``threshold``, ``scale``, ``n_clusters`` and
-        ``score`` (what ``selection`` maximised).
+        Every candidate's ``threshold``, ``scale``, ``n_clusters``, ``score``
+        (what ``selection`` maximised) and ``labels``.
     forest_ : fitted forest
     eigenvalues_ : ndarray
         Leading eigenvalues of the chosen normalised affinity.
@@ -245,7 +245,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self.threshold_ = chosen["threshold"]
         self.scale_ = chosen["scale"]
         self.candidates_ = [
-            {k: v for k, v in c.items() if not k.startswith("_")} for c in candidates
+            {**{k: v for k, v in c.items() if not k.startswith("_")}, "labels": c["_res"].labels}
+            for c in candidates
         ]
         return self
 

@@ -35,6 +35,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "connectome",
         "Drosophila mushroom body: precision vs recall by cell type (URerF paper Fig. 5)",
     ),
+    "rpf-cluster": (
+        "rpf_cluster",
+        "rpfCluster vs k-means and spectral clustering on real data (rpfCluster paper)",
+    ),
 }
 
 
