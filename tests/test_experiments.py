@@ -173,3 +173,18 @@ def test_rpf_cluster_quick(tmp_path):
         assert acc[name, "rpfCluster (oracle)"] >= acc[name, "rpfCluster"]
     assert summary["iris", "rpfCluster (oracle)"]["paper_accuracy"] == "0.9667"
     assert "iris" in result.summary
+
+
+def test_rpf_kernel_quick(tmp_path):
+    _run("rpf-kernel", tmp_path)
+    rows = _read(tmp_path / "rpf_kernel.csv")
+    sim = {(r["kernel"], r["class_a"], r["class_b"]): float(r["mean_similarity"]) for r in rows}
+    assert len(sim) == 2 * 3 * 3
+    # The paper's point (Fig. 3): the rpf-kernel is far closer to block diagonal.  Within
+    # versicolor vs versicolor-virginica, the two classes that overlap.
+    ratio = {
+        k: sim[k, "versicolor", "versicolor"] / sim[k, "versicolor", "virginica"]
+        for k in ("Gaussian", "rpf-kernel")
+    }
+    assert ratio["rpf-kernel"] > 2 * ratio["Gaussian"]
+    assert sim["rpf-kernel", "setosa", "virginica"] < 0.01

@@ -35,6 +35,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "connectome",
         "Drosophila mushroom body: precision vs recall by cell type (URerF paper Fig. 5)",
     ),
+    "rpf-kernel": (
+        "rpf_kernel",
+        "iris: Gaussian kernel vs rpf-kernel heatmaps (rpfCluster paper Fig. 3)",
+    ),
     "rpf-cluster": (
         "rpf_cluster",
         "rpfCluster vs k-means and spectral clustering on real data (rpfCluster paper)",
