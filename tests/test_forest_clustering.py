@@ -105,3 +105,22 @@ def test_reproducible_and_validated():
         gf.ForestSpectralClustering(500, threshold=0.0, scale=1.0).fit(X)
     with pytest.raises(ValueError):
         gf.ForestSpectralClustering(forest="rp").fit(X)
+
+
+def test_large_n_compares_candidates_on_a_subset():
+    X, y = make_blobs(600, centers=3, n_features=4, cluster_std=0.6, random_state=4)
+    forest = gf.RandomProjectionForest(40, random_state=0)
+    model = gf.ForestSpectralClustering(
+        3, forest=forest, max_selection_samples=200, random_state=0
+    ).fit(X)
+    sub = model.selection_indices_
+    assert sub.shape == (200,) and np.all(np.diff(sub) > 0)
+    assert all(c["labels"].shape == (200,) for c in model.candidates_)
+    # The chosen pair clusters every point exactly as on its own.
+    A = sharpen_kernel(model.kernel_, model.threshold_, model.scale_)
+    ref = gf.KernelSpectralClustering(3, random_state=0).fit(A)
+    assert np.array_equal(model.labels_, ref.labels_) and model.labels_.shape == (600,)
+    assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+    # Without the subset the candidates see all points.
+    full = gf.ForestSpectralClustering(3, forest=forest, max_selection_samples=None).fit(X)
+    assert full.selection_indices_ is None and full.candidates_[0]["labels"].shape == (600,)

@@ -102,6 +102,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         k-means restarts.
     eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
         Eigensolver of the spectral step.
+    max_selection_samples : int or None, default=2000
+        With ``"auto"`` on more points than this, the candidates are compared
+        on the kernel restricted to a random subset of this many points, and
+        only the chosen pair clusters all the points (on MAGIC, 19,020 points,
+        this makes the search about 10x cheaper).  ``None`` always uses every
+        point.
     random_state : int, RandomState instance or None, default=None
         Seeds the forest (when it has none) and the spectral step.
     n_jobs : int or None, default=None
@@ -121,7 +127,10 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         The beta_1 and beta_2 used.
     candidates_ : list of dict
         Every candidate's ``threshold``, ``scale``, ``n_clusters``, ``score``
-        (what ``selection`` maximised) and ``labels``.
+        (what ``selection`` maximised) and ``labels`` (of the points in
+        ``selection_indices_`` when a subset was used).
+    selection_indices_ : ndarray or None
+        The subset the candidates were compared on (``None``: all points).
     forest_ : fitted forest
     eigenvalues_ : ndarray
         Leading eigenvalues of the chosen normalised affinity.
@@ -146,6 +155,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "eigen_solver": [StrOptions({"auto", "dense", "arpack", "lobpcg"})],
+        "max_selection_samples": [Interval(numbers.Integral, 10, None, closed="left"), None],
         "random_state": ["random_state"],
         "n_jobs": [numbers.Integral, None],
     }
@@ -161,6 +171,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         max_clusters: int = 10,
         n_init: int = 10,
         eigen_solver: str = "auto",
+        max_selection_samples: int | None = 2000,
         random_state=None,
         n_jobs: int | None = None,
     ):
@@ -172,6 +183,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self.max_clusters = max_clusters
         self.n_init = n_init
         self.eigen_solver = eigen_solver
+        self.max_selection_samples = max_selection_samples
         self.random_state = random_state
         self.n_jobs = n_jobs
 
@@ -220,35 +232,47 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             if isinstance(rs, numbers.Integral)
             else check_random_state(rs).randint(2**31 - 1)
         )
-        candidates: list[dict[str, Any]] = []
-        for b1 in thresholds:
-            for b2 in scales:
-                A = sharpen_kernel(S, b1, b2)
-                res = spectral_clustering(
-                    A,
-                    self.n_clusters,
-                    max_clusters=min(self.max_clusters, n - 1),
-                    n_init=self.n_init,
-                    solver=self.eigen_solver,
-                    random_state=seed,
-                )
-                candidates.append(
-                    {"threshold": b1, "scale": b2, "n_clusters": res.n_clusters, "_res": res,
-                     "_A": A}
-                )  # fmt: skip
+        grid = [(b1, b2) for b1 in thresholds for b2 in scales]
+        # Compare the candidates on a random subset when n is large: the choice of
+        # (beta_1, beta_2) needs the shape of the kernel, not every point.
+        m = self.max_selection_samples
+        if len(grid) > 1 and m is not None and n > m:
+            sub = np.sort(check_random_state(seed).choice(n, size=m, replace=False))
+            S_sel = S[sub][:, sub]
+        else:
+            sub = None
+            S_sel = S
+        candidates = [self._candidate(S_sel, b1, b2, seed) for b1, b2 in grid]
         best = self._select(candidates, seed)
-        chosen = candidates[best]
+        chosen = (
+            candidates[best]
+            if sub is None
+            else self._candidate(S, candidates[best]["threshold"], candidates[best]["scale"], seed)
+        )
         self.labels_ = chosen["_res"].labels
         self.n_clusters_ = int(chosen["n_clusters"])
         self.eigenvalues_ = chosen["_res"].eigenvalues
         self.affinity_matrix_ = chosen["_A"]
         self.threshold_ = chosen["threshold"]
         self.scale_ = chosen["scale"]
+        self.selection_indices_ = sub
         self.candidates_ = [
             {**{k: v for k, v in c.items() if not k.startswith("_")}, "labels": c["_res"].labels}
             for c in candidates
         ]
         return self
+
+    def _candidate(self, S, b1: float, b2: float, seed: int) -> dict[str, Any]:
+        A = sharpen_kernel(S, b1, b2)
+        res = spectral_clustering(
+            A,
+            self.n_clusters,
+            max_clusters=min(self.max_clusters, S.shape[0] - 1),
+            n_init=self.n_init,
+            solver=self.eigen_solver,
+            random_state=seed,
+        )
+        return {"threshold": b1, "scale": b2, "n_clusters": res.n_clusters, "_res": res, "_A": A}
 
     def _select(self, candidates: list[dict[str, Any]], seed: int) -> int:
         if len(candidates) == 1:
