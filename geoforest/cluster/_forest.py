@@ -95,7 +95,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         beta_2.
     selection : {"consensus", "eigengap"}, default="consensus"
         How ``"auto"`` picks a candidate (see above).  Provisional: measured
-        on iris, wine and WDBC only so far; see the issue notes.
+        on iris, wine and WDBC only so far (``benchmarks/rpf_beta_study.py``);
+        consensus was the best label-free rule on average there.
     max_clusters : int, default=10
         Largest K the eigengap may choose when ``n_clusters`` is None.
     n_init : int, default=10
@@ -105,9 +106,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     max_selection_samples : int or None, default=2000
         With ``"auto"`` on more points than this, the candidates are compared
         on the kernel restricted to a random subset of this many points, and
-        only the chosen pair clusters all the points (on MAGIC, 19,020 points,
-        this makes the search about 10x cheaper).  ``None`` always uses every
-        point.
+        only the chosen pair clusters all the points.  ``None`` always uses
+        every point.
     random_state : int, RandomState instance or None, default=None
         Seeds the forest (when it has none) and the spectral step.
     n_jobs : int or None, default=None
