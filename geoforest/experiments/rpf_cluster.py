@@ -94,25 +94,15 @@ def _run_method(method, X, K, seed, s, config, cache):
     from ..cluster import ForestSpectralClustering, KernelSpectralClustering
     from ..forest import RandomProjectionForest, UnsupervisedForest
 
-    if method == "rpfCluster":
+    if method in ("rpfCluster", "URerF kernel"):
+        base = RandomProjectionForest if method == "rpfCluster" else UnsupervisedForest
         model = ForestSpectralClustering(
-            K,
-            forest=RandomProjectionForest(s["n_trees"]),
-            random_state=seed,
-            n_jobs=config.n_jobs,
+            K, forest=base(s["n_trees"]), random_state=seed, n_jobs=config.n_jobs
         ).fit(X)
-        cache["rpf"] = model
+        cache[method] = model
         return model.labels_, {"threshold": model.threshold_, "scale": model.scale_}
     if method == "rpfCluster (oracle)":
-        return None, {}  # scored from the cached model's candidates
-    if method == "URerF kernel":
-        model = ForestSpectralClustering(
-            K,
-            forest=UnsupervisedForest(s["n_trees"]),
-            random_state=seed,
-            n_jobs=config.n_jobs,
-        ).fit(X)
-        return model.labels_, {"threshold": model.threshold_, "scale": model.scale_}
+        return None, {}  # scored from the cached rpfCluster model's candidates
     if method == "K-means":
         return KMeans(K, n_init=s["kmeans_init"], random_state=seed).fit_predict(X), {}
     if method == "NJW (self-tuning)":
@@ -154,7 +144,7 @@ def run(config: ExperimentConfig) -> ExperimentResult:
                     labels, info = _run_method(method, X, K, seed, s, config, cache)
                 if method == "rpfCluster (oracle)":
                     with Timer() as timer:
-                        labels, info = _oracle(cache["rpf"], y, K, seed)
+                        labels, info = _oracle(cache["rpfCluster"], y, K, seed)
                 row = {
                     "dataset": name,
                     "n_samples": X.shape[0],
