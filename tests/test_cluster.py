@@ -501,3 +501,32 @@ def test_dense_solver_survives_lapack_subset_shortfall():
     assert values.shape == (4,) and np.allclose(values, 1.0)
     M = normalized_affinity(S)[0]
     assert np.allclose(M @ vectors, vectors * values, atol=1e-8)
+
+
+@pytest.mark.parametrize("solver", ["dense", "arpack", "lobpcg"])
+@pytest.mark.parametrize("k", [2, 3, 6, 10])
+def test_disconnected_affinity_solved_per_component(solver, k):
+    rng = np.random.RandomState(0)
+    blocks = [rng.rand(s, s) for s in (30, 5, 12, 1, 1)]
+    blocks = [(b + b.T) / 2 for b in blocks]
+    blocks[3][:] = 0.0  # an isolated point
+    W = scipy.linalg.block_diag(*blocks)
+    perm = rng.permutation(W.shape[0])
+    W = W[perm][:, perm]
+    values, vectors = spectral_eigs(sp.csr_array(W), k, solver=solver, random_state=0)
+    M = dense_reference(W)
+    np.testing.assert_allclose(values, np.sort(np.linalg.eigvalsh(M))[::-1][:k], atol=1e-8)
+    np.testing.assert_allclose(M @ vectors, vectors * values, atol=1e-7)
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(k), atol=1e-8)
+
+
+def test_more_components_than_clusters_takes_the_largest():
+    sizes = (20, 3, 15, 2)
+    W = scipy.linalg.block_diag(*[np.ones((s, s)) for s in sizes])
+    with pytest.warns(UserWarning, match="connected components"):
+        result = spectral_clustering(sp.csr_array(W), 2, random_state=0)
+    start = np.cumsum((0,) + sizes)
+    big = [np.arange(start[0], start[1]), np.arange(start[2], start[3])]
+    assert result.labels[big[0]].tolist() == [0] * 20 and set(result.labels[big[1]]) == {1}
+    np.testing.assert_array_equal(result.unembedded, np.r_[20:23, 38:40])
+    np.testing.assert_allclose(result.eigenvalues, [1.0, 1.0])

@@ -23,10 +23,12 @@ from typing import Literal
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, lobpcg
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import Bunch, check_random_state
+from threadpoolctl import threadpool_limits
 
 __all__ = [
     "canonical_labels",
@@ -209,12 +211,17 @@ def _eigs_dense(M, k: int) -> tuple[np.ndarray, np.ndarray]:
             "use solver='arpack' or 'lobpcg'"
         )
     dense = _to_dense(M)
-    values, vectors = scipy.linalg.eigh(dense, subset_by_index=[n - k, n - 1])
-    if values.shape[0] != k:
-        # LAPACK's subset driver can return fewer pairs when the top eigenvalue is
-        # highly repeated (many connected components); the full decomposition cannot.
-        values, vectors = np.linalg.eigh(dense)
-        values, vectors = values[n - k :], vectors[:, n - k :]
+    # One BLAS thread: at n <= 2000 threads gain little, and OpenBLAS threads that
+    # find the other cores busy (another process, joblib workers) wait for them:
+    # a 1000 x 1000 eigh took 7 s with 2 threads and 0.1 s with 1 on a loaded
+    # 2-core machine.
+    with threadpool_limits(limits=1, user_api="blas"):
+        values, vectors = scipy.linalg.eigh(dense, subset_by_index=[n - k, n - 1])
+        if values.shape[0] != k:
+            # LAPACK's subset driver can return fewer pairs when the top eigenvalue is
+            # highly repeated (many connected components); the full decomposition cannot.
+            values, vectors = np.linalg.eigh(dense)
+            values, vectors = values[n - k :], vectors[:, n - k :]
     return values, vectors
 
 
@@ -260,6 +267,72 @@ def _eigs_lobpcg(M, k: int, rng: np.random.RandomState, tol: float):
     return values, vectors
 
 
+def _eigs_connected(M, k: int, solver: str, rng: np.random.RandomState, tol: float):
+    if solver == "dense":
+        return _eigs_dense(M, k)
+    if solver == "arpack":
+        return _eigs_arpack(M, k, rng, tol)
+    return _eigs_lobpcg(M, k, rng, tol)
+
+
+def _eigs_by_component(
+    M, k: int, component: np.ndarray, n_components: int, solver: str, rng, tol: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Leading eigenpairs of a block-diagonal ``M``, one connected component at a time.
+
+    The spectrum of ``M`` is the union of its components' spectra, and every
+    component of positive volume has top eigenvalue exactly 1 with eigenvector
+    ``sqrt(d)`` on the component.  Solving per component is exact, avoids the
+    highly repeated eigenvalue 1 that stalls Krylov solvers, and makes the
+    choice within that eigenspace deterministic: among equal eigenvalues the
+    larger component (then the one with the smaller first index) comes first.
+    """
+    n = M.shape[0]
+    sizes = np.bincount(component, minlength=n_components)
+    first = np.full(n_components, n, dtype=np.int64)
+    np.minimum.at(first, component, np.arange(n))
+    rank = np.empty(n_components, dtype=np.int64)
+    rank[np.lexsort((first, -sizes))] = np.arange(n_components)
+    row_sum = np.asarray(M.sum(axis=1)).reshape(-1)  # > 0 exactly where the degree is
+    volume = np.bincount(component, weights=np.abs(row_sum), minlength=n_components)
+    positive = np.flatnonzero(volume > 0)
+    members = np.argsort(component, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+
+    def top_pairs(c: int, kc: int) -> None:
+        idx = members[bounds[c] : bounds[c + 1]]
+        sub = M[idx][:, idx] if sp.issparse(M) else M[np.ix_(idx, idx)]
+        m = idx.size
+        if solver == "dense" or m <= max(AUTO_DENSE_MAX_N, kc + 1):
+            w, V = _eigs_dense(sub, min(kc, m))
+        else:
+            w, V = _eigs_connected(sub, min(kc, m - 1), solver, rng, tol)
+        for j in range(w.shape[0]):
+            v = np.zeros(n)
+            v[idx] = V[:, j]
+            pairs.append((float(w[j]), int(rank[c]), v))
+
+    pairs: list[tuple[float, int, np.ndarray]] = []
+    if positive.size >= k:
+        # The top k eigenvalues are all 1: the k largest components' Perron vectors.
+        for c in positive[np.argsort(rank[positive])][:k]:
+            top_pairs(c, 1)
+    else:
+        for c in positive:
+            top_pairs(c, k)
+        # Zero-degree points: eigenvalue 0, indicator eigenvector (k at most needed).
+        for c in np.flatnonzero(volume == 0)[:k]:
+            v = np.zeros(n)
+            v[members[bounds[c] : bounds[c + 1]]] = 1.0
+            pairs.append((0.0, int(rank[c]), v))
+    # Descending value; equal values (to rounding) by component rank.
+    pairs.sort(key=lambda p: (-round(p[0], 10), p[1]))
+    pairs = pairs[:k]
+    values = np.array([p[0] for p in pairs], dtype=np.float64)
+    vectors = _fix_signs(np.column_stack([p[2] for p in pairs]))
+    return values, vectors
+
+
 def _leading_eigs(
     M, n_eigs: int, solver: str, random_state, tol: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -269,13 +342,18 @@ def _leading_eigs(
     k = _check_n_eigs(n_eigs, n, solver)
     if tol < 0:
         raise ValueError(f"tol must be non-negative, got {tol}")
+    if solver == "dense" and n > DENSE_MAX_N:
+        raise ValueError(
+            f"solver='dense' is limited to n <= {DENSE_MAX_N} points, got n={n}; "
+            "use solver='arpack' or 'lobpcg'"
+        )
     rng = check_random_state(random_state)
-    if solver == "dense":
-        values, vectors = _eigs_dense(M, k)
-    elif solver == "arpack":
-        values, vectors = _eigs_arpack(M, k, rng, tol)
-    else:
-        values, vectors = _eigs_lobpcg(M, k, rng, tol)
+    n_components, component = (
+        (1, None) if isinstance(M, LinearOperator) else connected_components(M, directed=False)
+    )
+    if n_components > 1:
+        return _eigs_by_component(M, k, component, n_components, solver, rng, tol)
+    values, vectors = _eigs_connected(M, k, solver, rng, tol)
     order = np.argsort(values, kind="stable")[::-1]
     values = np.asarray(values[order], dtype=np.float64)
     vectors = _fix_signs(np.asarray(vectors[:, order], dtype=np.float64))
@@ -454,6 +532,8 @@ def spectral_clustering(
     n_init: int = 10,
     solver: Solver = "auto",
     random_state: int | np.random.RandomState | None = None,
+    n_eigenvalues: int | None = None,
+    tol: float = 0.0,
 ) -> Bunch:
     """Normalised (Ng-Jordan-Weiss) spectral clustering of a symmetric affinity.
 
@@ -479,6 +559,13 @@ def spectral_clustering(
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolver start and k-means; an int makes the result
         reproducible.
+    n_eigenvalues : int or None, default=None
+        Eigenpairs to compute, at least the number the clustering needs
+        (``n_clusters``, or ``max_clusters + 1`` when estimating); ``None``
+        computes just that many.  Ask for ``n_clusters + 1`` to read the
+        eigengap after ``K`` from ``eigenvalues``.
+    tol : float, default=0.0
+        Tolerance of the iterative eigensolvers, see :func:`spectral_eigs`.
 
     Returns
     -------
@@ -486,10 +573,15 @@ def spectral_clustering(
         ``labels`` (n,) int, in canonical order (clusters numbered by first
         appearance); ``n_clusters`` the ``K`` used; ``eigenvalues`` of ``M``,
         descending (``n_clusters`` of them, or up to ``max_clusters + 1`` when
-        estimating); ``embedding`` (n, K) the NJW-normalised eigenvectors;
-        ``isolated`` the indices of zero-degree points.  Isolated points have
-        a zero embedding row and are assigned to an arbitrary cluster (a
-        warning says how many there are).
+        estimating, or ``n_eigenvalues``); ``embedding`` (n, K) the
+        NJW-normalised eigenvectors; ``isolated`` the indices of zero-degree
+        points; ``unembedded`` the indices of the points whose embedding row
+        is zero: the isolated ones and, when the affinity has more connected
+        components than ``K``, the points of the components the leading
+        eigenvectors leave out (the eigenvalue 1 of ``M`` is then repeated,
+        and the larger components are taken first).  k-means runs on the
+        other points; unembedded points join the largest cluster (a warning
+        says how many there are).
 
     Examples
     --------
@@ -535,7 +627,14 @@ def spectral_clustering(
         n_eigs = int(n_clusters)
     else:
         n_eigs = min(int(max_clusters) + 1, n if resolved == "dense" else n - 1)
-    values, vectors = _leading_eigs(M, n_eigs, resolved, rng, 0.0)
+    if n_eigenvalues is not None:
+        if not isinstance(n_eigenvalues, numbers.Integral) or n_eigenvalues < n_eigs:
+            raise ValueError(
+                f"n_eigenvalues must be an integer >= {n_eigs} (what the clustering "
+                f"needs), got {n_eigenvalues!r}"
+            )
+        n_eigs = int(n_eigenvalues)
+    values, vectors = _leading_eigs(M, n_eigs, resolved, rng, tol)
     if n_clusters is None:
         k = estimate_n_clusters(values, max_clusters=int(max_clusters))
     else:
@@ -546,15 +645,28 @@ def spectral_clustering(
     # noise so that the NJW normalisation does not blow it up to unit length.
     leading[isolated] = 0.0
     embedding = spectral_embedding_njw(leading)
-    if k == 1:
-        labels = np.zeros(n, dtype=np.intp)
-    else:
+    # Rows that are exactly zero: isolated points, and the points of connected
+    # components none of the K leading eigenvectors covers (more components than K).
+    unembedded = np.flatnonzero(~np.any(embedding != 0.0, axis=1))
+    outside = np.setdiff1d(unembedded, isolated)
+    if outside.size:
+        warnings.warn(
+            f"{outside.size} point(s) lie in connected components of the affinity that "
+            f"none of the {k} leading eigenvectors covers; they join the largest cluster",
+            UserWarning,
+            stacklevel=2,
+        )
+    labels = np.zeros(n, dtype=np.intp)
+    embedded = np.setdiff1d(np.arange(n), unembedded, assume_unique=True)
+    if k > 1 and embedded.size >= k:
         km = KMeans(n_clusters=k, n_init=n_init, random_state=random_state)
-        labels = km.fit_predict(embedding)
+        labels[embedded] = km.fit_predict(embedding[embedded])
+        labels[unembedded] = np.argmax(np.bincount(labels[embedded], minlength=k))
     return Bunch(
         labels=canonical_labels(labels),
         n_clusters=k,
         eigenvalues=values,
         embedding=embedding,
         isolated=isolated,
+        unembedded=unembedded,
     )
