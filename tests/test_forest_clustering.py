@@ -9,7 +9,8 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
-from geoforest.cluster import normalized_affinity, sharpen_kernel
+from geoforest.cluster import normalized_affinity, sharpen_kernel, spectral_clustering
+from geoforest.cluster._forest import attach_by_kernel
 
 
 def _kernel(n=120, seed=0):
@@ -121,9 +122,38 @@ def test_large_n_compares_candidates_on_a_subset():
     assert all(c["labels"].shape == (200,) for c in model.candidates_)
     # The chosen pair clusters every point exactly as on its own.
     A = sharpen_kernel(model.kernel_, model.threshold_, model.scale_)
-    ref = gf.KernelSpectralClustering(3, random_state=0).fit(A)
-    assert np.array_equal(model.labels_, ref.labels_) and model.labels_.shape == (600,)
+    ref = spectral_clustering(A, 3, random_state=0, tol=model.eigen_tol)
+    ref_labels = attach_by_kernel(model.kernel_, ref.labels, ref.unembedded)
+    assert np.array_equal(model.labels_, ref_labels) and model.labels_.shape == (600,)
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
     # Without the subset the candidates see all points.
     full = gf.ForestSpectralClustering(3, forest=forest, max_selection_samples=None).fit(X)
     assert full.selection_indices_ is None and full.candidates_[0]["labels"].shape == (600,)
+
+
+def test_attach_by_kernel_against_brute_force():
+    rng = np.random.RandomState(0)
+    n, k = 40, 3
+    S = sp.random(n, n, density=0.3, random_state=1)
+    S = sp.csr_array(S + S.T)
+    labels = rng.randint(k, size=n)
+    points = np.array([2, 7, 19])
+    out = attach_by_kernel(S, labels, points)
+    dense = S.toarray()
+    clustered = np.setdiff1d(np.arange(n), points)
+    expected = labels.copy()
+    for i in points:
+        means = [dense[i, clustered[labels[clustered] == c]].mean() for c in range(k)]
+        if max(means) > 0:
+            expected[i] = int(np.argmax(means))
+    assert adjusted_rand_score(out, expected) == 1.0
+
+
+def test_disconnected_threshold_points_join_their_kernel_cluster():
+    # Two blobs; beta_1 = 0.4 cuts some points off the graph.  Every point must
+    # still land in its own blob's cluster, through the raw kernel.
+    X, y = make_blobs(300, centers=[[0, 0], [10, 10]], cluster_std=1.0, random_state=3)
+    model = gf.ForestSpectralClustering(
+        2, forest=gf.RandomProjectionForest(50), threshold=0.4, scale=0.05, random_state=0
+    ).fit(X)
+    assert adjusted_rand_score(y, model.labels_) == 1.0
