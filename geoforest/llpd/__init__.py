@@ -5,9 +5,12 @@
 * :class:`Dendrogram`, :func:`single_linkage` — the union-find dendrogram as flat
   arrays, with ``to_scipy_linkage()``;
 * :class:`LLPD` — neighbours, k-th neighbour distances, denoising and the
-  ``exp(-rho^2 / sigma^2)`` kernel as a ``LinearOperator``.
+  ``exp(-rho^2 / sigma^2)`` kernel as a ``LinearOperator``;
+* :class:`LLPDSpectralClustering` — denoising, eigengap over a scale grid, NJW
+  through the library's one spectral module (:mod:`geoforest.cluster`).
 """
 
+from ._clustering import LLPDSpectralClustering, sigma_grid
 from ._dendrogram import DENDROGRAM_DTYPE, Dendrogram, single_linkage
 from ._llpd import LLPD, auto_noise_threshold
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
@@ -16,8 +19,10 @@ __all__ = [
     "AUTO_KDTREE_MAX_DIM",
     "DENDROGRAM_DTYPE",
     "LLPD",
+    "LLPDSpectralClustering",
     "Dendrogram",
     "auto_noise_threshold",
     "euclidean_mst",
+    "sigma_grid",
     "single_linkage",
 ]
