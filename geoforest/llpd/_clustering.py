@@ -15,6 +15,9 @@ from ._llpd import LLPD
 
 __all__ = ["LLPDSpectralClustering", "sigma_grid"]
 
+#: ``eigen_solver="auto"`` materialises ``W`` only up to this many kept points.
+AUTO_DENSE_MAX_N = 200
+
 
 def sigma_grid(heights: np.ndarray, max_clusters: int) -> np.ndarray:
     """Kernel scales between consecutive top merge heights of a dendrogram.
@@ -95,7 +98,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     n_init : int, default=10
         k-means restarts.
     eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
-        See :func:`geoforest.cluster.spectral_eigs`.
+        See :func:`geoforest.cluster.spectral_eigs`; ``"auto"`` is dense up to
+        200 kept points and ARPACK (through the ``O(n)`` operator) above.
     eigen_tol : float, default=1e-7
         Tolerance of the iterative eigensolver while scanning the scales.
     mst_method : {"auto", "kdtree", "boruvka", "brute"}, default="auto"
@@ -272,4 +276,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         return np.sort(sigmas)[::-1]
 
     def _solver(self, n: int) -> str:
+        # The operator makes a product O(n): ARPACK beats materialising W even at n = 1000.
+        if self.eigen_solver == "auto":
+            return "dense" if n <= AUTO_DENSE_MAX_N else "arpack"
         return self.eigen_solver

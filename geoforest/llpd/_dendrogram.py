@@ -101,7 +101,7 @@ def single_linkage(n_samples: int, weights: np.ndarray, edges: np.ndarray) -> De
     edges = np.ascontiguousarray(edges, dtype=np.int64)
     if n < 1 or weights.shape != (n - 1,) or edges.shape != (n - 1, 2):
         raise ValueError("a spanning tree of n points has n - 1 edges")
-    if n > 1 and np.any(np.diff(weights) < 0):
+    if np.any(weights[1:] < weights[:-1]):
         raise ValueError("edge weights must be sorted (non-decreasing)")
     left, right, size = _union_find_merges(n, edges)
     merges = np.empty(n - 1, dtype=DENDROGRAM_DTYPE)
