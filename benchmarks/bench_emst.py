@@ -31,7 +31,7 @@ from geoforest.llpd import euclidean_mst
 def _data(kind: str, n: int, d: int, seed: int) -> np.ndarray:
     if kind == "uniform":
         return np.random.default_rng(seed).random((n, d))
-    X, _ = make_ldln(n, ambient_dim=d, intrinsic_dim="mixed", random_state=seed)
+    X, _ = make_ldln(n, ambient_dim=d, intrinsic_dim="mixed" if d >= 3 else 1, random_state=seed)
     return X
 
 

@@ -33,11 +33,20 @@ def auto_noise_threshold(values: np.ndarray, *, min_ratio: float = AUTO_THRESHOL
     """Denoising threshold at the largest jump of the sorted k-th neighbour distances.
 
     The values (LLPD to each point's ``k_nse``-th neighbour) are sorted and the
-    largest *ratio* between consecutive values ``v_(j+1) / v_(j)`` is found
-    among the upper half (``j >= n/2``; noise is assumed to be a minority and
-    sparser than every cluster).  The threshold is the geometric mean of the two
-    values around it.  When no ratio reaches ``min_ratio`` there is no clear
-    noise level and the threshold keeps every point (the largest value).
+    largest *ratio* between consecutive values ``v_(j+1) / v_j`` is found; the
+    threshold is the geometric mean of the two values around it.  When no
+    ratio reaches ``min_ratio`` there is no clear noise level and the threshold
+    keeps every point (the largest value).  Zeros (duplicate points) are
+    raised to the smallest positive value first.
+
+    Background noise in ``D`` dimensions is much sparser than clusters of
+    intrinsic dimension ``d << D``, so its k-th neighbour LLPD is larger by a
+    factor, while inside clusters the values form a continuum.  Measured on
+    ``make_ldln(2000, ambient_dim=10)`` (docs/results/llpd.md): the largest
+    jump sits exactly between the largest cluster value and the smallest
+    noise value for every noise fraction from 0.1 to 0.8 and intrinsic
+    dimension 1, 2 or mixed (jumps 3-30x); without noise the largest jump is
+    below 1.12x.
 
     Parameters
     ----------
@@ -53,22 +62,22 @@ def auto_noise_threshold(values: np.ndarray, *, min_ratio: float = AUTO_THRESHOL
 
     Examples
     --------
-    >>> auto_noise_threshold(np.array([0.1, 0.11, 0.12, 0.1, 0.13, 2.0, 2.5]))
-    0.5099...
+    >>> round(auto_noise_threshold(np.array([0.1, 0.11, 0.12, 0.1, 0.13, 2.0, 2.5])), 4)
+    0.5099
     >>> auto_noise_threshold(np.array([1.0, 1.1, 1.2, 1.3]))
     1.3
     """
     v = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))
+    v = v[np.isfinite(v)]  # inf (unconnected, m-scale approximation) is always noise
     if v.size < 2:
         return float(v[-1]) if v.size else 0.0
     positive = v[v > 0]
     floor = positive[0] if positive.size else 1.0
     logs = np.log(np.maximum(v, floor))
-    lo = v.size // 2
-    gaps = logs[lo + 1 :] - logs[lo:-1]
-    if gaps.size == 0 or gaps.max() < np.log(min_ratio):
+    gaps = logs[1:] - logs[:-1]
+    if gaps.max() < np.log(min_ratio):
         return float(v[-1])
-    j = lo + int(np.argmax(gaps))
+    j = int(np.argmax(gaps))
     return float(np.exp(0.5 * (logs[j] + logs[j + 1])))
 
 
