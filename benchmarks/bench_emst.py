@@ -66,7 +66,8 @@ def main(argv=None) -> None:
                 f"{times[m]:8.3f}" if m in times else f"{'-':>8}"
                 for m in ("kdtree", "boruvka", "brute")
             ]
-            print(f"{kind:<8} {d:>4} {' '.join(cells)}  {'same' if ok else 'DIFFERENT'}", flush=True)
+            check = "same" if ok else "DIFFERENT"
+            print(f"{kind:<8} {d:>4} {' '.join(cells)}  {check}", flush=True)
 
 
 if __name__ == "__main__":

@@ -35,14 +35,17 @@ def minimax_floyd_warshall(X: np.ndarray) -> np.ndarray:
     return D
 
 
-def brute_kneighbors(X: np.ndarray, P: np.ndarray, k: int):
-    """Rank by (LLPD, Euclidean distance, index), the point itself excluded."""
+def brute_kneighbors(X: np.ndarray, P: np.ndarray, k: int, key=None):
+    """Rank by (LLPD, Euclidean distance, index) or (LLPD, key), the point itself excluded."""
     n = X.shape[0]
     E = cdist(X, X)
     ind = np.empty((n, k), dtype=np.int64)
     for i in range(n):
         others = np.delete(np.arange(n), i)
-        order = np.lexsort((others, E[i, others], P[i, others]))
+        if key is None:
+            order = np.lexsort((others, E[i, others], P[i, others]))
+        else:
+            order = np.lexsort((key[others], P[i, others]))
         ind[i] = others[order[:k]]
     return np.take_along_axis(P, ind, axis=1), ind
 
@@ -88,6 +91,13 @@ def test_knn_distance_and_kneighbors_equal_brute_force(fitted, k):
     np.testing.assert_array_equal(ind, ref_ind)
     np.testing.assert_allclose(dist, ref_dist, rtol=1e-12)
     np.testing.assert_array_equal(model.kneighbors(k, return_distance=False), ind)
+    # Tree tie-break: by depth-first position in the dendrogram.
+    position = np.empty(X.shape[0], dtype=np.int64)
+    position[model.dendrogram_.order] = np.arange(X.shape[0])
+    dist_t, ind_t = model.kneighbors(k, tie_break="tree")
+    ref_dist_t, ref_ind_t = brute_kneighbors(X, P, k, key=position)
+    np.testing.assert_array_equal(ind_t, ref_ind_t)
+    np.testing.assert_allclose(dist_t, ref_dist, rtol=1e-12)
 
 
 def test_kneighbors_sees_every_point():
@@ -275,6 +285,10 @@ def test_sigma_grid():
     np.testing.assert_allclose(sigma_grid(np.array([1.0, 1.0, 4.0, 9.0, 0.0]), 5), [6.0, 2.0])
     np.testing.assert_allclose(sigma_grid(np.array([1.0, 2.0, 4.0, 8.0]), 1), [np.sqrt(32)])
     assert sigma_grid(np.zeros(3), 4).tolist() == [1.0]
+    # Crowded candidates (ratio < 1.5 to the last one kept) are dropped.
+    heights = np.array([10.0, 9.0, 1.0, 0.9, 0.85, 0.8])
+    np.testing.assert_allclose(sigma_grid(heights, 5), [np.sqrt(90), 3.0, np.sqrt(0.9)])
+    np.testing.assert_allclose(sigma_grid(heights, 5, min_ratio=1.0).size, 5)
 
 
 # ----------------------------------------------------------------- validation
@@ -308,6 +322,8 @@ def test_query_validation():
             model.kneighbors(bad)
     with pytest.raises(TypeError):
         model.knn_distance(2.5)
+    with pytest.raises(ValueError, match="tie_break"):
+        model.kneighbors(2, tie_break="index")
     for sigma in (0.0, -1.0, np.nan, np.inf):
         with pytest.raises(ValueError, match="sigma"):
             model.affinity_operator(sigma)

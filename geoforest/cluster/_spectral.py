@@ -454,6 +454,7 @@ def spectral_clustering(
     n_init: int = 10,
     solver: Solver = "auto",
     random_state: int | np.random.RandomState | None = None,
+    tol: float = 0.0,
 ) -> Bunch:
     """Normalised (Ng-Jordan-Weiss) spectral clustering of a symmetric affinity.
 
@@ -479,6 +480,9 @@ def spectral_clustering(
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolver start and k-means; an int makes the result
         reproducible.
+    tol : float, default=0.0
+        Convergence tolerance of the iterative eigensolvers, see
+        :func:`spectral_eigs`.
 
     Returns
     -------
@@ -535,7 +539,7 @@ def spectral_clustering(
         n_eigs = int(n_clusters)
     else:
         n_eigs = min(int(max_clusters) + 1, n if resolved == "dense" else n - 1)
-    values, vectors = _leading_eigs(M, n_eigs, resolved, rng, 0.0)
+    values, vectors = _leading_eigs(M, n_eigs, resolved, rng, tol)
     if n_clusters is None:
         k = estimate_n_clusters(values, max_clusters=int(max_clusters))
     else:

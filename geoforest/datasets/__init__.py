@@ -1,4 +1,4 @@
-"""Data sets: simulations for geodesic learning (URerF paper, Appendix B), LDLN clusters, real data."""
+"""Data sets: URerF simulations (Appendix B), LDLN clusters with noise, real data."""
 
 from ._benchmarks import CLUSTERING_BENCHMARKS, load_clustering_benchmark
 from ._drosophila import load_drosophila

@@ -21,7 +21,11 @@ __all__ = ["LDLN_SHAPES", "make_ldln"]
 LDLN_SHAPES: dict[str, int] = {"segment": 1, "circle": 1, "plane": 2, "sphere": 2}
 _RADIUS = np.sqrt(0.5)
 #: Shapes used, in turn, for ``intrinsic_dim`` 1, 2 and "mixed".
-_BY_DIM = {1: ("segment", "circle"), 2: ("plane", "sphere"), "mixed": ("segment", "plane", "circle", "sphere")}  # fmt: skip
+_BY_DIM = {
+    1: ("segment", "circle"),
+    2: ("plane", "sphere"),
+    "mixed": ("segment", "plane", "circle", "sphere"),
+}
 #: Extra space (in units of the shapes' size) around the clusters for the background.
 _MARGIN = 0.5
 

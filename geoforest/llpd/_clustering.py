@@ -19,16 +19,20 @@ __all__ = ["LLPDSpectralClustering", "sigma_grid"]
 AUTO_DENSE_MAX_N = 200
 
 
-def sigma_grid(heights: np.ndarray, max_clusters: int) -> np.ndarray:
+def sigma_grid(heights: np.ndarray, max_clusters: int, *, min_ratio: float = 1.5) -> np.ndarray:
     """Kernel scales between consecutive top merge heights of a dendrogram.
 
-    With the distinct merge heights sorted descending, ``H_1 > H_2 > ...``,
-    the scales are the geometric means ``sqrt(H_j H_(j+1))`` for
-    ``j = 1 .. max_clusters``.  The scale between ``H_j`` and ``H_(j+1)`` is
-    the one at which the ``j + 1`` subtrees left by undoing the top ``j``
-    distinct merges are nearly disconnected from each other
-    (``exp(-(H_j / sigma)^2)`` small) and cohesive inside
-    (``exp(-(H_(j+1) / sigma)^2)`` near 1).
+    With the distinct positive merge heights sorted descending,
+    ``H_1 > H_2 > ...``, the candidates are the geometric means
+    ``sqrt(H_j H_(j+1))`` for ``j = 1 .. max_clusters``.  The scale between
+    ``H_j`` and ``H_(j+1)`` is the one at which the ``j + 1`` subtrees left by
+    undoing the top ``j`` distinct merges are nearly disconnected from each
+    other (``exp(-(H_j / sigma)^2)`` small) and cohesive inside
+    (``exp(-(H_(j+1) / sigma)^2)`` near 1).  Below the last between-cluster
+    merge the heights form a continuum and the candidates crowd together, so
+    a candidate less than ``min_ratio`` times smaller than the last one kept
+    is dropped (it would give the same spectrum, at the cost of one more
+    eigensolve).
 
     Parameters
     ----------
@@ -36,17 +40,20 @@ def sigma_grid(heights: np.ndarray, max_clusters: int) -> np.ndarray:
         Merge heights (any order).
     max_clusters : int
         Largest number of clusters considered.
+    min_ratio : float, default=1.5
+        Smallest ratio between consecutive scales kept.
 
     Returns
     -------
     ndarray
-        Scales, descending (fewer than ``max_clusters`` if there are not
-        enough distinct positive heights; at least one).
+        Scales, descending (at least one).
 
     Examples
     --------
-    >>> sigma_grid(np.array([0.1, 0.1, 0.2, 4.0, 9.0]), 2)
-    array([6. , 0.894...])
+    >>> sigma_grid(np.array([0.1, 0.1, 0.2, 4.0, 9.0]), 3)
+    array([6.        , 0.89442719, 0.14142136])
+    >>> sigma_grid(np.array([1.0, 1.1, 1.2, 1.3, 8.0]), 4)
+    array([3.2249031, 1.2489996])
     """
     h = np.unique(np.asarray(heights, dtype=np.float64))
     h = h[np.isfinite(h) & (h > 0)][::-1]
@@ -55,7 +62,12 @@ def sigma_grid(heights: np.ndarray, max_clusters: int) -> np.ndarray:
     if h.size == 1:
         return h.copy()
     top = h[: max_clusters + 1]
-    return np.sqrt(top[:-1] * top[1:])
+    candidates = np.sqrt(top[:-1] * top[1:])
+    kept = [candidates[0]]
+    for sigma in candidates[1:]:
+        if kept[-1] >= min_ratio * sigma:
+            kept.append(sigma)
+    return np.array(kept)
 
 
 class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
@@ -101,7 +113,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         See :func:`geoforest.cluster.spectral_eigs`; ``"auto"`` is dense up to
         200 kept points and ARPACK (through the ``O(n)`` operator) above.
     eigen_tol : float, default=1e-7
-        Tolerance of the iterative eigensolver while scanning the scales.
+        Tolerance of the iterative eigensolvers (the scan and the final
+        embedding); ``0`` means machine precision.
     mst_method : {"auto", "kdtree", "boruvka", "brute"}, default="auto"
         EMST engine (:func:`geoforest.llpd.euclidean_mst`).
     random_state : int, RandomState instance or None, default=None
@@ -243,6 +256,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
                 n_init=self.n_init,
                 solver=self._solver(n_kept),
                 random_state=int(seeds[best_s]),
+                tol=float(self.eigen_tol),
             )
             labels[kept] = result.labels
             eigenvalues = table[best_s, :n_eigs]
@@ -263,8 +277,10 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             return np.ones(n, dtype=bool), float("inf")
         if self.k_nse > n - 1:
             raise ValueError(f"k_nse={self.k_nse} must be at most n_samples - 1 = {n - 1}")
-        return LLPD(mst_method=self.mst_method).fit(X).denoise(
-            self.k_nse, self.threshold, return_threshold=True
+        return (
+            LLPD(mst_method=self.mst_method)
+            .fit(X)
+            .denoise(self.k_nse, self.threshold, return_threshold=True)
         )
 
     def _sigmas(self, llpd: LLPD) -> np.ndarray:

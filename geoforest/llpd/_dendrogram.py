@@ -299,17 +299,21 @@ def cophenetic_matrix(n, left, right, heights, start, node_size, order):
 
 
 @njit(nogil=True, cache=True)
-def llpd_kneighbors(X, k, parent, node_height, start, node_size, order, queries):
+def llpd_kneighbors(X, k, parent, node_height, start, node_size, order, queries, euclidean):
     """The ``k`` LLPD neighbours of each query point (a training index).
 
-    Neighbours are sorted by LLPD, then Euclidean distance, then index; the
-    point itself is excluded.  Walking up from the leaf, each run of ancestors
-    at one height adds the leaves of its new part, all at that LLPD.
+    Walking up from the leaf, each run of ancestors at one height adds the
+    leaves of its new part, all at that LLPD.  Within one LLPD, neighbours are
+    ranked by Euclidean distance then index (``euclidean``; every tied point is
+    scanned, ``O(t d)`` for ``t`` tied points), or by depth-first position in
+    the dendrogram (``O(k)``).  The point itself is excluded.
     """
     d = X.shape[1]
     n_q = queries.shape[0]
     dist = np.empty((n_q, k))
     ind = np.empty((n_q, k), np.int64)
+    sel_d2 = np.empty(k)
+    sel_i = np.empty(k, np.int64)
     for qi in range(n_q):
         i = queries[qi]
         count = 0
@@ -321,26 +325,45 @@ def llpd_kneighbors(X, k, parent, node_height, start, node_size, order, queries)
                 top = parent[top]
             s0, s1 = start[top], start[top] + node_size[top]
             b0, b1 = start[below], start[below] + node_size[below]
-            n_new = (s1 - s0) - (b1 - b0)
-            cand = np.empty(n_new, np.int64)
-            c = 0
+            need = min(k - count, (s1 - s0) - (b1 - b0))
+            if not euclidean:
+                p = s0
+                for _ in range(need):
+                    if p == b0:
+                        p = b1
+                    dist[qi, count] = h
+                    ind[qi, count] = order[p]
+                    count += 1
+                    p += 1
+                below = top
+                continue
+            # Keep the `need` smallest (squared distance, index) pairs, sorted, by insertion.
+            m = 0
             for p in range(s0, s1):
-                if p < b0 or p >= b1:
-                    cand[c] = order[p]
-                    c += 1
-            cand = np.sort(cand)
-            d2 = np.empty(n_new)
-            for c in range(n_new):
+                if b0 <= p < b1:
+                    continue
+                j = order[p]
                 acc = 0.0
                 for t in range(d):
-                    diff = X[i, t] - X[cand[c], t]
+                    diff = X[i, t] - X[j, t]
                     acc += diff * diff
-                d2[c] = acc
-            rank = np.argsort(d2, kind="mergesort")  # stable: ties stay in index order
-            take = min(n_new, k - count)
-            for c in range(take):
+                if m == need and (acc > sel_d2[m - 1] or acc == sel_d2[m - 1] and j > sel_i[m - 1]):
+                    continue
+                pos = m if m < need else need - 1
+                while pos > 0 and (
+                    acc < sel_d2[pos - 1] or acc == sel_d2[pos - 1] and j < sel_i[pos - 1]
+                ):
+                    if pos < need:
+                        sel_d2[pos] = sel_d2[pos - 1]
+                        sel_i[pos] = sel_i[pos - 1]
+                    pos -= 1
+                sel_d2[pos] = acc
+                sel_i[pos] = j
+                if m < need:
+                    m += 1
+            for c in range(need):
                 dist[qi, count] = h
-                ind[qi, count] = cand[rank[c]]
+                ind[qi, count] = sel_i[c]
                 count += 1
             below = top
     return dist, ind

@@ -201,17 +201,10 @@ class LLPD(BaseEstimator):
     >>> llpd.pairwise()[0]
     array([0., 1., 1., 8., 8.])
     >>> llpd.knn_distance(2)
-    array([1. , 1. , 1. , 8. , 8. ])
-    >>> llpd.kneighbors(2)
-    (array([[1., 1.],
-           [1., 1.],
-           [1., 1.],
-           [0.5, 8. ],
-           [0.5, 8. ]]), array([[1, 2],
-           [0, 2],
-           [1, 0],
-           [4, 2],
-           [3, 2]]))
+    array([1., 1., 1., 8., 8.])
+    >>> distances, indices = llpd.kneighbors(2)
+    >>> distances[3], indices[3]  # its twin at 0.5, then point 2 (the nearest of 0, 1, 2)
+    (array([0.5, 8. ]), array([4, 2]))
     """
 
     _parameter_constraints: dict = {
@@ -277,7 +270,9 @@ class LLPD(BaseEstimator):
         k = _check_k(k, t.n_samples, "k")
         return kth_neighbor_heights(t.n_samples, t.left, t.right, t.node_size, t.heights, k)
 
-    def kneighbors(self, n_neighbors: int = 10, return_distance: bool = True):
+    def kneighbors(
+        self, n_neighbors: int = 10, return_distance: bool = True, *, tie_break="euclidean"
+    ):
         """The ``n_neighbors`` nearest training points of every training point in LLPD.
 
         Parameters
@@ -285,6 +280,11 @@ class LLPD(BaseEstimator):
         n_neighbors : int, default=10
             In ``[1, n_samples - 1]``.
         return_distance : bool, default=True
+        tie_break : {"euclidean", "tree"}, default="euclidean"
+            Order among points at the same LLPD: ``"euclidean"`` by Euclidean
+            distance, then index; ``"tree"`` by depth-first position in the
+            dendrogram (``dendrogram_.order``; the child with the smaller node
+            id first), which needs no scan of the tied points.
 
         Returns
         -------
@@ -292,17 +292,22 @@ class LLPD(BaseEstimator):
             LLPD to each neighbour, non-decreasing along a row (only with
             ``return_distance``).
         indices : ndarray of shape (n_samples, n_neighbors)
-            Neighbours ranked by LLPD, then Euclidean distance, then index; a
-            point is not its own neighbour.
+            Neighbours ranked by LLPD, then by ``tie_break``; a point is not
+            its own neighbour.
 
         Notes
         -----
-        Cost ``O(n (k + t) d)`` where ``t`` is the number of points tied at
-        the LLPD of the ``k``-th neighbour (all of them are ranked by Euclidean
-        distance): a point whose cluster is small and joins a large one at a
-        single height ranks the whole large cluster.
+        With ``tie_break="tree"`` the cost is ``O(n k)``.  With
+        ``"euclidean"`` it is ``O(n (k + t) d)``, ``t`` the number of points
+        tied at the LLPD of the ``k``-th neighbour, all of which are ranked: a
+        point whose subtree is small and joins a large one at one height (an
+        outlier joining a cluster) scans the whole cluster, so on data with
+        background noise the cost grows like ``n^2`` (measured:
+        docs/benchmarks.md).
         """
         check_is_fitted(self, "dendrogram_")
+        if tie_break not in ("euclidean", "tree"):
+            raise ValueError(f"tie_break must be 'euclidean' or 'tree', got {tie_break!r}")
         t = self.dendrogram_
         k = _check_k(n_neighbors, t.n_samples, "n_neighbors")
         dist, ind = llpd_kneighbors(
@@ -314,6 +319,7 @@ class LLPD(BaseEstimator):
             t.node_size,
             t.order,
             np.arange(t.n_samples),
+            tie_break == "euclidean",
         )
         return (dist, ind) if return_distance else ind
 
