@@ -99,7 +99,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     max_clusters : int, default=10
         Largest number of clusters considered when estimating.
     k_nse : int, default=10
-        Neighbour rank of the denoising rule.
+        Neighbour rank of the denoising rule (at most ``n_samples - 1`` is used).
     threshold : "auto", float or None, default="auto"
         Denoising threshold ``theta``: ``"auto"`` from the largest jump of the
         sorted ``k_nse``-th neighbour LLPDs
@@ -275,12 +275,10 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         n = X.shape[0]
         if self.threshold is None:
             return np.ones(n, dtype=bool), float("inf")
-        if self.k_nse > n - 1:
-            raise ValueError(f"k_nse={self.k_nse} must be at most n_samples - 1 = {n - 1}")
         return (
             LLPD(mst_method=self.mst_method)
             .fit(X)
-            .denoise(self.k_nse, self.threshold, return_threshold=True)
+            .denoise(min(self.k_nse, n - 1), self.threshold, return_threshold=True)
         )
 
     def _sigmas(self, llpd: LLPD) -> np.ndarray:
