@@ -1,8 +1,9 @@
 """LLPD spectral clustering on LDLN data across noise levels (Little, Maggioni & Murphy).
 
 Data: :func:`geoforest.datasets.make_ldln` — ``K = 4`` clusters on segments,
-squares, circles and spheres (intrinsic dimension 1-2) in ``R^10`` with
-uniform background noise, at several noise fractions, over several seeds.
+squares, circles and spheres (intrinsic dimension 1-2) in ``R^5`` and
+``R^10`` with uniform background noise, at several noise fractions, over
+several seeds.
 Every method estimates the number of clusters itself.
 
 ``LLPD spectral``
@@ -27,7 +28,8 @@ did not call noise), ``kept_cluster`` (fraction of true cluster points kept),
 Figures: ``llpd_balls.png`` (a Euclidean ball and an LLPD ball of the same
 radius on 2-D data), ``llpd_eigenvalues.png`` (Laplacian eigenvalues over
 the scale grid, the chosen scale and its gap), ``llpd_noise.png`` (accuracy
-and ``K`` against the noise fraction).
+and mean ``K_hat`` against the noise fraction, one column per ambient
+dimension).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .. import datasets, metrics
-from ._runner import ExperimentConfig, ExperimentResult, Timer, progress, select, write_csv
+from ._runner import ExperimentConfig, ExperimentResult, Timer, grid, progress, select, write_csv
 
 METHODS = ("LLPD spectral", "Euclidean spectral", "HDBSCAN", "DBSCAN")
 N_CLUSTERS = 4
@@ -55,8 +57,13 @@ SLIDES_CLAIMS = {
 def settings(quick: bool) -> dict[str, Any]:
     """Sizes, noise fractions and seeds of the full and the quick run."""
     if quick:
-        return {"n_samples": 800, "noise": (0.2, 0.5), "seeds": 2, "ambient_dim": 10}
-    return {"n_samples": 2000, "noise": (0.1, 0.2, 0.35, 0.5, 0.65), "seeds": 10, "ambient_dim": 10}
+        return {"n_samples": 800, "noise": (0.2, 0.5), "seeds": 2, "ambient_dims": (10,)}
+    return {
+        "n_samples": 2000,
+        "noise": (0.1, 0.2, 0.35, 0.5, 0.65, 0.8),
+        "seeds": 10,
+        "ambient_dims": (5, 10),
+    }
 
 
 def _labels(method: str, X: np.ndarray, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
@@ -97,34 +104,35 @@ def run(config: ExperimentConfig) -> ExperimentResult:
     """Every method on every noise level and seed; three figures."""
     s = settings(config.quick)
     rows: list[dict[str, Any]] = []
-    bar = progress(len(s["noise"]) * s["seeds"] * len(METHODS), "llpd", config)
-    for noise in s["noise"]:
-        for rep in range(s["seeds"]):
-            seed = config.seed + rep
-            X, y = datasets.make_ldln(
-                s["n_samples"],
-                n_clusters=N_CLUSTERS,
-                ambient_dim=s["ambient_dim"],
-                noise_fraction=noise,
-                random_state=seed,
+    total = len(s["ambient_dims"]) * len(s["noise"]) * s["seeds"] * len(METHODS)
+    bar = progress(total, "llpd", config)
+    for dim, noise, rep in grid(s["ambient_dims"], s["noise"], range(s["seeds"])):
+        seed = config.seed + rep
+        X, y = datasets.make_ldln(
+            s["n_samples"],
+            n_clusters=N_CLUSTERS,
+            ambient_dim=dim,
+            noise_fraction=noise,
+            random_state=seed,
+        )
+        for method in METHODS:
+            bar.set_postfix_str(f"D {dim} noise {noise} #{rep} {method}")
+            with Timer() as timer:
+                labels, info = _labels(method, X, seed)
+            rows.append(
+                {
+                    "ambient_dim": dim,
+                    "noise_fraction": noise,
+                    "seed": seed,
+                    "method": method,
+                    **score(y, labels),
+                    "sigma": info.get("sigma", ""),
+                    "threshold": info.get("threshold", ""),
+                    "seconds": timer.seconds,
+                    "n_samples": s["n_samples"],
+                }
             )
-            for method in METHODS:
-                bar.set_postfix_str(f"noise {noise} #{rep} {method}")
-                with Timer() as timer:
-                    labels, info = _labels(method, X, seed)
-                rows.append(
-                    {
-                        "noise_fraction": noise,
-                        "seed": seed,
-                        "method": method,
-                        **score(y, labels),
-                        "sigma": info.get("sigma", ""),
-                        "threshold": info.get("threshold", ""),
-                        "seconds": timer.seconds,
-                        "n_samples": s["n_samples"],
-                    }
-                )
-                bar.update()
+            bar.update()
     bar.close()
     files = [write_csv(rows, config.out / "llpd.csv")]
     summary = _summary(rows, s)
@@ -138,37 +146,37 @@ def run(config: ExperimentConfig) -> ExperimentResult:
 
 def _summary(rows: list[dict[str, Any]], s: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
-    for noise in s["noise"]:
-        for method in METHODS:
-            sel = select(rows, noise_fraction=noise, method=method)
-            k = np.array([r["k_hat"] for r in sel])
-            out.append(
-                {
-                    "noise_fraction": noise,
-                    "method": method,
-                    "k_correct": float(np.mean(k == N_CLUSTERS)),
-                    "k_hat_mean": float(k.mean()),
-                    "accuracy_kept_mean": float(np.mean([r["accuracy_kept"] for r in sel])),
-                    "accuracy_kept_min": float(np.min([r["accuracy_kept"] for r in sel])),
-                    "kept_cluster_mean": float(np.mean([r["kept_cluster"] for r in sel])),
-                    "noise_removed_mean": float(np.mean([r["noise_removed"] for r in sel])),
-                    "seconds_mean": float(np.mean([r["seconds"] for r in sel])),
-                    "n_seeds": len(sel),
-                }
-            )
+    for dim, noise, method in grid(s["ambient_dims"], s["noise"], METHODS):
+        sel = select(rows, ambient_dim=dim, noise_fraction=noise, method=method)
+        k = np.array([r["k_hat"] for r in sel])
+        out.append(
+            {
+                "ambient_dim": dim,
+                "noise_fraction": noise,
+                "method": method,
+                "k_correct": float(np.mean(k == N_CLUSTERS)),
+                "k_hat_mean": float(k.mean()),
+                "accuracy_kept_mean": float(np.mean([r["accuracy_kept"] for r in sel])),
+                "accuracy_kept_min": float(np.min([r["accuracy_kept"] for r in sel])),
+                "kept_cluster_mean": float(np.mean([r["kept_cluster"] for r in sel])),
+                "noise_removed_mean": float(np.mean([r["noise_removed"] for r in sel])),
+                "seconds_mean": float(np.mean([r["seconds"] for r in sel])),
+                "n_seeds": len(sel),
+            }
+        )
     return out
 
 
 def _table(summary: list[dict[str, Any]]) -> str:
     head = (
-        f"{'noise':>5} {'method':<19} {'K=4':>5} {'mean K':>6} {'acc kept':>8} "
+        f"{'D':>3} {'noise':>5} {'method':<19} {'K=4':>5} {'mean K':>6} {'acc kept':>8} "
         f"{'min acc':>7} {'kept':>6} {'noise rm':>8} {'s':>6}"
     )
     lines = [f"LDLN, K = {N_CLUSTERS}, fraction of runs with K_hat = 4 and scores", head]
     for r in summary:
         lines.append(
-            f"{r['noise_fraction']:>5.2f} {r['method']:<19} {r['k_correct']:>5.2f} "
-            f"{r['k_hat_mean']:>6.2f} {r['accuracy_kept_mean']:>8.4f} "
+            f"{r['ambient_dim']:>3} {r['noise_fraction']:>5.2f} {r['method']:<19} "
+            f"{r['k_correct']:>5.2f} {r['k_hat_mean']:>6.2f} {r['accuracy_kept_mean']:>8.4f} "
             f"{r['accuracy_kept_min']:>7.4f} {r['kept_cluster_mean']:>6.3f} "
             f"{r['noise_removed_mean']:>8.3f} {r['seconds_mean']:>6.2f}"
         )
@@ -181,36 +189,33 @@ def _figures(rows, summary, s, config: ExperimentConfig) -> list:
     from ..plotting import _pyplot, plot_panels
 
     plt = _pyplot()
-    files = [_balls_figure(plt, config), _eigen_figure(plt, s, config)]
-    panels: dict[str, list] = {"accuracy on kept cluster points": [], "K_hat (true K = 4)": []}
-    for method in METHODS:
-        sel = [r for r in summary if r["method"] == method]
-        x = [r["noise_fraction"] for r in sel]
-        panels["accuracy on kept cluster points"].append(
-            {"x": x, "y": [r["accuracy_kept_mean"] for r in sel], "label": method, "marker": "o"}
-        )
-        panels["K_hat (true K = 4)"].append(
-            {"x": x, "y": [r["k_hat_mean"] for r in sel], "label": method, "marker": "o"}
-        )
+    files = [_balls_figure(plt, config), _eigen_figure(plt, config)]
+    acc: dict[str, list] = {}
+    khat: dict[str, list] = {}
+    for dim in s["ambient_dims"]:
+        for method in METHODS:
+            sel = [r for r in summary if r["method"] == method and r["ambient_dim"] == dim]
+            x = [r["noise_fraction"] for r in sel]
+            acc.setdefault(f"accuracy on kept cluster points, D = {dim}", []).append(
+                {
+                    "x": x,
+                    "y": [r["accuracy_kept_mean"] for r in sel],
+                    "label": method,
+                    "marker": "o",
+                }
+            )
+            khat.setdefault(f"mean K_hat (true 4), D = {dim}", []).append(
+                {"x": x, "y": [r["k_hat_mean"] for r in sel], "label": method, "marker": "o"}
+            )
     files.append(
         plot_panels(
-            {"accuracy on kept cluster points": panels["accuracy on kept cluster points"]},
+            {**acc, **khat},
             config.out / "llpd_noise.png",
             xlabel="background noise fraction",
-            ylabel="accuracy",
-            ncols=1,
-            ylim=(0.0, 1.02),
-            suptitle=f"LDLN (K = 4, D = {s['ambient_dim']}, n = {s['n_samples']})",
-        )
-    )
-    files.append(
-        plot_panels(
-            {"estimated number of clusters": panels["K_hat (true K = 4)"]},
-            config.out / "llpd_khat.png",
-            xlabel="background noise fraction",
-            ylabel="mean K_hat (true 4)",
-            ncols=1,
+            ylabel="",
+            ncols=len(s["ambient_dims"]),
             ylim=None,
+            suptitle=f"LDLN, K = 4, n = {s['n_samples']}",
         )
     )
     return files
@@ -245,15 +250,14 @@ def _balls_figure(plt, config: ExperimentConfig):
     return path_out
 
 
-def _eigen_figure(plt, s, config: ExperimentConfig):
+def _eigen_figure(plt, config: ExperimentConfig):
     """Normalised Laplacian eigenvalues ``1 - lambda(M)`` at every scale of the grid."""
     from ..cluster import spectral_eigs
     from ..llpd import LLPDSpectralClustering
 
     X, _ = datasets.make_ldln(
-        s["n_samples"], n_clusters=N_CLUSTERS, ambient_dim=s["ambient_dim"],
-        noise_fraction=0.2, random_state=config.seed,
-    )  # fmt: skip
+        2000, n_clusters=N_CLUSTERS, ambient_dim=10, noise_fraction=0.2, random_state=config.seed
+    )
     model = LLPDSpectralClustering(random_state=config.seed).fit(X)
     fig, ax = plt.subplots(figsize=(6, 4.2), layout="constrained")
     for sigma in model.sigmas_:
@@ -270,7 +274,7 @@ def _eigen_figure(plt, s, config: ExperimentConfig):
     ax.axvspan(k + 0.1, k + 0.9, color="tab:red", alpha=0.1, label=f"largest gap: K = {k}")
     ax.set_xlabel("index k")
     ax.set_ylabel("eigenvalue of I - D^-1/2 W D^-1/2")
-    ax.set_title("LLPD Laplacian spectrum over the scale grid (LDLN, 20 % noise)")
+    ax.set_title("LLPD Laplacian spectrum over the scale grid (LDLN, D = 10, 20 % noise)")
     ax.legend(frameon=False)
     path = config.out / "llpd_eigenvalues.png"
     fig.savefig(path, dpi=110)
