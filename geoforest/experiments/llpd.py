@@ -82,7 +82,7 @@ def _labels(method: str, X: np.ndarray, seed: int) -> tuple[np.ndarray, dict[str
         model.fit(self_tuning_affinity(X))
         return model.labels_, {}
     if method == "HDBSCAN":
-        return HDBSCAN(min_cluster_size=25).fit_predict(X), {}
+        return HDBSCAN(min_cluster_size=25, copy=True).fit_predict(X), {}
     dist, _ = NearestNeighbors(n_neighbors=11).fit(X).kneighbors(X)
     eps = auto_noise_threshold(dist[:, 10])
     return DBSCAN(eps=eps, min_samples=10).fit_predict(X), {"threshold": eps}
@@ -196,7 +196,7 @@ def _figures(rows, summary, s, config: ExperimentConfig) -> list:
         for method in METHODS:
             sel = [r for r in summary if r["method"] == method and r["ambient_dim"] == dim]
             x = [r["noise_fraction"] for r in sel]
-            acc.setdefault(f"accuracy on kept cluster points, D = {dim}", []).append(
+            acc.setdefault(f"accuracy (kept points), D = {dim}", []).append(
                 {
                     "x": x,
                     "y": [r["accuracy_kept_mean"] for r in sel],
@@ -222,26 +222,33 @@ def _figures(rows, summary, s, config: ExperimentConfig) -> list:
 
 
 def _balls_figure(plt, config: ExperimentConfig):
-    """A Euclidean ball and an LLPD ball of one radius around one point (2-D data)."""
+    """Euclidean and LLPD balls of one radius around one point (2-D data).
+
+    The LLPD is computed on the points kept by denoising (background points
+    removed, drawn as grey crosses): with the noise kept, in two dimensions
+    the background bridges every cluster at a small LLPD.
+    """
     from ..llpd import LLPD
 
     X, y = datasets.make_ldln(
-        1500, n_clusters=3, ambient_dim=2, intrinsic_dim=1, noise_fraction=0.15,
-        separation=0.3, random_state=config.seed,
+        1500, n_clusters=3, ambient_dim=2, intrinsic_dim=1, noise_fraction=0.1,
+        separation=0.5, random_state=config.seed,
     )  # fmt: skip
-    llpd = LLPD().fit(X)
-    centre = int(np.flatnonzero(y == 0)[0])
-    radius = 0.35
-    euclid = np.linalg.norm(X - X[centre], axis=1) <= radius
-    path = llpd.pairwise()[centre] <= radius
+    kept = LLPD().fit(X).denoise(10)
+    Xk, yk = X[kept], y[kept]
+    centre = int(np.flatnonzero(yk == 0)[0])
+    radius = 0.3
+    euclid = np.linalg.norm(Xk - Xk[centre], axis=1) <= radius
+    path = LLPD().fit(Xk).pairwise()[centre] <= radius
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.4), layout="constrained")
     for ax, inside, title in (
         (axes[0], euclid, f"Euclidean ball, r = {radius}"),
-        (axes[1], path, f"LLPD ball, r = {radius}"),
+        (axes[1], path, f"LLPD ball (denoised data), r = {radius}"),
     ):
-        ax.scatter(X[:, 0], X[:, 1], s=4, c="lightgrey")
-        ax.scatter(X[inside, 0], X[inside, 1], s=6, c="tab:red")
-        ax.scatter(*X[centre], s=80, marker="*", c="black")
+        ax.scatter(X[~kept, 0], X[~kept, 1], s=8, c="lightgrey", marker="x")
+        ax.scatter(Xk[:, 0], Xk[:, 1], s=4, c="grey")
+        ax.scatter(Xk[inside, 0], Xk[inside, 1], s=6, c="tab:red")
+        ax.scatter(*Xk[centre], s=80, marker="*", c="black")
         ax.set_title(title)
         ax.set_aspect("equal")
     path_out = config.out / "llpd_balls.png"
