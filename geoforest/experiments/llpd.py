@@ -281,7 +281,7 @@ def _eigen_figure(plt, config: ExperimentConfig):
     ax.axvspan(k + 0.1, k + 0.9, color="tab:red", alpha=0.1, label=f"largest gap: K = {k}")
     ax.set_xlabel("index k")
     ax.set_ylabel("eigenvalue of I - D^-1/2 W D^-1/2")
-    ax.set_title("LLPD Laplacian spectrum over the scale grid (LDLN, D = 10, 20 % noise)")
+    ax.set_title("LLPD Laplacian spectra over the scale grid (D = 10, 20 % noise)")
     ax.legend(frameon=False)
     path = config.out / "llpd_eigenvalues.png"
     fig.savefig(path, dpi=110)
