@@ -139,7 +139,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     sigmas_ : ndarray
         The scales scanned.
     eigengaps_ : ndarray of shape (len(sigmas_), max_clusters)
-        ``eigengaps_[s, K - 1] = lambda_K - lambda_(K+1)`` at ``sigmas_[s]``.
+        ``eigengaps_[s, K - 1] = lambda_K - lambda_(K+1)`` at ``sigmas_[s]``
+        (``n_clusters`` columns when ``n_clusters`` is given).
     llpd_ : LLPD
         LLPD fitted on the kept points.
     n_features_in_ : int

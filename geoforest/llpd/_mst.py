@@ -66,7 +66,6 @@ def _build_kdtree(X, leaf_size):
     start[0] = 0
     end[0] = n
     n_nodes = 1
-    top = 0
     stack[0] = 0
     top = 1
     while top > 0:
