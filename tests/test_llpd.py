@@ -165,6 +165,7 @@ def _scipy_mst_weight(X):
         (800, 10, "boruvka"),
         (600, 20, "auto"),
         (500, 35, "auto"),
+        (400, 35, "boruvka"),
         (500, 50, "boruvka"),
         (300, 8, "brute"),
     ],
@@ -194,7 +195,7 @@ def test_boruvka_with_ties_and_duplicates_matches_kdtree():
 def test_mst_method_by_dimension():
     assert _resolve_method("auto", 2) == "kdtree"
     assert _resolve_method("auto", 20) == "kdtree"
-    assert _resolve_method("auto", 21) == "boruvka"
+    assert _resolve_method("auto", 21) == "brute"
     assert _resolve_method("auto", 1) == "boruvka"  # quitefastmst's trees need d >= 2
     with pytest.raises(ValueError, match="2 <= d <= 20"):
         _resolve_method("kdtree", 30)

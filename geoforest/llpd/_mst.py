@@ -12,12 +12,18 @@ Two exact engines, chosen by dimension (``method="auto"``):
     all belong to the query's component is skipped, and the search radius is
     the component's best edge so far).  Any dimension; exact.
 ``"brute"``
-    quitefastmst's parallel Jarník-Prim with distances computed on the fly:
-    ``O(n^2 d)`` time, ``O(n)`` memory, exact in any dimension.
+    quitefastmst's Jarník-Prim with distances computed on the fly, run on one
+    OpenMP thread (its per-vertex synchronisation made two threads 200x slower
+    on a shared machine): ``O(n^2 d)`` time, ``O(n)`` memory, exact in any
+    dimension.
 
-``"auto"`` uses ``"kdtree"`` for ``d <= AUTO_KDTREE_MAX_DIM`` and
-``"boruvka"`` above; the threshold is measured (``benchmarks/bench_emst.py``,
-docs/benchmarks.md).  A kNN graph alone is not used: it is usually
+``"auto"`` uses ``"kdtree"`` for ``2 <= d <= AUTO_KDTREE_MAX_DIM``,
+``"brute"`` above and ``"boruvka"`` for ``d = 1``; measured with
+``benchmarks/bench_emst.py`` (docs/benchmarks.md): above d = 20 the
+single-thread Prim beat our Borůvka on every data set tried, uniform and LDLN
+(clusters of dimension 1-2 plus uniform background noise), up to n = 40,000
+(e.g. LDLN, d = 100, n = 40,000: 65 s against 109 s) — uniform background
+noise in many dimensions defeats the tree's pruning.  A kNN graph alone is not used: it is usually
 disconnected and its spanning forest need not be part of the Euclidean MST.
 
 All engines return the same tree up to the choice among equal-weight edges,
@@ -33,7 +39,7 @@ from numba import njit
 
 __all__ = ["AUTO_KDTREE_MAX_DIM", "euclidean_mst"]
 
-#: ``method="auto"`` uses quitefastmst's K-d tree up to this dimension (measured).
+#: ``method="auto"`` uses quitefastmst's K-d tree up to this dimension, Prim above (measured).
 AUTO_KDTREE_MAX_DIM = 20
 #: Points per leaf of our K-d tree.
 LEAF_SIZE = 16
@@ -259,7 +265,9 @@ def _resolve_method(method: str, d: int) -> str:
     if method not in _METHODS:
         raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
     if method == "auto":
-        return "kdtree" if 2 <= d <= AUTO_KDTREE_MAX_DIM else "boruvka"
+        if d == 1:
+            return "boruvka"
+        return "kdtree" if d <= AUTO_KDTREE_MAX_DIM else "brute"
     if method == "kdtree" and not 2 <= d <= AUTO_KDTREE_MAX_DIM:
         raise ValueError(
             f"method='kdtree' (quitefastmst) supports 2 <= d <= {AUTO_KDTREE_MAX_DIM}, "
@@ -277,7 +285,8 @@ def euclidean_mst(X, *, method: EmstMethod = "auto") -> tuple[np.ndarray, np.nda
         Finite points (converted to float64, C order); duplicates allowed.
     method : {"auto", "kdtree", "boruvka", "brute"}, default="auto"
         Engine, see the module docstring.  ``"auto"``: quitefastmst's K-d tree
-        for ``2 <= d <= 20``, our component-pruned Borůvka otherwise.
+        for ``2 <= d <= 20``, its single-thread Prim above, our Borůvka for
+        ``d = 1``.
 
     Returns
     -------
@@ -313,8 +322,18 @@ def euclidean_mst(X, *, method: EmstMethod = "auto") -> tuple[np.ndarray, np.nda
     else:
         import quitefastmst
 
-        algorithm = "brute" if resolved == "brute" else "auto"
-        weights, edges = quitefastmst.mst_euclid(X, algorithm=algorithm)
+        if resolved == "brute":
+            # Jarník-Prim synchronises its OpenMP threads once per added vertex; with a
+            # second thread that has to share a core, that took 45 s instead of 0.2 s
+            # (n = 10^4, d = 5) here.  One thread, restored afterwards.
+            threads = quitefastmst.omp_get_max_threads()
+            quitefastmst.omp_set_num_threads(1)
+            try:
+                weights, edges = quitefastmst.mst_euclid(X, algorithm="brute")
+            finally:
+                quitefastmst.omp_set_num_threads(threads)
+        else:
+            weights, edges = quitefastmst.mst_euclid(X, algorithm="auto")
         weights = np.asarray(weights, dtype=np.float64)
         edges = np.asarray(edges, dtype=np.int64)
     edges = np.sort(edges, axis=1)
