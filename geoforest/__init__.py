@@ -4,9 +4,10 @@ Forests whose shared leaves reveal which points are close on the hidden
 low-dimensional structure of the data, even under heavy noise.
 """
 
-from . import cluster, datasets, embedding, metrics
+from . import cluster, datasets, embedding, llpd, metrics
 from .cluster import ForestSpectralClustering, KernelSpectralClustering
 from .forest import RandomProjectionForest, UnsupervisedForest, merge_forests
+from .llpd import LLPD, LLPDSpectralClustering
 from .proximity import ProximityCounts
 
 __version__ = "0.1.0.dev0"
@@ -14,12 +15,15 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "ForestSpectralClustering",
     "KernelSpectralClustering",
+    "LLPD",
+    "LLPDSpectralClustering",
     "ProximityCounts",
     "RandomProjectionForest",
     "UnsupervisedForest",
     "cluster",
     "datasets",
     "embedding",
+    "llpd",
     "merge_forests",
     "metrics",
     "__version__",

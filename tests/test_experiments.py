@@ -187,3 +187,25 @@ def test_rpf_kernel_quick(tmp_path):
     }
     assert ratio["rpf-kernel"] > 2 * ratio["Gaussian"]
     assert sim["rpf-kernel", "setosa", "virginica"] < 0.01
+
+
+def test_llpd_quick(tmp_path):
+    result = _run("llpd", tmp_path)
+    rows = _read(tmp_path / "llpd.csv")
+    assert {"noise_fraction", "seed", "method", "k_hat", "accuracy_kept", "kept_cluster",
+            "noise_removed"} <= set(rows[0])  # fmt: skip
+    assert {r["method"] for r in rows} == {
+        "LLPD spectral", "Euclidean spectral", "HDBSCAN", "DBSCAN"
+    }  # fmt: skip
+    for name in ("llpd_balls.png", "llpd_eigenvalues.png", "llpd_noise.png"):
+        assert (tmp_path / name).stat().st_size > 10_000
+    # The slides' claim at quick size: K found and perfect accuracy on the kept points,
+    # noise removed, at 20 % and 50 % background noise.
+    ours = [r for r in rows if r["method"] == "LLPD spectral"]
+    assert len(ours) == 4
+    assert all(r["k_hat"] == "4" and float(r["accuracy_kept"]) == 1.0 for r in ours)
+    assert min(float(r["noise_removed"]) for r in ours) > 0.9
+    # Euclidean spectral clustering with the same eigengap rule does not find K = 4.
+    euclid = [r for r in rows if r["method"] == "Euclidean spectral"]
+    assert all(r["k_hat"] != "4" for r in euclid)
+    assert "LLPD spectral" in result.summary

@@ -3,8 +3,10 @@
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from geoforest import (
+    LLPD,
     ForestSpectralClustering,
     KernelSpectralClustering,
+    LLPDSpectralClustering,
     RandomProjectionForest,
     UnsupervisedForest,
 )
@@ -14,6 +16,8 @@ EXPECTED_FAILED_CHECKS: dict = {
     "UnsupervisedForest": {},
     "RandomProjectionForest": {},
     "ForestSpectralClustering": {},
+    "LLPD": {},
+    "LLPDSpectralClustering": {},
     # It takes a precomputed affinity; these checks feed it (n, 2) feature matrices.
     "KernelSpectralClustering": {
         "check_clustering": "expects features; the estimator takes an affinity matrix",
@@ -34,6 +38,8 @@ EXPECTED_FAILED_CHECKS: dict = {
             scale=1.0,
             random_state=0,
         ),
+        LLPD(),
+        LLPDSpectralClustering(random_state=0),
     ],
     expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[type(est).__name__],
 )

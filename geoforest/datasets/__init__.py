@@ -1,7 +1,8 @@
-"""Data sets: simulations for geodesic learning (URerF paper, Appendix B) and a connectome."""
+"""Data sets: URerF simulations (Appendix B), LDLN clusters with noise, real data."""
 
 from ._benchmarks import CLUSTERING_BENCHMARKS, load_clustering_benchmark
 from ._drosophila import load_drosophila
+from ._ldln import LDLN_SHAPES, make_ldln
 from ._simulations import (
     add_noise_dims,
     helix_arc_length,
@@ -14,12 +15,14 @@ from ._simulations import (
 
 __all__ = [
     "CLUSTERING_BENCHMARKS",
+    "LDLN_SHAPES",
     "add_noise_dims",
     "helix_arc_length",
     "load_clustering_benchmark",
     "load_drosophila",
     "make_gaussian_mixture",
     "make_helix",
+    "make_ldln",
     "make_linear",
     "make_sphere",
     "minmax_rescale",

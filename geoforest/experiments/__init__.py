@@ -43,6 +43,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "rpf_cluster",
         "rpfCluster vs k-means and spectral clustering on real data (rpfCluster paper)",
     ),
+    "llpd": (
+        "llpd",
+        "LLPD spectral clustering vs Euclidean spectral, HDBSCAN, DBSCAN on LDLN data by noise",
+    ),
 }
 
 

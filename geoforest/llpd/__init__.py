@@ -1,0 +1,28 @@
+"""Longest-leg path distance (LLPD): exact Euclidean MST, single-linkage dendrogram, LLPD.
+
+* :func:`euclidean_mst` — exact EMST (quitefastmst K-d tree in low dimension,
+  component-pruned Borůvka above);
+* :class:`Dendrogram`, :func:`single_linkage` — the union-find dendrogram as flat
+  arrays, with ``to_scipy_linkage()``;
+* :class:`LLPD` — neighbours, k-th neighbour distances, denoising and the
+  ``exp(-rho^2 / sigma^2)`` kernel as a ``LinearOperator``;
+* :class:`LLPDSpectralClustering` — denoising, eigengap over a scale grid, NJW
+  through the library's one spectral module (:mod:`geoforest.cluster`).
+"""
+
+from ._clustering import LLPDSpectralClustering, sigma_grid
+from ._dendrogram import DENDROGRAM_DTYPE, Dendrogram, single_linkage
+from ._llpd import LLPD, auto_noise_threshold
+from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
+
+__all__ = [
+    "AUTO_KDTREE_MAX_DIM",
+    "DENDROGRAM_DTYPE",
+    "LLPD",
+    "LLPDSpectralClustering",
+    "Dendrogram",
+    "auto_noise_threshold",
+    "euclidean_mst",
+    "sigma_grid",
+    "single_linkage",
+]

@@ -1,0 +1,436 @@
+"""The longest-leg path distance as an estimator: neighbours, denoising, kernel operator."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from numba import njit
+from scipy.sparse.linalg import LinearOperator
+from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._dendrogram import (
+    Dendrogram,
+    affinity_matmat,
+    cophenetic_matrix,
+    kth_neighbor_heights,
+    llpd_kneighbors,
+    single_linkage,
+)
+from ._mst import euclidean_mst
+
+__all__ = ["LLPD", "auto_noise_threshold"]
+
+#: ``pairwise()`` refuses more points than this (an n x n float64 matrix).
+PAIRWISE_MAX_N = 30_000
+#: The automatic denoising threshold needs a jump of at least this factor...
+AUTO_THRESHOLD_MIN_RATIO = 2.0
+#: ... over a window of this fraction of the sorted values.
+AUTO_THRESHOLD_WINDOW = 0.005
+
+
+def auto_noise_threshold(
+    values: np.ndarray,
+    *,
+    min_ratio: float = AUTO_THRESHOLD_MIN_RATIO,
+    window: float = AUTO_THRESHOLD_WINDOW,
+) -> float:
+    """Denoising threshold at the widest jump of the sorted k-th neighbour distances.
+
+    Background noise in ``D`` dimensions is much sparser than clusters of
+    intrinsic dimension ``d << D``, so its k-th neighbour LLPD is larger by a
+    factor, while within the clusters the values form a continuum.  With the
+    values sorted, ``v_1 <= ... <= v_n``, and ``m = max(1, round(window * n))``:
+
+    1. the window of ``m`` steps with the largest ratio ``v_(j+m) / v_j`` is
+       the valley between the two populations (a window rather than a single
+       step, because at large ``n`` a few noise points close to a cluster fill
+       the valley in with small steps);
+    2. if that ratio is below ``min_ratio`` there is no noise level: every
+       point is kept (the threshold is ``v_n``);
+    3. otherwise the threshold is the geometric mean of the two values around
+       the largest single step inside the window.
+
+    Zeros (duplicate points) are raised to the smallest positive value;
+    infinite values (points the m-scale approximation leaves unconnected) are
+    always above the threshold.  The rule and its constants were measured on
+    :func:`~geoforest.datasets.make_ldln` data (n from 2,000 to 10^6, D = 5
+    and 10, noise fractions 0 to 0.8, intrinsic dimension 1, 2, mixed):
+    docs/results/llpd.md.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        Non-negative distances.
+    min_ratio : float, default=2.0
+        Smallest jump (over the window) taken as the edge between clusters and noise.
+    window : float, default=0.005
+        Width of the window as a fraction of the points.
+
+    Returns
+    -------
+    float
+        The threshold ``theta``: points with ``values > theta`` are noise.
+
+    Examples
+    --------
+    >>> round(auto_noise_threshold(np.array([0.1, 0.11, 0.12, 0.1, 0.13, 2.0, 2.5])), 4)
+    0.5099
+    >>> auto_noise_threshold(np.array([1.0, 1.1, 1.2, 1.3]))
+    1.3
+    """
+    v = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))
+    v = v[np.isfinite(v)]
+    if v.size < 2:
+        return float(v[-1]) if v.size else 0.0
+    positive = v[v > 0]
+    logs = np.log(np.maximum(v, positive[0] if positive.size else 1.0))
+    m = min(max(1, int(round(window * v.size))), v.size - 1)
+    spans = logs[m:] - logs[:-m]
+    j = int(np.argmax(spans))
+    if spans[j] < np.log(min_ratio):
+        return float(v[-1])
+    t = j + int(np.argmax(np.diff(logs[j : j + m + 1])))
+    return float(np.exp(0.5 * (logs[t] + logs[t + 1])))
+
+
+@njit(nogil=True, cache=True)
+def _kruskal(n, weights, edges):
+    """Minimum spanning forest of a graph whose edges are sorted by weight."""
+    uf = np.arange(n)
+    keep = np.zeros(weights.shape[0], np.bool_)
+    for e in range(weights.shape[0]):
+        ra = edges[e, 0]
+        while uf[ra] != ra:
+            uf[ra] = uf[uf[ra]]
+            ra = uf[ra]
+        rb = edges[e, 1]
+        while uf[rb] != rb:
+            uf[rb] = uf[uf[rb]]
+            rb = uf[rb]
+        if ra != rb:
+            uf[ra] = rb
+            keep[e] = True
+    roots = np.empty(n, np.int64)
+    for i in range(n):
+        r = i
+        while uf[r] != r:
+            r = uf[r]
+        roots[i] = r
+    return keep, roots
+
+
+def _mscale_tree(X: np.ndarray, n_neighbors: int, n_scales: int):
+    """The m-scale approximation: a kNN graph's spanning forest, heights rounded up to scales.
+
+    Edges of the symmetrised ``n_neighbors``-NN graph are thresholded at
+    ``n_scales`` geometrically spaced scales between the shortest positive
+    and the longest edge; the approximate LLPD of two points is the first
+    scale at which they are connected (``inf`` if never).
+    """
+    from sklearn.neighbors import NearestNeighbors
+
+    n = X.shape[0]
+    k = min(n_neighbors, n - 1)
+    dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+    rows = np.repeat(np.arange(n), k)
+    pairs = np.stack([rows, ind[:, 1:].ravel()], axis=1)
+    pairs.sort(axis=1)
+    w = dist[:, 1:].ravel()
+    pairs, first = np.unique(pairs, axis=0, return_index=True)
+    w = w[first]
+    positive = w[w > 0]
+    lo = positive.min() if positive.size else 1.0
+    hi = max(w.max(), lo)
+    scales = np.geomspace(lo, hi, n_scales) if hi > lo else np.full(1, hi)
+    w = scales[np.minimum(np.searchsorted(scales, w, side="left"), scales.size - 1)]
+    order = np.lexsort((pairs[:, 1], pairs[:, 0], w))
+    w, pairs = w[order], np.ascontiguousarray(pairs[order])
+    keep, roots = _kruskal(n, w, pairs)
+    w, pairs = w[keep], pairs[keep]
+    comps = np.unique(roots)
+    if comps.size > 1:  # join the components of the graph at infinite height
+        bridges = np.stack([comps[:-1], comps[1:]], axis=1)
+        w = np.concatenate([w, np.full(comps.size - 1, np.inf)])
+        pairs = np.concatenate([pairs, bridges])
+    return w, pairs
+
+
+def _check_k(k, n: int, name: str) -> int:
+    if not isinstance(k, numbers.Integral) or isinstance(k, bool):
+        raise TypeError(f"{name} must be an integer, got {k!r}")
+    if not 1 <= k <= n - 1:
+        raise ValueError(f"{name} must be in [1, n_samples - 1] = [1, {n - 1}], got {k}")
+    return int(k)
+
+
+class LLPD(BaseEstimator):
+    """Longest-leg path distance, exact, from the Euclidean minimum spanning tree.
+
+    The LLPD between two points is the smallest possible longest edge over all
+    paths joining them through the data::
+
+        rho(x, y) = min over paths x = y_1, ..., y_L = y of max_j ||y_(j+1) - y_j||
+
+    It equals the largest edge on the Euclidean MST path between them, i.e.
+    the height at which single linkage first joins them (the cophenetic
+    distance).  ``fit`` builds the exact Euclidean MST and the single-linkage
+    dendrogram once; every query is a pass over the dendrogram.
+
+    Parameters
+    ----------
+    mst_method : {"auto", "kdtree", "boruvka", "brute"}, default="auto"
+        Exact EMST engine, see :func:`geoforest.llpd.euclidean_mst`.
+    mscale : int or None, default=None
+        ``None``: exact LLPD.  An integer ``m`` switches to the m-scale
+        approximation of Little, Maggioni & Murphy (a fidelity option): LLPD on
+        the ``mscale_neighbors``-nearest-neighbour graph, rounded up to ``m``
+        geometrically spaced scales; points the graph does not connect are at
+        LLPD ``inf``.
+    mscale_neighbors : int, default=20
+        Neighbours of the kNN graph of the m-scale approximation.
+
+    Attributes
+    ----------
+    dendrogram_ : Dendrogram
+        Single-linkage dendrogram (merge heights are MST edge lengths).
+    mst_weights_ : ndarray of shape (n_samples - 1,)
+        MST edge lengths, non-decreasing (the merge heights).
+    mst_edges_ : ndarray of shape (n_samples - 1, 2)
+        MST edges.
+    n_features_in_ : int
+
+    Notes
+    -----
+    Neighbours are ranked by LLPD; ties (many points share one LLPD) are
+    broken by Euclidean distance, then by index.  A point is never its own
+    neighbour.  Only the training points can be queried.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[0.0], [1.0], [2.0], [10.0], [10.5]])
+    >>> llpd = LLPD().fit(np.c_[X, np.zeros(5)])
+    >>> llpd.pairwise()[0]
+    array([0., 1., 1., 8., 8.])
+    >>> llpd.knn_distance(2)
+    array([1., 1., 1., 8., 8.])
+    >>> distances, indices = llpd.kneighbors(2)
+    >>> distances[3], indices[3]  # its twin at 0.5, then point 2 (the nearest of 0, 1, 2)
+    (array([0.5, 8. ]), array([4, 2]))
+    """
+
+    _parameter_constraints: dict = {
+        "mst_method": [StrOptions({"auto", "kdtree", "boruvka", "brute"})],
+        "mscale": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "mscale_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, *, mst_method="auto", mscale=None, mscale_neighbors=20):
+        self.mst_method = mst_method
+        self.mscale = mscale
+        self.mscale_neighbors = mscale_neighbors
+
+    def fit(self, X, y=None):
+        """Build the Euclidean MST and the single-linkage dendrogram of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            At least 2 finite points; duplicates are allowed (LLPD 0).
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
+        if self.mscale is None:
+            weights, edges = euclidean_mst(X, method=self.mst_method)
+        else:
+            weights, edges = _mscale_tree(X, self.mscale_neighbors, self.mscale)
+        self._X = X
+        self.mst_weights_ = weights
+        self.mst_edges_ = edges
+        self.dendrogram_ = single_linkage(X.shape[0], weights, edges)
+        return self
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def n_samples_fit_(self) -> int:
+        check_is_fitted(self, "dendrogram_")
+        return self.dendrogram_.n_samples
+
+    def knn_distance(self, k: int = 10) -> np.ndarray:
+        """LLPD from every training point to its ``k``-th LLPD neighbour.
+
+        The point itself is not counted: the value is the ``k``-th smallest of
+        ``rho(x, y)`` over ``y != x``, i.e. the height of the lowest dendrogram
+        node above ``x`` that holds at least ``k + 1`` points.  ``O(n)``.
+
+        Parameters
+        ----------
+        k : int, default=10
+            In ``[1, n_samples - 1]``.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "dendrogram_")
+        t = self.dendrogram_
+        k = _check_k(k, t.n_samples, "k")
+        return kth_neighbor_heights(t.n_samples, t.left, t.right, t.node_size, t.heights, k)
+
+    def kneighbors(
+        self, n_neighbors: int = 10, return_distance: bool = True, *, tie_break="euclidean"
+    ):
+        """The ``n_neighbors`` nearest training points of every training point in LLPD.
+
+        Parameters
+        ----------
+        n_neighbors : int, default=10
+            In ``[1, n_samples - 1]``.
+        return_distance : bool, default=True
+        tie_break : {"euclidean", "tree"}, default="euclidean"
+            Order among points at the same LLPD: ``"euclidean"`` by Euclidean
+            distance, then index; ``"tree"`` by depth-first position in the
+            dendrogram (``dendrogram_.order``; the child with the smaller node
+            id first), which needs no scan of the tied points.
+
+        Returns
+        -------
+        distances : ndarray of shape (n_samples, n_neighbors)
+            LLPD to each neighbour, non-decreasing along a row (only with
+            ``return_distance``).
+        indices : ndarray of shape (n_samples, n_neighbors)
+            Neighbours ranked by LLPD, then by ``tie_break``; a point is not
+            its own neighbour.
+
+        Notes
+        -----
+        With ``tie_break="tree"`` the cost is ``O(n k)``.  With
+        ``"euclidean"`` it is ``O(n (k + t) d)``, ``t`` the number of points
+        tied at the LLPD of the ``k``-th neighbour, all of which are ranked: a
+        point whose subtree is small and joins a large one at one height (an
+        outlier joining a cluster) scans the whole cluster, so on data with
+        background noise the cost grows like ``n^2`` (measured:
+        docs/benchmarks.md).
+        """
+        check_is_fitted(self, "dendrogram_")
+        if tie_break not in ("euclidean", "tree"):
+            raise ValueError(f"tie_break must be 'euclidean' or 'tree', got {tie_break!r}")
+        t = self.dendrogram_
+        k = _check_k(n_neighbors, t.n_samples, "n_neighbors")
+        dist, ind = llpd_kneighbors(
+            self._X,
+            k,
+            t.parent,
+            t.node_height,
+            t.start,
+            t.node_size,
+            t.order,
+            np.arange(t.n_samples),
+            tie_break == "euclidean",
+        )
+        return (dist, ind) if return_distance else ind
+
+    def pairwise(self) -> np.ndarray:
+        """All pairwise LLPDs of the training points (dense ``n x n``, only when asked).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_samples)
+            Symmetric, zero diagonal.
+        """
+        check_is_fitted(self, "dendrogram_")
+        t = self.dendrogram_
+        if t.n_samples > PAIRWISE_MAX_N:
+            raise ValueError(
+                f"pairwise() builds an n x n matrix; refused for n = {t.n_samples} > "
+                f"{PAIRWISE_MAX_N}. Use kneighbors, knn_distance or affinity_operator."
+            )
+        return cophenetic_matrix(
+            t.n_samples, t.left, t.right, t.heights, t.start, t.node_size, t.order
+        )
+
+    def denoise(self, k_nse: int = 10, threshold="auto", *, return_threshold: bool = False):
+        """Keep the points whose LLPD to their ``k_nse``-th neighbour is at most ``threshold``.
+
+        Parameters
+        ----------
+        k_nse : int, default=10
+            Neighbour rank, in ``[1, n_samples - 1]``.
+        threshold : "auto" or float, default="auto"
+            ``theta``; ``"auto"`` uses :func:`auto_noise_threshold` on the
+            ``knn_distance(k_nse)`` values.
+        return_threshold : bool, default=False
+            Also return the threshold used.
+
+        Returns
+        -------
+        kept : ndarray of shape (n_samples,), bool
+            True for the points kept (not noise).
+        threshold : float
+            Only with ``return_threshold``.
+        """
+        values = self.knn_distance(k_nse)
+        if isinstance(threshold, str):
+            if threshold != "auto":
+                raise ValueError(f"threshold must be 'auto' or a float, got {threshold!r}")
+            theta = auto_noise_threshold(values)
+        elif isinstance(threshold, numbers.Real) and not isinstance(threshold, bool):
+            theta = float(threshold)
+            if not theta >= 0:
+                raise ValueError(f"threshold must be non-negative, got {threshold!r}")
+        else:
+            raise TypeError(f"threshold must be 'auto' or a float, got {threshold!r}")
+        kept = values <= theta
+        return (kept, theta) if return_threshold else kept
+
+    def cut(self, height: float) -> np.ndarray:
+        """Flat single-linkage clusters: points at LLPD ``<= height`` share a label."""
+        check_is_fitted(self, "dendrogram_")
+        return self.dendrogram_.cut(height)
+
+    def affinity_operator(self, sigma: float) -> LinearOperator:
+        """``x -> W x`` with ``W_ij = exp(-rho_ij^2 / sigma^2)`` (``W_ii = 1``), never n x n.
+
+        Two passes over the dendrogram per product: ``O(n m)`` time for ``m``
+        vectors, ``O(n m)`` extra memory.
+
+        Parameters
+        ----------
+        sigma : float
+            Kernel scale, positive.
+
+        Returns
+        -------
+        scipy.sparse.linalg.LinearOperator
+            Symmetric, float64, shape (n_samples, n_samples); ``matmat`` works on
+            a block of vectors in one pass.
+        """
+        check_is_fitted(self, "dendrogram_")
+        if not isinstance(sigma, numbers.Real) or not np.isfinite(sigma) or sigma <= 0:
+            raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
+        t = self.dendrogram_
+        return _affinity_operator(t, np.exp(-np.square(t.heights / float(sigma))))
+
+
+def _affinity_operator(t: Dendrogram, weight: np.ndarray) -> LinearOperator:
+    n = t.n_samples
+
+    def matmat(V):
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        out = np.empty_like(V)
+        return affinity_matmat(n, t.left, t.right, weight, V, out)
+
+    def matvec(v):
+        return matmat(np.asarray(v, dtype=np.float64).reshape(n, 1)).reshape(-1)
+
+    return LinearOperator(
+        (n, n), matvec=matvec, rmatvec=matvec, matmat=matmat, rmatmat=matmat, dtype=np.float64
+    )

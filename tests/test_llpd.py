@@ -1,0 +1,400 @@
+"""LLPD: exact EMST, dendrogram, LLPD queries and LLPD spectral clustering against brute force."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.cluster.hierarchy import cophenet, fcluster, linkage
+from scipy.sparse.csgraph import minimum_spanning_tree
+from scipy.spatial.distance import cdist, squareform
+from sklearn.exceptions import NotFittedError
+
+import geoforest as gf
+from geoforest.datasets import make_ldln
+from geoforest.llpd import (
+    DENDROGRAM_DTYPE,
+    LLPD,
+    LLPDSpectralClustering,
+    auto_noise_threshold,
+    euclidean_mst,
+    sigma_grid,
+    single_linkage,
+)
+from geoforest.llpd import _llpd as llpd_module
+from geoforest.llpd._mst import _resolve_method
+from geoforest.metrics import clustering_accuracy
+
+
+# ----------------------------------------------------------------- references
+def minimax_floyd_warshall(X: np.ndarray) -> np.ndarray:
+    """Brute-force LLPD: minimax path lengths in the complete Euclidean graph."""
+    D = cdist(X, X)
+    for k in range(X.shape[0]):
+        D = np.minimum(D, np.maximum(D[:, k : k + 1], D[k : k + 1, :]))
+    return D
+
+
+def brute_kneighbors(X: np.ndarray, P: np.ndarray, k: int, key=None):
+    """Rank by (LLPD, Euclidean distance, index) or (LLPD, key), the point itself excluded."""
+    n = X.shape[0]
+    E = cdist(X, X)
+    ind = np.empty((n, k), dtype=np.int64)
+    for i in range(n):
+        others = np.delete(np.arange(n), i)
+        if key is None:
+            order = np.lexsort((others, E[i, others], P[i, others]))
+        else:
+            order = np.lexsort((key[others], P[i, others]))
+        ind[i] = others[order[:k]]
+    return np.take_along_axis(P, ind, axis=1), ind
+
+
+def point_sets():
+    rng = np.random.default_rng(0)
+    return {
+        "uniform-2d": rng.random((300, 2)),
+        "gauss-5d": rng.standard_normal((200, 5)),
+        "uniform-20d": rng.random((150, 20)),
+        # Integer grid points: many equal distances and duplicate points (LLPD 0).
+        "grid-2d-ties": rng.integers(0, 6, (200, 2)).astype(float),
+        "grid-3d-ties": rng.integers(0, 4, (150, 3)).astype(float),
+    }
+
+
+SETS = point_sets()
+
+
+@pytest.fixture(scope="module", params=list(SETS))
+def fitted(request):
+    X = SETS[request.param]
+    return X, LLPD().fit(X), minimax_floyd_warshall(X)
+
+
+# ----------------------------------------------------------------- exactness
+def test_pairwise_equals_minimax_floyd_warshall(fitted):
+    X, model, P = fitted
+    D = model.pairwise()
+    np.testing.assert_array_equal(D, D.T)
+    np.testing.assert_allclose(D, P, rtol=1e-12, atol=0)
+    assert np.all(np.diag(D) == 0)
+
+
+@pytest.mark.parametrize("k", [1, 4, 17])
+def test_knn_distance_and_kneighbors_equal_brute_force(fitted, k):
+    X, model, P = fitted
+    Q = P.copy()
+    np.fill_diagonal(Q, np.inf)
+    np.testing.assert_allclose(model.knn_distance(k), np.sort(Q, axis=1)[:, k - 1], rtol=1e-12)
+    dist, ind = model.kneighbors(k)
+    ref_dist, ref_ind = brute_kneighbors(X, P, k)
+    np.testing.assert_array_equal(ind, ref_ind)
+    np.testing.assert_allclose(dist, ref_dist, rtol=1e-12)
+    np.testing.assert_array_equal(model.kneighbors(k, return_distance=False), ind)
+    # Tree tie-break: by depth-first position in the dendrogram.
+    position = np.empty(X.shape[0], dtype=np.int64)
+    position[model.dendrogram_.order] = np.arange(X.shape[0])
+    dist_t, ind_t = model.kneighbors(k, tie_break="tree")
+    ref_dist_t, ref_ind_t = brute_kneighbors(X, P, k, key=position)
+    np.testing.assert_array_equal(ind_t, ref_ind_t)
+    np.testing.assert_allclose(dist_t, ref_dist, rtol=1e-12)
+
+
+def test_kneighbors_sees_every_point():
+    X = SETS["grid-2d-ties"]
+    n = X.shape[0]
+    _, ind = LLPD().fit(X).kneighbors(n - 1)
+    np.testing.assert_array_equal(np.sort(ind, axis=1)[0], np.arange(1, n))
+
+
+@pytest.mark.parametrize("sigma", [0.05, 0.5, 3.0])
+def test_affinity_operator_equals_dense_product(fitted, sigma):
+    X, model, P = fitted
+    W = np.exp(-((P / sigma) ** 2))
+    op = model.affinity_operator(sigma)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal(X.shape[0])
+    B = rng.standard_normal((X.shape[0], 7))
+    for got, want in ((op @ x, W @ x), (op @ B, W @ B), (op.matvec(x), W @ x)):
+        assert got.shape == want.shape
+        assert np.linalg.norm(got - want) <= 1e-10 * np.linalg.norm(want)
+    np.testing.assert_allclose(op @ np.ones(X.shape[0]), W.sum(axis=1), rtol=1e-10)
+
+
+def test_scipy_linkage_and_cophenetic(fitted):
+    X, model, P = fitted
+    Z = model.dendrogram_.to_scipy_linkage()
+    assert Z.shape == (X.shape[0] - 1, 4)
+    np.testing.assert_allclose(squareform(cophenet(Z)), P, rtol=1e-12)
+    np.testing.assert_allclose(cophenet(Z), cophenet(linkage(X, "single")), rtol=1e-12)
+    # Cuts agree with scipy's flat clusters of the same linkage.
+    for height in np.quantile(Z[:, 2], [0.2, 0.6, 0.95]):
+        ours = model.cut(height)
+        theirs = fcluster(Z, height, criterion="distance")
+        assert clustering_accuracy(theirs, ours) == 1.0
+
+
+def test_linkage_equals_scipy_without_ties():
+    X = np.random.default_rng(3).random((120, 4))
+    Z = LLPD().fit(X).dendrogram_.to_scipy_linkage()
+    np.testing.assert_allclose(Z, linkage(X, "single"), rtol=1e-12)
+
+
+def test_dendrogram_structure():
+    X = np.array([[0.0], [3.0], [1.0], [10.0]])
+    tree = LLPD().fit(X).dendrogram_
+    assert tree.merges.dtype == DENDROGRAM_DTYPE
+    assert tree.merges.tolist() == [(0, 2, 1.0, 2), (1, 4, 2.0, 3), (3, 5, 7.0, 4)]
+    assert tree.parent.tolist() == [4, 5, 4, 6, 5, 6, -1]
+    np.testing.assert_array_equal(np.sort(tree.order), np.arange(4))
+    with pytest.raises(ValueError, match="sorted"):
+        single_linkage(3, np.array([2.0, 1.0]), np.array([[0, 1], [1, 2]]))
+
+
+# ----------------------------------------------------------------- MST
+def _scipy_mst_weight(X):
+    return minimum_spanning_tree(cdist(X, X)).sum()
+
+
+@pytest.mark.parametrize(
+    ("n", "d", "method"),
+    [
+        (3000, 2, "auto"),
+        (1500, 3, "boruvka"),
+        (1000, 5, "auto"),
+        (800, 10, "boruvka"),
+        (600, 20, "auto"),
+        (500, 35, "auto"),
+        (400, 35, "boruvka"),
+        (500, 50, "boruvka"),
+        (300, 8, "brute"),
+    ],
+)
+def test_mst_weight_equals_scipy(n, d, method):
+    X = np.random.default_rng(n + d).standard_normal((n, d))
+    weights, edges = euclidean_mst(X, method=method)
+    assert weights.shape == (n - 1,) and edges.shape == (n - 1, 2)
+    assert np.all(np.diff(weights) >= 0) and np.all(edges[:, 0] < edges[:, 1])
+    np.testing.assert_allclose(weights.sum(), _scipy_mst_weight(X), rtol=1e-10)
+    np.testing.assert_allclose(
+        weights, np.linalg.norm(X[edges[:, 0]] - X[edges[:, 1]], axis=1), rtol=1e-12
+    )
+    tree = sp.coo_array((np.ones(n - 1), (edges[:, 0], edges[:, 1])), shape=(n, n))
+    assert sp.csgraph.connected_components(tree, directed=False)[0] == 1
+
+
+def test_boruvka_with_ties_and_duplicates_matches_kdtree():
+    X = np.random.default_rng(5).integers(0, 5, (400, 3)).astype(float)
+    w_b, _ = euclidean_mst(X, method="boruvka")
+    w_k, _ = euclidean_mst(X, method="kdtree")
+    np.testing.assert_array_equal(w_b, w_k)
+    unique = np.unique(X, axis=0)
+    assert w_b.sum() == pytest.approx(_scipy_mst_weight(unique))  # duplicates add 0
+
+
+def test_mst_method_by_dimension():
+    assert _resolve_method("auto", 2) == "kdtree"
+    assert _resolve_method("auto", 20) == "kdtree"
+    assert _resolve_method("auto", 21) == "brute"
+    assert _resolve_method("auto", 1) == "boruvka"  # quitefastmst's trees need d >= 2
+    with pytest.raises(ValueError, match="2 <= d <= 20"):
+        _resolve_method("kdtree", 30)
+    with pytest.raises(ValueError, match="method must be"):
+        _resolve_method("prim", 3)
+    # One-dimensional data goes through our Borůvka.
+    x = np.array([[3.0], [0.0], [1.0], [7.0]])
+    w, e = euclidean_mst(x)
+    assert w.tolist() == [1.0, 2.0, 4.0] and e.tolist() == [[1, 2], [0, 2], [0, 3]]
+
+
+# ----------------------------------------------------------------- denoising
+def test_auto_threshold_and_denoise_on_ldln():
+    X, y = make_ldln(1000, random_state=0)
+    model = LLPD().fit(X)
+    kept, theta = model.denoise(10, return_threshold=True)
+    assert kept.dtype == bool and kept.shape == (1000,)
+    assert np.all(kept[y >= 0])  # every cluster point kept
+    assert np.mean(kept[y < 0]) < 0.05  # background noise removed
+    values = model.knn_distance(10)
+    np.testing.assert_array_equal(kept, values <= theta)
+    np.testing.assert_array_equal(model.denoise(10, threshold=theta), kept)
+    assert model.denoise(10, threshold=np.inf).all()
+
+
+def test_auto_threshold_rules():
+    # No jump of a factor 2: keep everything.
+    assert auto_noise_threshold(np.linspace(1, 1.5, 50)) == 1.5
+    values = np.r_[np.full(80, 0.1), np.full(20, 1.0)]
+    assert auto_noise_threshold(values) == pytest.approx(np.sqrt(0.1))
+    assert auto_noise_threshold(np.zeros(5)) == 0.0
+
+
+# ----------------------------------------------------------------- approximation
+def test_mscale_approximation_bounds_exact():
+    X = np.random.default_rng(2).random((200, 3))
+    exact = LLPD().fit(X).pairwise()
+    approx = LLPD(mscale=64, mscale_neighbors=199).fit(X).pairwise()
+    off = ~np.eye(200, dtype=bool)
+    # Rounding up to the next scale: never below the exact value, at most one scale step above.
+    assert np.all(approx[off] >= exact[off] * (1 - 1e-12))
+    ratio = (approx[off] / exact[off]).max()
+    edges = np.sort(cdist(X, X)[off])
+    assert ratio <= (edges[-1] / edges[0]) ** (1 / 63) * (1 + 1e-9)
+    # A 10-NN graph of two far groups is disconnected: LLPD inf between the groups.
+    rng = np.random.default_rng(3)
+    Y = np.r_[rng.random((30, 2)), 100 + rng.random((30, 2))]
+    P = LLPD(mscale=8, mscale_neighbors=10).fit(Y).pairwise()
+    assert np.isinf(P[0, 45]) and np.isfinite(P[0, 1:30]).all()
+
+
+# ----------------------------------------------------------------- clustering
+def test_ldln_ten_seeds_exact_k_and_accuracy():
+    for seed in range(10):
+        X, y = make_ldln(
+            1000, n_clusters=4, ambient_dim=10, intrinsic_dim="mixed", noise_fraction=0.2,
+            random_state=seed,
+        )  # fmt: skip
+        model = LLPDSpectralClustering(random_state=seed).fit(X)
+        assert model.n_clusters_ == 4, seed
+        core = (y >= 0) & model.kept_
+        assert core.sum() >= 0.95 * (y >= 0).sum()
+        assert clustering_accuracy(y[core], model.labels_[core]) >= 0.99, seed
+        assert np.all(model.labels_[~model.kept_] == -1)
+        assert set(np.unique(model.labels_[model.kept_])) == {0, 1, 2, 3}
+
+
+def test_clustering_attributes_and_options():
+    X, y = make_ldln(400, n_clusters=3, intrinsic_dim=1, random_state=1)
+    model = LLPDSpectralClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 3
+    assert model.eigenvalues_[0] == pytest.approx(1.0)
+    assert model.sigma_ in model.sigmas_
+    assert model.eigengaps_.shape == (model.sigmas_.size, 10)
+    assert np.argmax(model.eigengaps_.max(axis=0)) == 2  # the largest gap is after lambda_3
+    # Given K and sigma; no denoising: every point labelled.
+    fixed = LLPDSpectralClustering(3, sigma=model.sigma_, threshold=None, random_state=0).fit(X)
+    assert fixed.n_clusters_ == 3 and np.all(fixed.labels_ >= 0) and fixed.threshold_ == np.inf
+    # With noise kept there are more than 3 components; n_clusters=1 labels every kept point 0.
+    one = LLPDSpectralClustering(1, random_state=0).fit(X)
+    assert set(np.unique(one.labels_[one.kept_])) == {0}
+    # The same result for the same seed; the iterative solver agrees with the dense one.
+    again = LLPDSpectralClustering(random_state=0, eigen_solver="arpack").fit(X)
+    np.testing.assert_array_equal(again.labels_, model.labels_)
+
+
+def test_sigma_grid():
+    np.testing.assert_allclose(sigma_grid(np.array([1.0, 1.0, 4.0, 9.0, 0.0]), 5), [6.0, 2.0])
+    np.testing.assert_allclose(sigma_grid(np.array([1.0, 2.0, 4.0, 8.0]), 1), [np.sqrt(32)])
+    assert sigma_grid(np.zeros(3), 4).tolist() == [1.0]
+    # Crowded candidates (ratio < 1.5 to the last one kept) are dropped.
+    heights = np.array([10.0, 9.0, 1.0, 0.9, 0.85, 0.8])
+    np.testing.assert_allclose(sigma_grid(heights, 5), [np.sqrt(90), 3.0, np.sqrt(0.9)])
+    np.testing.assert_allclose(sigma_grid(heights, 5, min_ratio=1.0).size, 5)
+
+
+# ----------------------------------------------------------------- validation
+def test_input_validation():
+    with pytest.raises(ValueError, match="NaN"):
+        LLPD().fit([[0.0, 1.0], [np.nan, 2.0]])
+    with pytest.raises(ValueError, match="infinity|NaN"):
+        LLPD().fit([[0.0, 1.0], [np.inf, 2.0]])
+    with pytest.raises(ValueError, match="0 sample"):
+        LLPD().fit(np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="minimum of 2"):
+        LLPD().fit([[1.0, 2.0]])
+    with pytest.raises(ValueError, match="2D array"):
+        LLPD().fit([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="dim"):
+        LLPD().fit(np.zeros((3, 2, 2)))
+    with pytest.raises(ValueError, match="mst_method"):
+        LLPD(mst_method="prim").fit(np.zeros((3, 2)))
+    with pytest.raises(NotFittedError):
+        LLPD().knn_distance(1)
+    with pytest.raises(ValueError, match="X has no points"):
+        euclidean_mst(np.zeros((0, 2)))
+
+
+def test_query_validation():
+    model = LLPD().fit(np.random.default_rng(0).random((10, 2)))
+    for bad in (0, 10, 11):
+        with pytest.raises(ValueError, match=r"\[1, 9\]"):
+            model.knn_distance(bad)
+        with pytest.raises(ValueError, match=r"\[1, 9\]"):
+            model.kneighbors(bad)
+    with pytest.raises(TypeError):
+        model.knn_distance(2.5)
+    with pytest.raises(ValueError, match="tie_break"):
+        model.kneighbors(2, tie_break="index")
+    for sigma in (0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="sigma"):
+            model.affinity_operator(sigma)
+    with pytest.raises(ValueError, match="threshold"):
+        model.denoise(3, threshold="median")
+    with pytest.raises(ValueError, match="non-negative"):
+        model.denoise(3, threshold=-1.0)
+    # k_nse larger than the data is capped at n - 1.
+    small = LLPDSpectralClustering(k_nse=10, random_state=0).fit(
+        np.random.default_rng(0).random((10, 2))
+    )
+    assert small.labels_.shape == (10,)
+    with pytest.raises(ValueError, match="sigma"):
+        LLPDSpectralClustering(sigma=[1.0, -2.0]).fit(np.random.default_rng(0).random((20, 2)))
+
+
+def test_pairwise_refused_when_large(monkeypatch):
+    monkeypatch.setattr(llpd_module, "PAIRWISE_MAX_N", 5)
+    with pytest.raises(ValueError, match="n x n"):
+        LLPD().fit(np.random.default_rng(0).random((10, 2))).pairwise()
+
+
+def test_duplicate_points():
+    X = np.r_[np.zeros((5, 3)), np.ones((4, 3))]
+    model = LLPD().fit(X)
+    assert model.knn_distance(4).tolist() == [0.0] * 5 + [np.sqrt(3)] * 4
+    assert model.knn_distance(3)[5:].tolist() == [0.0] * 4
+    P = model.pairwise()
+    assert P[0, 4] == 0 and P[0, 5] == pytest.approx(np.sqrt(3))
+    op = model.affinity_operator(1.0)
+    np.testing.assert_allclose(op @ np.ones(9), np.exp(-(P**2)).sum(axis=1), rtol=1e-12)
+    # All points identical: every LLPD is 0, the kernel is all ones.
+    same = LLPD().fit(np.ones((6, 2)))
+    assert np.all(same.pairwise() == 0) and np.all(same.knn_distance(5) == 0)
+
+
+def test_row_order_does_not_matter():
+    X = SETS["grid-2d-ties"]
+    perm = np.random.default_rng(7).permutation(X.shape[0])
+    a = LLPD().fit(X)
+    b = LLPD().fit(X[perm])
+    np.testing.assert_array_equal(b.pairwise(), a.pairwise()[np.ix_(perm, perm)])
+    np.testing.assert_array_equal(b.knn_distance(5), a.knn_distance(5)[perm])
+
+
+def test_top_level_exports():
+    assert gf.LLPD is LLPD and gf.LLPDSpectralClustering is LLPDSpectralClustering
+    assert gf.datasets.make_ldln is make_ldln
+
+
+# ----------------------------------------------------------------- make_ldln
+def test_make_ldln():
+    X, y = make_ldln(1001, n_clusters=4, ambient_dim=12, noise_fraction=0.2, random_state=3)
+    assert X.shape == (1001, 12) and y.shape == (1001,)
+    counts = np.bincount(y + 1)
+    assert counts[0] == 200 and counts[1:].tolist() == [201, 200, 200, 200]
+    X2, y2 = make_ldln(1001, n_clusters=4, ambient_dim=12, noise_fraction=0.2, random_state=3)
+    np.testing.assert_array_equal(X, X2)
+    # Clusters lie on their sets (tiny jitter) and are at least `separation` apart.
+    X, y = make_ldln(800, n_clusters=4, cluster_noise=0.0, separation=0.7, random_state=0)
+    for a in range(4):
+        for b in range(a + 1, 4):
+            assert cdist(X[y == a], X[y == b]).min() >= 0.7 - 1e-9
+    seg, y_seg = make_ldln(300, n_clusters=1, intrinsic_dim=1, noise_fraction=0.0,
+                           cluster_noise=0.0, random_state=0)  # fmt: skip
+    assert np.linalg.svd(seg - seg.mean(axis=0), compute_uv=False)[1] < 1e-9  # a segment
+    assert np.all(y_seg == 0)
+    with pytest.raises(ValueError, match="intrinsic_dim"):
+        make_ldln(100, intrinsic_dim=3)
+    with pytest.raises(ValueError, match="noise_fraction"):
+        make_ldln(100, noise_fraction=1.0)
+    with pytest.raises(ValueError, match="sphere"):
+        make_ldln(100, ambient_dim=2, intrinsic_dim=2)
