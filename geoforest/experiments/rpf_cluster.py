@@ -135,24 +135,24 @@ def _oracle(model, y: np.ndarray, K: int, seed: int) -> tuple[np.ndarray, dict[s
     clusters the model's kernel (restricted to its selection subset when it has
     one); the best pair by accuracy then clusters every point.
     """
-    from ..cluster import sharpen_kernel, spectral_clustering
     from ..cluster._forest import THRESHOLDS
 
+    # model._candidate is the model's own procedure for one (beta_1, beta_2):
+    # sharpen, spectral clustering, cut-off points attached through the kernel.
     sub = model.selection_indices_
     S = model.kernel_ if sub is None else model.kernel_[sub][:, sub]
     y_sel = y if sub is None else y[sub]
     best, best_acc, best_labels = None, -1.0, None
     for b1 in THRESHOLDS:
         for b2 in ORACLE_SCALES:
-            labels = spectral_clustering(sharpen_kernel(S, b1, b2), K, random_state=seed).labels
+            labels = model._candidate(S, b1, b2, seed)["_res"].labels
             acc = metrics.clustering_accuracy(y_sel, labels)
             if acc > best_acc:
                 best, best_acc, best_labels = (b1, b2), acc, labels
     info = {"threshold": best[0], "scale": best[1]}
     if sub is None:
         return best_labels, info
-    A = sharpen_kernel(model.kernel_, *best)
-    return spectral_clustering(A, K, random_state=seed).labels, info
+    return model._candidate(model.kernel_, *best, seed)["_res"].labels, info
 
 
 def run(config: ExperimentConfig) -> ExperimentResult:
