@@ -113,6 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", choices=("magic", "blobs"), default=None)
     parser.add_argument("--n", default=None, help="comma-separated sizes")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per child")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -133,7 +134,12 @@ def main() -> None:
         res = {}
         for kind in ("geoforest", "sklearn"):
             cmd = [sys.executable, __file__, "--child", kind, "--data", data, "--n", str(n)]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                res[kind] = None
+                print(f"{kind} at n={n}: no result in {args.timeout:.0f} s", file=sys.stderr)
+                continue
             if proc.returncode != 0:
                 res[kind] = None
                 print(proc.stderr[-2000:], file=sys.stderr)
@@ -144,12 +150,12 @@ def main() -> None:
             f"{g['fit_s']:6.1f} {g['kernel_s']:8.1f} {g['nnz'] / 1e6:8.1f} {g['cluster_s']:9.1f} "
             f"{g['total_s']:7.1f} {g['peak_gb']:7.2f} {g['accuracy']:5.3f}"
             if g
-            else "failed".rjust(56)
+            else "failed/timeout".rjust(56)
         )
         scells = (
             f"{s['total_s']:9.1f} {s['peak_gb']:7.2f} {s['accuracy']:5.3f}"
             if s
-            else "failed".rjust(23)
+            else "failed/timeout".rjust(23)
         )
         ratio = f"{g['total_s'] / s['total_s']:10.2f}" if g and s else "n/a".rjust(10)
         print(f"{data:>6} {n:>7} | {gcells} | {scells} | {ratio}", flush=True)
