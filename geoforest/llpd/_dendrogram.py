@@ -35,6 +35,15 @@ DENDROGRAM_DTYPE = np.dtype(
 
 # ------------------------------------------------------------------ construction
 @njit(nogil=True, cache=True)
+def find_root(uf, a):
+    """Root of ``a`` in the union-find forest ``uf``, halving the path on the way."""
+    while uf[a] != a:
+        uf[a] = uf[uf[a]]
+        a = uf[a]
+    return a
+
+
+@njit(nogil=True, cache=True)
 def _union_find_merges(n, edges):
     """scipy-style merges from MST edges already sorted by weight."""
     uf = np.arange(n)
@@ -43,14 +52,8 @@ def _union_find_merges(n, edges):
     left = np.empty(n - 1, np.int64)
     right = np.empty(n - 1, np.int64)
     for i in range(n - 1):
-        ra = edges[i, 0]
-        while uf[ra] != ra:
-            uf[ra] = uf[uf[ra]]
-            ra = uf[ra]
-        rb = edges[i, 1]
-        while uf[rb] != rb:
-            uf[rb] = uf[uf[rb]]
-            rb = uf[rb]
+        ra = find_root(uf, edges[i, 0])
+        rb = find_root(uf, edges[i, 1])
         a, b = node_of[ra], node_of[rb]
         left[i], right[i] = (a, b) if a < b else (b, a)
         size[n + i] = size[a] + size[b]

@@ -15,6 +15,7 @@ from ._dendrogram import (
     Dendrogram,
     affinity_matmat,
     cophenetic_matrix,
+    find_root,
     kth_neighbor_heights,
     llpd_kneighbors,
     single_linkage,
@@ -102,14 +103,8 @@ def _kruskal(n, weights, edges):
     uf = np.arange(n)
     keep = np.zeros(weights.shape[0], np.bool_)
     for e in range(weights.shape[0]):
-        ra = edges[e, 0]
-        while uf[ra] != ra:
-            uf[ra] = uf[uf[ra]]
-            ra = uf[ra]
-        rb = edges[e, 1]
-        while uf[rb] != rb:
-            uf[rb] = uf[uf[rb]]
-            rb = uf[rb]
+        ra = find_root(uf, edges[e, 0])
+        rb = find_root(uf, edges[e, 1])
         if ra != rb:
             uf[ra] = rb
             keep[e] = True
