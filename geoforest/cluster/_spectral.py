@@ -276,7 +276,14 @@ def _eigs_connected(M, k: int, solver: str, rng: np.random.RandomState, tol: flo
 
 
 def _eigs_by_component(
-    M, k: int, component: np.ndarray, n_components: int, solver: str, rng, tol: float
+    M,
+    degree: np.ndarray,
+    k: int,
+    component: np.ndarray,
+    n_components: int,
+    solver: str,
+    rng,
+    tol: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Leading eigenpairs of a block-diagonal ``M``, one connected component at a time.
 
@@ -293,8 +300,7 @@ def _eigs_by_component(
     np.minimum.at(first, component, np.arange(n))
     rank = np.empty(n_components, dtype=np.int64)
     rank[np.lexsort((first, -sizes))] = np.arange(n_components)
-    row_sum = np.asarray(M.sum(axis=1)).reshape(-1)  # > 0 exactly where the degree is
-    volume = np.bincount(component, weights=np.abs(row_sum), minlength=n_components)
+    volume = np.bincount(component, weights=degree, minlength=n_components)
     positive = np.flatnonzero(volume > 0)
     members = np.argsort(component, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(sizes)])
@@ -314,9 +320,14 @@ def _eigs_by_component(
 
     pairs: list[tuple[float, int, np.ndarray]] = []
     if positive.size >= k:
-        # The top k eigenvalues are all 1: the k largest components' Perron vectors.
+        # The top k eigenvalues are all 1, with the k largest components' Perron
+        # vectors sqrt(d) (M sqrt(d) = D^{-1/2} W 1 = sqrt(d)): no solve needed.
+        root = np.sqrt(np.maximum(degree, 0.0))
         for c in positive[np.argsort(rank[positive])][:k]:
-            top_pairs(c, 1)
+            idx = members[bounds[c] : bounds[c + 1]]
+            v = np.zeros(n)
+            v[idx] = root[idx] / np.linalg.norm(root[idx])
+            pairs.append((1.0, int(rank[c]), v))
     else:
         for c in positive:
             top_pairs(c, k)
@@ -334,7 +345,7 @@ def _eigs_by_component(
 
 
 def _leading_eigs(
-    M, n_eigs: int, solver: str, random_state, tol: float
+    M, degree: np.ndarray, n_eigs: int, solver: str, random_state, tol: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """Leading ``n_eigs`` eigenpairs of an already normalised ``M``, descending."""
     n = M.shape[0]
@@ -352,7 +363,7 @@ def _leading_eigs(
         (1, None) if isinstance(M, LinearOperator) else connected_components(M, directed=False)
     )
     if n_components > 1:
-        return _eigs_by_component(M, k, component, n_components, solver, rng, tol)
+        return _eigs_by_component(M, degree, k, component, n_components, solver, rng, tol)
     values, vectors = _eigs_connected(M, k, solver, rng, tol)
     order = np.argsort(values, kind="stable")[::-1]
     values = np.asarray(values[order], dtype=np.float64)
@@ -409,8 +420,8 @@ def spectral_eigs(
     >>> np.round(values, 6) + 0.0
     array([1., 1., 0.])
     """
-    M, _ = normalized_affinity(W)
-    return _leading_eigs(M, n_eigs, solver, random_state, tol)
+    M, degree = normalized_affinity(W)
+    return _leading_eigs(M, degree, n_eigs, solver, random_state, tol)
 
 
 # ------------------------------------------------------------------ clustering
@@ -634,7 +645,7 @@ def spectral_clustering(
                 f"needs), got {n_eigenvalues!r}"
             )
         n_eigs = int(n_eigenvalues)
-    values, vectors = _leading_eigs(M, n_eigs, resolved, rng, tol)
+    values, vectors = _leading_eigs(M, degree, n_eigs, resolved, rng, tol)
     if n_clusters is None:
         k = estimate_n_clusters(values, max_clusters=int(max_clusters))
     else:
