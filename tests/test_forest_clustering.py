@@ -10,7 +10,7 @@ from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
 from geoforest.cluster import normalized_affinity, sharpen_kernel, spectral_clustering
-from geoforest.cluster._forest import attach_by_kernel
+from geoforest.cluster._forest import attach_by_kernel, truncated_kernel
 
 
 def _kernel(n=120, seed=0):
@@ -157,3 +157,39 @@ def test_disconnected_threshold_points_join_their_kernel_cluster():
         2, forest=gf.RandomProjectionForest(50), threshold=0.4, scale=0.05, random_state=0
     ).fit(X)
     assert adjusted_rand_score(y, model.labels_) == 1.0
+
+
+def test_truncated_kernel_against_brute_force_top_m():
+    X, _ = make_blobs(150, centers=3, n_features=3, random_state=2)
+    forest = gf.RandomProjectionForest(30, random_state=2).fit(X)
+    full = forest.proximity().toarray()
+    n = full.shape[0]
+    for m in (1, 5, 40):
+        T = truncated_kernel(forest, m)
+        assert T.shape == (n, n) and T.format == "csr"
+        expected = np.zeros_like(full)
+        for i in range(n):
+            others = np.array([j for j in range(n) if j != i])
+            # largest proximity first, ties to the lower index
+            order = others[np.lexsort((others, -full[i, others]))][:m]
+            expected[i, order] = full[i, order]
+        expected = np.maximum(expected, expected.T)
+        np.fill_diagonal(expected, 1.0)
+        assert np.allclose(T.toarray(), expected)
+        assert (T != T.T).nnz == 0
+        assert T.nnz <= n * (2 * m + 1)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        truncated_kernel(forest, n)
+
+
+def test_kernel_neighbors_clusters_like_the_full_kernel():
+    X, y = make_blobs(300, centers=3, n_features=4, cluster_std=0.8, random_state=5)
+    kw = dict(threshold=0.0, scale=0.5, random_state=0)
+    full = gf.ForestSpectralClustering(3, **kw).fit(X)
+    part = gf.ForestSpectralClustering(3, kernel_neighbors=30, **kw).fit(X)
+    assert part.kernel_.nnz < full.kernel_.nnz
+    assert adjusted_rand_score(y, part.labels_) > 0.95
+    assert adjusted_rand_score(full.labels_, part.labels_) > 0.95
+    # capped at n - 1: keeps every co-leaf pair, i.e. the full kernel
+    capped = gf.ForestSpectralClustering(3, kernel_neighbors=10_000, **kw).fit(X)
+    assert np.allclose(capped.kernel_.toarray(), full.kernel_.toarray())
