@@ -193,3 +193,58 @@ def test_kernel_neighbors_clusters_like_the_full_kernel():
     # capped at n - 1: keeps every co-leaf pair, i.e. the full kernel
     capped = gf.ForestSpectralClustering(3, kernel_neighbors=10_000, **kw).fit(X)
     assert np.allclose(capped.kernel_.toarray(), full.kernel_.toarray())
+
+
+def _components_by_hand(A: np.ndarray) -> list[int]:
+    """Component sizes of a dense symmetric graph by depth-first search."""
+    n = A.shape[0]
+    seen = np.zeros(n, bool)
+    sizes = []
+    for start in range(n):
+        if seen[start]:
+            continue
+        stack, size = [start], 0
+        seen[start] = True
+        while stack:
+            i = stack.pop()
+            size += 1
+            for j in np.flatnonzero(A[i] > 0):
+                if not seen[j]:
+                    seen[j] = True
+                    stack.append(j)
+        sizes.append(size)
+    return sizes
+
+
+def test_unfragmented_threshold_against_depth_first_search():
+    from geoforest.cluster._forest import THRESHOLDS, unfragmented_threshold
+
+    X, _ = make_blobs(90, centers=3, n_features=3, cluster_std=1.5, random_state=4)
+    S = gf.RandomProjectionForest(40, random_state=4).fit(X).proximity()
+    dense = S.toarray()
+    for min_size in (1, 5, 20, 31, 200):
+        ok = [
+            b
+            for b in THRESHOLDS
+            if min(_components_by_hand(dense * (dense >= b))) >= min(min_size, 90)
+        ]
+        expected = max(ok) if ok else min(THRESHOLDS)
+        assert unfragmented_threshold(S, THRESHOLDS, min_size=min_size) == expected
+    # the default size bound is max(5, 2 % of n)
+    assert unfragmented_threshold(S, THRESHOLDS) == unfragmented_threshold(
+        S, THRESHOLDS, min_size=5
+    )
+
+
+def test_unfragmented_selection_is_consensus_at_that_threshold():
+    from geoforest.cluster._forest import SCALES, unfragmented_threshold
+
+    X, y, _ = _kernel(seed=1)
+    model = gf.ForestSpectralClustering(3, selection="unfragmented", random_state=0).fit(X)
+    b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
+    cands = model.candidates_
+    assert [c["scale"] for c in cands] == list(SCALES)
+    assert {c["threshold"] for c in cands} == {b1} == {model.threshold_}
+    fixed = gf.ForestSpectralClustering(3, threshold=b1, random_state=0).fit(X)
+    assert model.scale_ == fixed.scale_ and np.array_equal(model.labels_, fixed.labels_)
+    assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
