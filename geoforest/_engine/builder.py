@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .projections import draw_node_projections, project_row, project_samples
-from .sorting import sort_values
+from .sorting import sort_pairs, sort_values
 from .splits import best_class_cut, best_cut, make_workspace
 
 
@@ -78,26 +78,27 @@ def _all_rows_equal(X, samples, lo, hi):
 
 
 @njit(nogil=True, cache=True)
-def _partition(samples, z, lo, hi, threshold):
-    """Reorder ``samples[lo:hi]`` (and ``z``) so values ``<= threshold`` come first."""
-    i = lo
-    j = hi - 1
-    while True:
-        while i <= j and z[i - lo] <= threshold:
-            i += 1
-        while i <= j and z[j - lo] > threshold:
-            j -= 1
-        if i >= j:
-            break
-        tmp = samples[i]
-        samples[i] = samples[j]
-        samples[j] = tmp
-        tz = z[i - lo]
-        z[i - lo] = z[j - lo]
-        z[j - lo] = tz
-        i += 1
-        j -= 1
-    return i
+def _partition(samples, z, lo, hi, threshold, buf):
+    """Stable partition of ``samples[lo:hi]``: values ``<= threshold`` first.
+
+    Stable, so a node's samples stay in increasing row order (the tree's
+    sample is drawn sorted): projections then read the rows of ``X`` in
+    memory order, which the hardware prefetches (measured 2-5x faster per
+    value than a scrambled order once ``X`` outgrows the L2 cache).
+    ``buf`` holds at least ``hi - lo`` entries.
+    """
+    k = lo
+    r = 0
+    for i in range(lo, hi):
+        if z[i - lo] <= threshold:
+            samples[k] = samples[i]
+            k += 1
+        else:
+            buf[r] = samples[i]
+            r += 1
+    for j in range(r):
+        samples[k + j] = buf[j]
+    return k
 
 
 @njit(nogil=True, cache=True)
@@ -115,15 +116,25 @@ def _node_counts(y, sample_weight, samples, lo, hi, out):
 
 
 @njit(nogil=True, cache=True)
-def _sort_with_labels(z_cur, m, y, sample_weight, samples, lo, z_sorted, y_sorted, w_sorted):
+def _node_labels(y, sample_weight, samples, lo, hi, y_node, w_node):
+    """Labels and weights of ``samples[lo:hi]``, gathered once per node."""
+    for i in range(hi - lo):
+        row = samples[lo + i]
+        y_node[i] = y[row]
+        w_node[i] = sample_weight[row]
+
+
+@njit(nogil=True, cache=True)
+def _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sorted):
     """Sorted values with each sample's label and weight carried along."""
-    order = np.argsort(z_cur[:m])
+    for i in range(m):
+        z_sorted[i] = z_cur[i]
+        order[i] = i
+    sort_pairs(z_sorted, order, m)
     for i in range(m):
         j = order[i]
-        row = samples[lo + j]
-        z_sorted[i] = z_cur[j]
-        y_sorted[i] = y[row]
-        w_sorted[i] = sample_weight[row]
+        y_sorted[i] = y_node[j]
+        w_sorted[i] = w_node[j]
 
 
 @njit(nogil=True, cache=True)
@@ -183,10 +194,14 @@ def build_tree(
     workspace = make_workspace(rule, n)
     sort_keys = np.empty(n, dtype=np.uint64)
     sort_tmp = np.empty(n, dtype=np.uint64)
+    part_buf = np.empty(n, dtype=samples.dtype)
     supervised = n_classes > 0
     value = np.zeros((cap, max(n_classes, 0)))
     y_sorted = np.empty(n if supervised else 0, dtype=np.int32)
     w_sorted = np.empty(n if supervised else 0)
+    order = np.empty(n if supervised else 0, dtype=np.int64)
+    y_node = np.empty(n if supervised else 0, dtype=np.int32)
+    w_node = np.empty(n if supervised else 0)
     class_scratch = np.empty(2 * max(n_classes, 0))
 
     # Stack of pending nodes: (lo, hi, depth, parent, is_left).
@@ -229,6 +244,8 @@ def build_tree(
             continue
         if _all_rows_equal(X, samples, lo, hi):
             continue  # e.g. copies of one point drawn by the bootstrap
+        if supervised:
+            _node_labels(y, sample_weight, samples, lo, hi, y_node, w_node)
 
         best_j = -1
         best_score = -np.inf
@@ -245,9 +262,7 @@ def build_tree(
                     X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
                 )
                 if supervised:
-                    _sort_with_labels(
-                        z_cur, m, y, sample_weight, samples, lo, z_sorted, y_sorted, w_sorted
-                    )
+                    _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sorted)
                     pos, score, g = best_class_cut(
                         rule,
                         z_sorted,
@@ -296,7 +311,7 @@ def build_tree(
         threshold[node] = best_thr
         gain[node] = best_gain
 
-        mid = _partition(samples, z_best, lo, hi, best_thr)
+        mid = _partition(samples, z_best, lo, hi, best_thr, part_buf)
         # Push right first so the left subtree is built (and numbered) first.
         st_lo[top] = mid
         st_hi[top] = hi
