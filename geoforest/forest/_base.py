@@ -236,12 +236,15 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         sample_weight: np.ndarray = _NO_WEIGHTS,
         n_classes: int = 0,
         order_data: np.ndarray | None = None,
+        X_build: np.ndarray | None = None,
     ):
         """Grow the trees on validated float32 ``X`` (labels for classification).
 
         ``order_data`` (default ``X``) is what the canonical row order hashes;
         classifiers pass ``X`` with the labels and weights appended so that
         identical rows with different labels are ordered by content too.
+        ``X_build`` (default ``X``) is the copy the trees are built from, e.g. a
+        Fortran-ordered one: same values, so the same trees.
         """
         n_samples, n_features = X.shape
         cfg = self._engine_config(n_features)
@@ -253,7 +256,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         max_depth = -1 if self.max_depth is None else int(self.max_depth)
         jobs = (
             delayed(_fit_tree)(
-                X,
+                X if X_build is None else X_build,
                 order,
                 n_draw,
                 replace,
