@@ -70,11 +70,11 @@ def settings(quick: bool) -> dict[str, Any]:
         }
     return {
         "sizes": {
-            "circle": (50, 100, 200, 400, 800),
-            "bars": (20, 50, 100, 200, 400),
-            "signal": (50, 100, 200, 400, 800),
+            "circle": (50, 100, 200, 400),
+            "bars": (20, 50, 100, 200),
+            "signal": (50, 100, 200, 400),
         },
-        "reps": 3,
+        "reps": 2,
         "n_test": 10_000,
         "n_trees": 100,
     }
