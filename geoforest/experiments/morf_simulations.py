@@ -70,11 +70,11 @@ def settings(quick: bool) -> dict[str, Any]:
         }
     return {
         "sizes": {
-            "circle": (50, 100, 200, 400),
-            "bars": (20, 50, 100, 200),
-            "signal": (50, 100, 200, 400),
+            "circle": (50, 100, 200, 400, 1000),
+            "bars": (20, 50, 100, 200, 400),
+            "signal": (50, 100, 200, 400, 1000),
         },
-        "reps": 2,
+        "reps": 5,
         "n_test": 10_000,
         "n_trees": 100,
     }
@@ -208,49 +208,57 @@ def _table(summary: list[dict[str, Any]], s: dict[str, Any]) -> str:
 
 
 def _figures(summary, s, config: ExperimentConfig) -> list:
-    from ..plotting import plot_panels
+    """Fig. 1 (errors) and Fig. 2 (fit and predict times), log-scaled sizes."""
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
+    from ..plotting import _pyplot
+
+    plt = _pyplot()
     titles = {"circle": "(A) circle segments", "bars": "(B) bars", "signal": "(C) impulse"}
-    errors: dict[str, list] = {}
-    fit: dict[str, list] = {}
-    pred: dict[str, list] = {}
-    for sim in SIMULATIONS:
+
+    def lines(ax, sim, key):
         for method in METHODS:
             sel = select(summary, simulation=sim, method=method)
-            x = [r["n_train"] for r in sel]
-            style = {"label": method, "marker": "o", "linewidth": 2.5 if method == "MORF" else 1.2}
-            errors.setdefault(titles[sim], []).append(
-                {"x": x, "y": [r["error_mean"] for r in sel], **style}
-            )
-            fit.setdefault(f"fit: {titles[sim]}", []).append(
-                {"x": x, "y": [r["fit_seconds_mean"] for r in sel], **style}
-            )
-            pred.setdefault(f"predict: {titles[sim]}", []).append(
-                {"x": x, "y": [r["predict_seconds_mean"] for r in sel], **style}
-            )
-    files = [
-        plot_panels(
-            errors,
-            config.out / "morf_errors.png",
-            xlabel="training samples",
-            ylabel=f"test error ({s['n_test']} samples)",
-            ncols=3,
-            xscale="log",
-            ylim=(0.0, 0.55),
-            suptitle="Manifold forests paper, Fig. 1: error vs training size",
-            hlines={t: 0.5 for t in titles.values()},
-        )
-    ]
-    files.append(
-        plot_panels(
-            {**fit, **pred},
-            config.out / "morf_times.png",
-            xlabel="training samples",
-            ylabel="seconds",
-            ncols=3,
-            xscale="log",
-            ylim=None,
-            suptitle="Manifold forests paper, Fig. 2: fit (top) and predict (bottom) time",
-        )
-    )
-    return files
+            ax.plot(
+                [r["n_train"] for r in sel], [r[key] for r in sel], marker="o",
+                label=method, linewidth=2.8 if method == "MORF" else 1.2,
+                zorder=3 if method == "MORF" else 2,
+            )  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_xticks(s["sizes"][sim])
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.grid(alpha=0.3)
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.9), layout="constrained")
+    for ax, sim in zip(axes, SIMULATIONS, strict=True):
+        lines(ax, sim, "error_mean")
+        ax.axhline(0.5, color="grey", linestyle=":", linewidth=1)
+        ax.set_ylim(0, 0.55)
+        ax.set_title(titles[sim])
+        ax.set_xlabel("training samples")
+    axes[0].set_ylabel(f"test error ({s['n_test']:,} samples)")
+    axes[0].legend(fontsize=8, frameon=False, ncol=2)
+    fig.suptitle(f"Manifold forests paper, Fig. 1 (mean of {s['reps']} seeds)")
+    errors_png = config.out / "morf_errors.png"
+    fig.savefig(errors_png, dpi=110)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(2, 3, figsize=(12, 6.6), layout="constrained")
+    for col, sim in enumerate(SIMULATIONS):
+        for row, (key, what) in enumerate(
+            (("fit_seconds_mean", "fit"), ("predict_seconds_mean", "predict"))
+        ):
+            ax = axes[row, col]
+            lines(ax, sim, key)
+            ax.set_yscale("log")
+            ax.set_title(f"{what}: {titles[sim]}")
+            ax.set_xlabel("training samples")
+        axes[0, col].set_ylabel("fit seconds")
+        axes[1, col].set_ylabel(f"predict seconds ({s['n_test']:,})")
+    axes[0, 0].legend(fontsize=8, frameon=False, ncol=2)
+    fig.suptitle(f"Manifold forests paper, Fig. 2: fit and predict times (n_jobs={config.n_jobs})")
+    times_png = config.out / "morf_times.png"
+    fig.savefig(times_png, dpi=110)
+    plt.close(fig)
+    return [errors_png, times_png]
