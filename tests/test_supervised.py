@@ -336,3 +336,17 @@ def test_load_mnist35():
     # The class means differ where a 3 and a 5 differ (upper-left stroke of the 5).
     with pytest.raises(ValueError):
         gf.datasets.load_mnist35(n_per_class=501)
+
+
+def test_merged_classifiers_average_all_trees():
+    X, y = gf.datasets.make_impulse_signal(100, random_state=0)
+    a = gf.ObliqueForestClassifier(n_estimators=4, random_state=1).fit(X, y)
+    b = gf.ObliqueForestClassifier(n_estimators=6, random_state=2).fit(X, y)
+    merged = gf.merge_forests(a, b)
+    np.testing.assert_allclose(
+        merged.predict_proba(X), (4 * a.predict_proba(X) + 6 * b.predict_proba(X)) / 10
+    )
+    np.testing.assert_array_equal(merged.classes_, a.classes_)
+    c = gf.ObliqueForestClassifier(n_estimators=2, random_state=0).fit(X, y + 1)
+    with pytest.raises(ValueError, match="same classes"):
+        gf.merge_forests(a, c)

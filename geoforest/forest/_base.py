@@ -578,6 +578,8 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
             raise ValueError("can only merge forests of the same class")
         if f._X_fit.shape != first._X_fit.shape or not np.array_equal(f._X_fit, first._X_fit):
             raise ValueError("can only merge forests fitted on the same training data")
+        if hasattr(first, "classes_") and not np.array_equal(f.classes_, first.classes_):
+            raise ValueError("can only merge classifiers fitted on the same classes")
     merged = type(first)(**first.get_params())
     merged.n_estimators = sum(len(f.trees_) for f in forests)
     merged.trees_ = [t for f in forests for t in f.trees_]
@@ -587,4 +589,8 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
     merged._X_fit = first._X_fit
     merged._flat = FlatForest.from_trees(merged.trees_)
     merged._train_leaves = None
+    if hasattr(first, "classes_"):  # classifiers: labels and leaf class distributions
+        merged.classes_ = first.classes_
+        merged.n_classes_ = first.n_classes_
+        merged._leaf_proba = merged._leaf_probabilities()
     return merged
