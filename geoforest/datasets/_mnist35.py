@@ -49,7 +49,7 @@ def load_mnist35(*, n_per_class: int | None = None, return_X_y: bool = False, ra
     --------
     >>> import geoforest as gf
     >>> X, y = gf.datasets.load_mnist35(n_per_class=100, random_state=0, return_X_y=True)
-    >>> X.shape, sorted(set(y))
+    >>> X.shape, sorted(set(y.tolist()))
     ((200, 784), [3, 5])
     """
     folder = resources.files("geoforest.datasets").joinpath(*_DATA_DIR)
