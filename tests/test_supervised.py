@@ -350,3 +350,22 @@ def test_merged_classifiers_average_all_trees():
     c = gf.ObliqueForestClassifier(n_estimators=2, random_state=0).fit(X, y + 1)
     with pytest.raises(ValueError, match="same classes"):
         gf.merge_forests(a, c)
+
+
+def test_sort_pairs_against_numpy():
+    from geoforest._engine.sorting import sort_pairs
+
+    rng = np.random.default_rng(0)
+    for n in (0, 1, 2, 15, 17, 200, 3000):
+        for z in (
+            rng.normal(size=n),
+            rng.integers(0, 3, n).astype(float),  # few distinct values
+            np.ones(n),
+            np.arange(n, dtype=float)[::-1].copy(),
+        ):
+            a = z.copy()
+            idx = np.arange(n, dtype=np.int64)
+            sort_pairs(a, idx, n)
+            np.testing.assert_array_equal(a, np.sort(z))
+            np.testing.assert_array_equal(z[idx], a)
+            np.testing.assert_array_equal(np.sort(idx), np.arange(n))
