@@ -125,6 +125,16 @@ def _node_labels(y, sample_weight, samples, lo, hi, y_node, w_node):
 
 
 @njit(nogil=True, cache=True)
+def _constant(z, m):
+    """True when ``z[:m]`` holds a single value (a projection that cannot cut)."""
+    first = z[0]
+    for i in range(1, m):
+        if z[i] != first:
+            return False
+    return True
+
+
+@njit(nogil=True, cache=True)
 def _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sorted):
     """Sorted values with each sample's label and weight carried along."""
     for i in range(m):
@@ -262,6 +272,8 @@ def build_tree(
                     X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
                 )
                 if supervised:
+                    if _constant(z_cur, m):
+                        continue  # no cut between distinct values: skip the sort
                     _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sorted)
                     pos, score, g = best_class_cut(
                         rule,
