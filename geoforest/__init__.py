@@ -6,7 +6,13 @@ low-dimensional structure of the data, even under heavy noise.
 
 from . import cluster, datasets, embedding, llpd, metrics
 from .cluster import ForestSpectralClustering, KernelSpectralClustering
-from .forest import RandomProjectionForest, UnsupervisedForest, merge_forests
+from .forest import (
+    ManifoldForestClassifier,
+    ObliqueForestClassifier,
+    RandomProjectionForest,
+    UnsupervisedForest,
+    merge_forests,
+)
 from .llpd import LLPD, LLPDSpectralClustering
 from .proximity import ProximityCounts
 
@@ -17,6 +23,8 @@ __all__ = [
     "KernelSpectralClustering",
     "LLPD",
     "LLPDSpectralClustering",
+    "ManifoldForestClassifier",
+    "ObliqueForestClassifier",
     "ProximityCounts",
     "RandomProjectionForest",
     "UnsupervisedForest",
