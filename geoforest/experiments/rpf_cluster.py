@@ -130,6 +130,7 @@ def self_tuning_affinity(X: np.ndarray, n_neighbors: int = 15, scale_rank: int =
 
 def _run_method(method, X, K, seed, s, config, cache):
     from sklearn.cluster import KMeans
+    from threadpoolctl import threadpool_limits
 
     from ..cluster import ForestSpectralClustering, KernelSpectralClustering
     from ..forest import RandomProjectionForest, UnsupervisedForest
@@ -144,7 +145,10 @@ def _run_method(method, X, K, seed, s, config, cache):
     if method == "rpfCluster (oracle)":
         return None, {}  # scored from the cached rpfCluster model's candidates
     if method == "K-means":
-        return KMeans(K, n_init=s["kmeans_init"], random_state=seed).fit_predict(X), {}
+        # one OpenMP thread, as in geoforest's spectral step (2 threads on a loaded
+        # 2-core machine were 30-60x slower, same result)
+        with threadpool_limits(limits=1, user_api="openmp"):
+            return KMeans(K, n_init=s["kmeans_init"], random_state=seed).fit_predict(X), {}
     if method == "NJW (self-tuning)":
         W = self_tuning_affinity(X)
         return KernelSpectralClustering(K, random_state=seed).fit(W).labels_, {}
