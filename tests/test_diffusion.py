@@ -123,6 +123,10 @@ def test_bridges_are_a_minimum_spanning_forest_of_the_components():
     ref = minimum_spanning_tree(closest).sum()
     assert lengths.sum() == pytest.approx(ref)
     np.testing.assert_allclose(lengths, np.linalg.norm(X[pairs[:, 0]] - X[pairs[:, 1]], axis=1))
+    # The same forest read from neighbour lists (exact shortcut) where it can be.
+    dist, ind = gf.diffusion._graph.knn(X, 4)
+    pairs2, lengths2 = bridge_components(X, G, (dist, ind))
+    assert lengths2.sum() == pytest.approx(ref)
     B = sp.csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=G.shape)
     assert connected_components(G + B, directed=False)[0] == 1
 

@@ -67,25 +67,83 @@ def gaussian_knn_graph(dist: np.ndarray, ind: np.ndarray, sigma: float) -> sp.cs
     return symmetrize(G)
 
 
-def _nearest_outside(
-    X: np.ndarray, tree: KDTree, members: np.ndarray, component: np.ndarray
-) -> tuple[float, int, int]:
-    """The shortest edge from a component to any point outside it: ``(d, i, j)``."""
+def _from_lists(component, n_comp, neighbors, best_d, best_i, best_j) -> np.ndarray:
+    """Shortest outside edges from neighbour lists; the components where that is exact."""
+    dist, ind = neighbors
+    outside = component[ind] != component[:, None]
+    found = outside.any(axis=1)
+    col = np.argmax(outside, axis=1)
+    rows = np.flatnonzero(found)
+    _keep_best(component[rows], dist[rows, col[rows]], rows, ind[rows, col[rows]], best_d,
+               best_i, best_j)  # fmt: skip
+    # A member without an outside neighbour is at least its last listed distance away.
+    bound = np.full(n_comp, np.inf)
+    miss = np.flatnonzero(~found)
+    np.minimum.at(bound, component[miss], dist[miss, -1])
+    return best_d <= bound
+
+
+def _shortest_outgoing(
+    X: np.ndarray,
+    tree: KDTree | None,
+    component: np.ndarray,
+    n_comp: int,
+    neighbors: tuple[np.ndarray, np.ndarray] | None = None,
+) -> list[tuple[float, int, int]]:
+    """For every component, its shortest edge ``(d, i, j)`` to a point outside it.
+
+    Components of at most ``_SMALL_COMPONENT`` points are handled in batches
+    by size (powers of two): the first outside point of a member is among its
+    ``size + 1`` nearest neighbours in the tree of all points.  Larger ones
+    query a K-d tree of the points outside them.
+    """
+    sizes = np.bincount(component, minlength=n_comp)
+    best_d = np.full(n_comp, np.inf)
+    best_i = np.zeros(n_comp, dtype=np.intp)
+    best_j = np.zeros(n_comp, dtype=np.intp)
     n = X.shape[0]
-    c = component[members[0]]
-    if members.size <= _SMALL_COMPONENT:
-        # At most size - 1 other members precede the first outside point.
-        k = min(members.size + 1, n)
-        dist, ind = tree.query(X[members], k=k)
-        outside = component[ind] != c
-        dist = np.where(outside, dist, np.inf)
-        flat = int(np.argmin(dist))
-        r, col = divmod(flat, k)
-        return float(dist[r, col]), int(members[r]), int(ind[r, col])
-    rest = np.flatnonzero(component != c)
-    dist, ind = KDTree(X[rest]).query(X[members], k=1)
-    r = int(np.argmin(dist[:, 0]))
-    return float(dist[r, 0]), int(members[r]), int(rest[ind[r, 0]])
+    todo = np.ones(n_comp, dtype=bool)
+    if neighbors is not None:
+        todo = ~_from_lists(component, n_comp, neighbors, best_d, best_i, best_j)
+        if not todo.any():
+            return [(float(best_d[c]), int(best_i[c]), int(best_j[c])) for c in range(n_comp)]
+        if tree is None:
+            tree = KDTree(X)
+    small_size = np.where(todo[component], sizes[component], 0)
+    lo = 0
+    cap = 1
+    while lo < _SMALL_COMPONENT:
+        rows = np.flatnonzero((small_size > lo) & (small_size <= cap))
+        lo, cap = cap, 2 * cap
+        if rows.size == 0:
+            continue
+        k = min(lo + 1, n)
+        dist, ind = tree.query(X[rows], k=k)
+        dist = np.where(component[ind] != component[rows][:, None], dist, np.inf)
+        col = np.argmin(dist, axis=1)
+        d = dist[np.arange(rows.size), col]
+        _keep_best(component[rows], d, rows, ind[np.arange(rows.size), col], best_d, best_i,
+                   best_j)  # fmt: skip
+    for c in np.flatnonzero((sizes > _SMALL_COMPONENT) & todo):
+        members = np.flatnonzero(component == c)
+        rest = np.flatnonzero(component != c)
+        dist, ind = KDTree(X[rest]).query(X[members], k=1)
+        _keep_best(np.full(members.size, c), dist[:, 0], members, rest[ind[:, 0]], best_d,
+                   best_i, best_j)  # fmt: skip
+    return [(float(best_d[c]), int(best_i[c]), int(best_j[c])) for c in range(n_comp)]
+
+
+def _keep_best(comp, d, i, j, best_d, best_i, best_j) -> None:
+    """Per component, keep the shortest of the candidate edges ``(d, i, j)``."""
+    order = np.lexsort((i, d, comp))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = comp[order][1:] != comp[order][:-1]
+    sel = order[first]
+    better = d[sel] < best_d[comp[sel]]
+    sel = sel[better]
+    best_d[comp[sel]] = d[sel]
+    best_i[comp[sel]] = i[sel]
+    best_j[comp[sel]] = j[sel]
 
 
 def _find(parent: np.ndarray, a: int) -> int:
@@ -96,7 +154,9 @@ def _find(parent: np.ndarray, a: int) -> int:
     return a
 
 
-def bridge_components(X: np.ndarray, G: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+def bridge_components(
+    X: np.ndarray, G: sp.csr_matrix, neighbors: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Edges of a minimum spanning forest joining the connected components of ``G``.
 
     Borůvka rounds: every component adds its shortest Euclidean edge to a
@@ -104,10 +164,18 @@ def bridge_components(X: np.ndarray, G: sp.csr_matrix) -> tuple[np.ndarray, np.n
     edges are those of the Euclidean minimum spanning tree of the quotient
     (ties aside), so at most ``c - 1`` edges join ``c`` components.
 
+    With ``neighbors`` (every point's nearest neighbours, ascending, e.g.
+    the lists the graph was built from), a component's shortest edge is read
+    from its members' lists when that is provably exact: the shortest
+    outside candidate found is no longer than the last listed distance of
+    every member whose list holds no outside point.  Other components query
+    K-d trees as above.
+
     Parameters
     ----------
     X : ndarray of shape (n, d)
     G : sparse matrix of shape (n, n)
+    neighbors : tuple of ndarray (dist, ind) of shape (n, k), optional
 
     Returns
     -------
@@ -121,14 +189,9 @@ def bridge_components(X: np.ndarray, G: sp.csr_matrix) -> tuple[np.ndarray, np.n
     lengths: list[float] = []
     if n_comp == 1:
         return np.zeros((0, 2), dtype=np.intp), np.zeros(0)
-    tree = KDTree(X)
+    tree = None if neighbors is not None else KDTree(X)
     while n_comp > 1:
-        order = np.argsort(component, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(component, minlength=n_comp))])
-        best = [
-            _nearest_outside(X, tree, order[bounds[c] : bounds[c + 1]], component)
-            for c in range(n_comp)
-        ]
+        best = _shortest_outgoing(X, tree, component, n_comp, neighbors)
         # Union the chosen edges (one pair may be chosen by both of its ends).
         chosen = {(min(i, j), max(i, j)): d for d, i, j in best}
         rows = np.array([p[0] for p in chosen])

@@ -276,7 +276,7 @@ class LUND(ClusterMixin, BaseEstimator):
     sigma : "auto" or float, default="auto"
         Kernel scale of the graph and the density (see
         :class:`~geoforest.DiffusionMap`).
-    n_components : int, default=20
+    n_components : int, default=10
         Eigenpairs of the diffusion map.
     affinity : {"gaussian", "precomputed", "precomputed_distance"}, default="gaussian"
         As in :class:`~geoforest.DiffusionMap`; with a precomputed graph the
@@ -296,7 +296,8 @@ class LUND(ClusterMixin, BaseEstimator):
         After labelling, each pixel takes the label held by a strict
         majority of its ``(2 r + 1)^2`` window, if any
         (:func:`spatial_majority_vote`).
-    eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
+    eigen_solver : {"auto", "dense", "shift-invert", "arpack", "lobpcg"}, default="auto"
+        See :class:`~geoforest.DiffusionMap`.
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolver (and :meth:`query`'s random tie order).
 
@@ -352,7 +353,7 @@ class LUND(ClusterMixin, BaseEstimator):
         "image_shape": [tuple, list, None],
         "spatial_radius": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "spatial_vote_radius": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "eigen_solver": [StrOptions({"auto", "dense", "arpack", "lobpcg"})],
+        "eigen_solver": [StrOptions({"auto", "dense", "shift-invert", "arpack", "lobpcg"})],
         "random_state": ["random_state"],
     }
 
@@ -365,7 +366,7 @@ class LUND(ClusterMixin, BaseEstimator):
         max_log2_t: int = 30,
         n_neighbors: int = 15,
         sigma: str | float = "auto",
-        n_components: int = 20,
+        n_components: int = 10,
         affinity: str = "gaussian",
         normalization: str = "textbook",
         n_search: int = 30,
