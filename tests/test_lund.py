@@ -176,10 +176,10 @@ def test_same_seed_same_result():
 
 
 def test_spatial_regularisation_helps_on_the_synthetic_image():
-    X, y = make_hyperspectral_image((40, 40), noise=0.35, random_state=0)
-    plain = LUND(n_clusters=4, t=64.0, random_state=0).fit(X)
-    spatial = LUND(n_clusters=4, t=64.0, image_shape=(40, 40), spatial_radius=3,
-                   spatial_vote_radius=1, random_state=0).fit(X)  # fmt: skip
+    X, y = make_hyperspectral_image((40, 40), n_regions=4, noise=0.8, random_state=0)
+    plain = LUND(n_clusters=4, random_state=0).fit(X)
+    spatial = LUND(n_clusters=4, image_shape=(40, 40), spatial_radius=5,
+                   spatial_vote_radius=2, random_state=0).fit(X)  # fmt: skip
     assert clustering_accuracy(y, spatial.labels_) > clustering_accuracy(y, plain.labels_)
 
 

@@ -432,8 +432,11 @@ class LUND(ClusterMixin, BaseEstimator):
         y : array-like of shape (n_samples,) of int, or None
             Optional partial labels, ``-1`` for unlabelled points.  Each
             unsupervised cluster takes the majority given label inside it (a
-            new id when it holds none), given labels are kept, and the other
-            points copy their nearest denser point, as in step 5.
+            new id when it holds none) and passes it to its mode; given labels
+            are kept; every other point, in decreasing density, takes the
+            label of the nearer of its ``D_t``-nearest denser point and its
+            ``D_t``-nearest given label (given labels anchor their
+            neighbourhood at any density).
 
         Returns
         -------
@@ -482,8 +485,8 @@ class LUND(ClusterMixin, BaseEstimator):
     def _at_time(self, dm: DiffusionMap, density, rank, t: float) -> dict:
         Y = significant_columns(dm.transform(t))
         rho, parent = nearest_denser(Y, rank, int(self.n_search))
-        if rho.max() > 0:
-            rho = rho / rho.max()
+        scale = float(rho.max()) if rho.max() > 0 else 1.0
+        rho = rho / scale
         scores = density * rho
         if self.n_clusters is None:
             k = estimate_n_modes(scores, int(self.max_clusters))
@@ -491,12 +494,13 @@ class LUND(ClusterMixin, BaseEstimator):
             k = int(self.n_clusters)
         modes = np.lexsort((np.arange(scores.size), -scores))[:k]
         labels = propagate_labels(rank, parent, modes, np.arange(k))
-        return {"t": t, "rho": rho, "parent": parent, "scores": scores, "modes": modes,
+        return {"t": t, "rho": rho, "rho_scale": scale, "parent": parent, "scores": scores, "modes": modes,
                 "labels": labels, "k": k}  # fmt: skip
 
     def _set_state(self, state: dict) -> None:
         self.t_ = state["t"]
         self.rho_ = state["rho"]
+        self._rho_scale = state["rho_scale"]
         self.parent_ = state["parent"]
         self.scores_ = state["scores"]
         self.modes_ = state["modes"]
@@ -551,7 +555,29 @@ class LUND(ClusterMixin, BaseEstimator):
                 next_id += 1
         seeds = np.union1d(np.flatnonzero(given), self.modes_)
         seed_labels = np.where(given[seeds], y[seeds], cluster_class[clusters[seeds]])
-        return propagate_labels(self._rank, self.parent_, seeds, seed_labels)
+        # Given labels are anchors at any density: a point whose D_t-nearest given
+        # label is nearer than its nearest denser point takes that label directly.
+        known = np.flatnonzero(given)
+        Y = self.diffusion_map_.transform(self.t_)
+        anchor = np.empty(Y.shape[0], dtype=np.intp)
+        anchor_dist = np.empty(Y.shape[0])
+        for start in range(0, Y.shape[0], 4096):
+            D = cdist(Y[start : start + 4096], Y[known])
+            j = np.argmin(D, axis=1)
+            anchor[start : start + 4096] = known[j]
+            anchor_dist[start : start + 4096] = D[np.arange(j.size), j]
+        parent = self.parent_.copy()
+        use_anchor = (anchor_dist < self.rho_ * self._rho_scale) & ~given
+        use_anchor[self.modes_] = False
+        parent[use_anchor] = anchor[use_anchor]
+        labels = np.full(Y.shape[0], -1, dtype=np.intp)
+        labels[seeds] = seed_labels
+        labels[use_anchor] = y[anchor[use_anchor]]
+        order = np.argsort(self._rank)
+        for i in order:
+            if labels[i] < 0:
+                labels[i] = labels[parent[i]]
+        return labels
 
     def relabel(self, y) -> np.ndarray:
         """Propagate partial labels ``y`` with the fitted geometry (no refit); sets ``labels_``.
