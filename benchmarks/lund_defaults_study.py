@@ -70,8 +70,9 @@ def main(argv=None) -> None:
         kc = res[:, :, 0].mean(axis=0)
         acc = res[:, :, 1].mean(axis=0)
         line = " ".join(f"{a:.3f}/{c:.2f}" for a, c in zip(acc, kc, strict=True))
-        print(f"{kernel:>8} k={k:<3} sf={factor:<4} c={cut:<4} {norm:>9} ({time.perf_counter() - t0:.0f}s): "
-              f"{line}", flush=True)  # fmt: skip
+        secs = time.perf_counter() - t0
+        print(f"{kernel:>8} k={k:<3} sf={factor:<4} c={cut:<4} {norm:>9} ({secs:.0f}s): {line}",
+              flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 from sklearn.metrics import mutual_info_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import geoforest as gf
 from geoforest.datasets import make_hyperspectral_image, make_multidensity_clusters
@@ -115,7 +116,9 @@ def _lund_reference(model):
             rho[i] = D[i, parent[i]]
     rho /= rho.max()
     scores = p * rho
-    modes = np.argsort(-scores, kind="stable")[: model.n_clusters_]
+    key = -scores
+    key[order[0]] = -np.inf  # the densest point is always the first mode
+    modes = np.lexsort((rank, key))[: model.n_clusters_]
     labels = np.full(n, -1)
     labels[modes] = np.arange(modes.size)
     for i in order:
@@ -244,3 +247,8 @@ def test_query_errors():
     model = LUND(n_clusters=2, t=256.0, random_state=0).fit(X)
     with pytest.raises(ValueError, match="n_queries"):
         model.query(0)
+
+
+@parametrize_with_checks([LUND(n_neighbors=5, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

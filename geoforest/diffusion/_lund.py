@@ -477,7 +477,10 @@ class LUND(ClusterMixin, BaseEstimator):
             if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
                 y = y.astype(np.intp)
             else:
-                raise ValueError("partial labels y must be integers (-1 = unlabelled)")
+                raise ValueError(
+                    f"Unknown label type {y.dtype}: partial labels y must be integers "
+                    "(-1 = unlabelled)"
+                )
         if np.any(y < -1):
             raise ValueError("partial labels must be >= 0, or -1 for unlabelled points")
         return y.astype(np.intp)
@@ -492,10 +495,14 @@ class LUND(ClusterMixin, BaseEstimator):
             k = estimate_n_modes(scores, int(self.max_clusters))
         else:
             k = int(self.n_clusters)
-        modes = np.lexsort((np.arange(scores.size), -scores))[:k]
+        # The densest point has the largest score in exact arithmetic; rounding in the
+        # distances must not let a tie unseat it.  Other ties go to the denser point.
+        key = -scores
+        key[rank == 0] = -np.inf
+        modes = np.lexsort((rank, key))[:k]
         labels = propagate_labels(rank, parent, modes, np.arange(k))
-        return {"t": t, "rho": rho, "rho_scale": scale, "parent": parent, "scores": scores, "modes": modes,
-                "labels": labels, "k": k}  # fmt: skip
+        return {"t": t, "rho": rho, "rho_scale": scale, "parent": parent, "scores": scores,
+                "modes": modes, "labels": labels, "k": k}  # fmt: skip
 
     def _set_state(self, state: dict) -> None:
         self.t_ = state["t"]
