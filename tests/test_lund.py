@@ -252,3 +252,26 @@ def test_query_errors():
 @parametrize_with_checks([LUND(n_neighbors=5, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_lund_experiment_quick(tmp_path):
+    import csv
+    import json
+
+    from geoforest.experiments import ExperimentConfig, run_experiment
+
+    config = ExperimentConfig(out=tmp_path, quick=True, n_jobs=1, seed=0, show_progress=False)
+    result = run_experiment("lund", config)
+    assert json.loads((tmp_path / "lund.json").read_text())["quick"] is True
+    for name in ("lund.csv", "lund_image.csv", "lund_active.csv", "lund_summary.csv"):
+        assert (tmp_path / name).stat().st_size > 0
+    for name in ("lund_active.png", "lund_image.png"):
+        assert (tmp_path / name).stat().st_size > 10_000
+    rows = list(csv.DictReader((tmp_path / "lund.csv").open()))
+    ours = [r for r in rows if r["part"] == "synthetic" and r["method"] == "LUND"]
+    assert len(ours) == 2
+    assert all(r["k_hat"] == r["k_true"] and float(r["accuracy"]) == 1.0 for r in ours)
+    image = list(csv.DictReader((tmp_path / "lund_image.csv").open()))
+    acc = {r["method"]: float(r["accuracy"]) for r in image if r["k_given"] == "yes"}
+    assert acc["LUND + spatial graph + vote"] > acc["LUND"]
+    assert "active" in result.summary

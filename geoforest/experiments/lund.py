@@ -61,7 +61,7 @@ SLIDES_CLAIMS = {
 def settings(quick: bool) -> dict[str, Any]:
     """Sizes and repetitions of the full and the quick run."""
     if quick:
-        return {"n": 1000, "seeds": 2, "image": (30, 30), "image_seeds": 1,
+        return {"n": 2000, "seeds": 2, "image": (30, 30), "image_seeds": 1,
                 "queries": (0, 2, 4, 6), "random_draws": 3, "parts": ("synthetic", "digits"),
                 "forest_trees": 30}  # fmt: skip
     return {"n": 2000, "seeds": 10, "image": (50, 50), "image_seeds": 5,
