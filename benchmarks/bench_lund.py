@@ -76,7 +76,8 @@ def child(n: int, subset: int) -> dict:
         out[name + "_k"] = int(np.unique(labels[labels >= 0]).size)
         out[name + "_acc"] = float(clustering_accuracy(yy[core], labels[core]))
 
-    timed("diffusion_map", lambda: DiffusionMap(random_state=0).fit(X))
+    dm = timed("diffusion_map", lambda: DiffusionMap(random_state=0).fit(X))
+    out["bridges"] = dm.n_bridges_
     fixed = timed("lund_fixed_t", lambda: LUND(t=2.0**22, random_state=0).fit(X))
     score("lund_fixed_t", fixed.labels_, y)
     model = timed("lund", lambda: LUND(random_state=0).fit(X))
@@ -113,7 +114,7 @@ def main(argv=None) -> None:
         return
     r = json.loads(lines[0][len(MARKER) :])
     print(f"n = {r['n']}, d = {r['d']} (make_multidensity_clusters, 4 clusters, 10 % noise)")
-    print(f"  DiffusionMap fit            {r['diffusion_map']:8.1f} s")
+    print(f"  DiffusionMap fit            {r['diffusion_map']:8.1f} s   ({r['bridges']} bridges)")
     print(f"  LUND, t = 2^22              {r['lund_fixed_t']:8.1f} s   K = {r['lund_fixed_t_k']}"
           f"  accuracy {r['lund_fixed_t_acc']:.4f}")  # fmt: skip
     print(f"  LUND, defaults (multiscale) {r['lund']:8.1f} s   K = {r['lund_k']}  accuracy "

@@ -110,8 +110,20 @@ class DiffusionMap(BaseEstimator):
     connect : bool, default=True
         With ``affinity="gaussian"``, join the connected components of the
         kNN graph by the edges of a minimum spanning forest between them,
-        weighted ``max(exp(-d^2 / sigma^2), exp(-1))`` (see Notes).
+        weighted ``exp(-min(d / sigma, cutoff)^2)`` (see Notes).
         Precomputed graphs are used as given.
+    kernel : {"gaussian", "adaptive"}, default="gaussian"
+        ``"gaussian"``: one scale ``sigma`` for every edge.  ``"adaptive"``:
+        self-tuning weights ``exp(-d^2 / (s_i s_j))``, ``s_i`` the distance
+        to the ``local_scale_neighbor``-th neighbour (Zelnik-Manor & Perona);
+        measured worse for LUND on noisy data (``docs/results/lund.md``).
+    local_scale_neighbor : int, default=7
+        Neighbour rank of the local scales of ``kernel="adaptive"``.
+    cutoff : float or None, default=2.0
+        With ``kernel="gaussian"``, edges longer than ``cutoff * sigma``
+        (weight below ``exp(-cutoff^2)``) are dropped before the components
+        are bridged, and bridges weigh at least ``exp(-cutoff^2)``; ``None``
+        keeps every kNN edge (bridges then weigh at least ``exp(-1)``).
     eigen_solver : {"auto", "dense", "shift-invert", "arpack", "lobpcg"}, default="auto"
         ``"shift-invert"``: ARPACK on ``(M - (1 + 1e-6) I)^-1`` (sparse LU),
         fast on the crowded top of a diffusion spectrum; the others as in
@@ -156,9 +168,12 @@ class DiffusionMap(BaseEstimator):
       stays at a constant, large ``D_t`` from everything for every ``t``,
       and a few leading eigenvectors are spent on them.  ``connect=True``
       adds the ``c - 1`` bridges of a Euclidean minimum spanning forest of
-      the components.  A bridge's weight is at least ``exp(-1)`` (the weight
-      of an edge one ``sigma`` long): a small component then mixes with its
-      neighbour within a few steps (its volume is small), while a large
+      the components.  Edges longer than ``cutoff * sigma`` are dropped
+      first and a bridge weighs at least ``exp(-cutoff^2)``, so every edge
+      weighs between ``exp(-cutoff^2)`` and 1: no group of points hangs on
+      edges far weaker than its own (such a group has an eigenvalue next to
+      1 and an eigenvector living on it alone), a small component mixes
+      with its neighbour within a few steps (its volume is small), while a large
       cluster attached by one bridge stays apart for a long time (its volume
       is large) — the distinction diffusion is meant to make.
     * *Huge ``1/sqrt(pi)`` for low-degree points.*  ``psi = phi / sqrt(pi)``
@@ -208,7 +223,7 @@ class DiffusionMap(BaseEstimator):
         normalization: str = "textbook",
         connect: bool = True,
         kernel: str = "gaussian",
-        cutoff: float | None = 3.0,
+        cutoff: float | None = 2.0,
         local_scale_neighbor: int = 7,
         eigen_solver: str = "auto",
         eigen_tol: float = 1e-8,

@@ -283,6 +283,12 @@ class LUND(ClusterMixin, BaseEstimator):
         density is the graph's row sum (its kernel density).
     normalization : {"textbook", "symmetric"}, default="textbook"
         Eigenvector normalisation, see :class:`~geoforest.DiffusionMap`.
+    kernel : {"gaussian", "adaptive"}, default="gaussian"
+        Graph weights, see :class:`~geoforest.DiffusionMap`.
+    cutoff : float or None, default=2.0
+        Edges longer than ``cutoff * sigma`` are dropped and the components
+        bridged (see :class:`~geoforest.DiffusionMap`); 2.0 gave the widest
+        range of good times (``docs/results/lund.md``).
     n_search : int, default=30
         ``D_t``-neighbours searched first for the nearest denser point.
     image_shape : tuple of int or None, default=None
