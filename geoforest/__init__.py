@@ -7,7 +7,13 @@ low-dimensional structure of the data, even under heavy noise.
 from . import cluster, datasets, diffusion, embedding, llpd, metrics
 from .cluster import ForestSpectralClustering, KernelSpectralClustering
 from .diffusion import LUND, DiffusionMap
-from .forest import RandomProjectionForest, UnsupervisedForest, merge_forests
+from .forest import (
+    ManifoldForestClassifier,
+    ObliqueForestClassifier,
+    RandomProjectionForest,
+    UnsupervisedForest,
+    merge_forests,
+)
 from .llpd import LLPD, LLPDSpectralClustering
 from .proximity import ProximityCounts
 
@@ -20,6 +26,8 @@ __all__ = [
     "KernelSpectralClustering",
     "LLPD",
     "LLPDSpectralClustering",
+    "ManifoldForestClassifier",
+    "ObliqueForestClassifier",
     "ProximityCounts",
     "RandomProjectionForest",
     "UnsupervisedForest",

@@ -209,3 +209,15 @@ def test_llpd_quick(tmp_path):
     euclid = [r for r in rows if r["method"] == "Euclidean spectral"]
     assert all(r["k_hat"] != "4" for r in euclid)
     assert "LLPD spectral" in result.summary
+
+
+def test_rpf_cluster_sklearn_baseline_runs_in_a_child_with_a_timeout():
+    from sklearn.cluster import SpectralClustering
+    from sklearn.datasets import load_iris
+
+    from geoforest.experiments.rpf_cluster import _sklearn_spectral
+
+    X = load_iris().data
+    labels = _sklearn_spectral(X, 3, 0, timeout=120.0)
+    assert np.array_equal(labels, SpectralClustering(3, random_state=0).fit_predict(X))
+    assert _sklearn_spectral(X, 3, 0, timeout=0.01) is None

@@ -10,7 +10,7 @@ from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
 from geoforest.cluster import normalized_affinity, sharpen_kernel, spectral_clustering
-from geoforest.cluster._forest import attach_by_kernel
+from geoforest.cluster._forest import attach_by_kernel, truncated_kernel
 
 
 def _kernel(n=120, seed=0):
@@ -157,3 +157,94 @@ def test_disconnected_threshold_points_join_their_kernel_cluster():
         2, forest=gf.RandomProjectionForest(50), threshold=0.4, scale=0.05, random_state=0
     ).fit(X)
     assert adjusted_rand_score(y, model.labels_) == 1.0
+
+
+def test_truncated_kernel_against_brute_force_top_m():
+    X, _ = make_blobs(150, centers=3, n_features=3, random_state=2)
+    forest = gf.RandomProjectionForest(30, random_state=2).fit(X)
+    full = forest.proximity().toarray()
+    n = full.shape[0]
+    for m in (1, 5, 40):
+        T = truncated_kernel(forest, m)
+        assert T.shape == (n, n) and T.format == "csr"
+        expected = np.zeros_like(full)
+        for i in range(n):
+            others = np.array([j for j in range(n) if j != i])
+            # largest proximity first, ties to the lower index
+            order = others[np.lexsort((others, -full[i, others]))][:m]
+            expected[i, order] = full[i, order]
+        expected = np.maximum(expected, expected.T)
+        np.fill_diagonal(expected, 1.0)
+        assert np.allclose(T.toarray(), expected)
+        assert (T != T.T).nnz == 0
+        assert T.nnz <= n * (2 * m + 1)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        truncated_kernel(forest, n)
+
+
+def test_kernel_neighbors_clusters_like_the_full_kernel():
+    X, y = make_blobs(300, centers=3, n_features=4, cluster_std=0.8, random_state=5)
+    kw = dict(threshold=0.0, scale=0.5, random_state=0)
+    full = gf.ForestSpectralClustering(3, **kw).fit(X)
+    part = gf.ForestSpectralClustering(3, kernel_neighbors=30, **kw).fit(X)
+    assert part.kernel_.nnz < full.kernel_.nnz
+    assert adjusted_rand_score(y, part.labels_) > 0.95
+    assert adjusted_rand_score(full.labels_, part.labels_) > 0.95
+    # capped at n - 1: keeps every co-leaf pair, i.e. the full kernel
+    capped = gf.ForestSpectralClustering(3, kernel_neighbors=10_000, **kw).fit(X)
+    assert np.allclose(capped.kernel_.toarray(), full.kernel_.toarray())
+
+
+def _components_by_hand(A: np.ndarray) -> list[int]:
+    """Component sizes of a dense symmetric graph by depth-first search."""
+    n = A.shape[0]
+    seen = np.zeros(n, bool)
+    sizes = []
+    for start in range(n):
+        if seen[start]:
+            continue
+        stack, size = [start], 0
+        seen[start] = True
+        while stack:
+            i = stack.pop()
+            size += 1
+            for j in np.flatnonzero(A[i] > 0):
+                if not seen[j]:
+                    seen[j] = True
+                    stack.append(j)
+        sizes.append(size)
+    return sizes
+
+
+def test_unfragmented_threshold_against_depth_first_search():
+    from geoforest.cluster._forest import THRESHOLDS, unfragmented_threshold
+
+    X, _ = make_blobs(90, centers=3, n_features=3, cluster_std=1.5, random_state=4)
+    S = gf.RandomProjectionForest(40, random_state=4).fit(X).proximity()
+    dense = S.toarray()
+    for min_size in (1, 5, 20, 31, 200):
+        ok = [
+            b
+            for b in THRESHOLDS
+            if min(_components_by_hand(dense * (dense >= b))) >= min(min_size, 90)
+        ]
+        expected = max(ok) if ok else min(THRESHOLDS)
+        assert unfragmented_threshold(S, THRESHOLDS, min_size=min_size) == expected
+    # the default size bound is max(5, 2 % of n)
+    assert unfragmented_threshold(S, THRESHOLDS) == unfragmented_threshold(
+        S, THRESHOLDS, min_size=5
+    )
+
+
+def test_unfragmented_selection_is_consensus_at_that_threshold():
+    from geoforest.cluster._forest import SCALES, unfragmented_threshold
+
+    X, y, _ = _kernel(seed=1)
+    model = gf.ForestSpectralClustering(3, selection="unfragmented", random_state=0).fit(X)
+    b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
+    cands = model.candidates_
+    assert [c["scale"] for c in cands] == list(SCALES)
+    assert {c["threshold"] for c in cands} == {b1} == {model.threshold_}
+    fixed = gf.ForestSpectralClustering(3, threshold=b1, random_state=0).fit(X)
+    assert model.scale_ == fixed.scale_ and np.array_equal(model.labels_, fixed.labels_)
+    assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)

@@ -7,6 +7,8 @@ from geoforest import (
     ForestSpectralClustering,
     KernelSpectralClustering,
     LLPDSpectralClustering,
+    ManifoldForestClassifier,
+    ObliqueForestClassifier,
     RandomProjectionForest,
     UnsupervisedForest,
 )
@@ -15,6 +17,20 @@ from geoforest import (
 EXPECTED_FAILED_CHECKS: dict = {
     "UnsupervisedForest": {},
     "RandomProjectionForest": {},
+    "ObliqueForestClassifier": {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "bootstrap draws and the random feature order depend on the number of rows, "
+            "so weights of 2 are not the same draws as duplicated rows (as in sklearn's "
+            "RandomForestClassifier); tested without bootstrap in test_supervised.py"
+        ),
+    },
+    "ManifoldForestClassifier": {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "bootstrap draws and the random feature order depend on the number of rows, "
+            "so weights of 2 are not the same draws as duplicated rows (as in sklearn's "
+            "RandomForestClassifier); tested without bootstrap in test_supervised.py"
+        ),
+    },
     "ForestSpectralClustering": {},
     "LLPD": {},
     "LLPDSpectralClustering": {},
@@ -30,6 +46,8 @@ EXPECTED_FAILED_CHECKS: dict = {
     [
         UnsupervisedForest(n_estimators=5, random_state=0),
         RandomProjectionForest(n_estimators=5, random_state=0),
+        ObliqueForestClassifier(n_estimators=5, random_state=0),
+        ManifoldForestClassifier(n_estimators=5, random_state=0),
         KernelSpectralClustering(n_clusters=2, random_state=0),
         ForestSpectralClustering(
             n_clusters=2,

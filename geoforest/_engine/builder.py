@@ -12,6 +12,12 @@ best cut, keep the best projection, partition the samples, push the children.
 Projection distributions and split rules are integer codes, so new ones plug in
 without touching this loop.  All randomness comes from the tree's own
 ``state``; the kernel releases the GIL so trees build in parallel threads.
+
+The task is the third plug-in.  Unsupervised trees (``n_classes == 0``) sort
+the projected values only.  Classification trees (``n_classes >= 2``) argsort
+them instead, so the rule (Gini, entropy) sees each sample's label and weight
+in sorted order; they also record each node's weighted class counts
+(``Tree.value``) and stop at pure nodes.
 """
 
 from __future__ import annotations
@@ -22,8 +28,8 @@ import numpy as np
 from numba import njit
 
 from .projections import draw_node_projections, project_row, project_samples
-from .sorting import sort_values
-from .splits import best_cut, make_workspace
+from .sorting import sort_pairs, sort_values
+from .splits import best_class_cut, best_cut, make_workspace
 
 
 class Tree(NamedTuple):
@@ -37,6 +43,9 @@ class Tree(NamedTuple):
     proj_weight: np.ndarray  # float32 weights
     n_node_samples: np.ndarray  # int32 samples (with multiplicity) at each node
     gain: np.ndarray  # float64 split gain (nan for leaves)
+    value: (
+        np.ndarray
+    )  # float64 (n_nodes, n_classes) weighted class counts; (n_nodes, 0) unsupervised
 
     @property
     def n_nodes(self) -> int:
@@ -69,26 +78,73 @@ def _all_rows_equal(X, samples, lo, hi):
 
 
 @njit(nogil=True, cache=True)
-def _partition(samples, z, lo, hi, threshold):
-    """Reorder ``samples[lo:hi]`` (and ``z``) so values ``<= threshold`` come first."""
-    i = lo
-    j = hi - 1
-    while True:
-        while i <= j and z[i - lo] <= threshold:
-            i += 1
-        while i <= j and z[j - lo] > threshold:
-            j -= 1
-        if i >= j:
-            break
-        tmp = samples[i]
-        samples[i] = samples[j]
-        samples[j] = tmp
-        tz = z[i - lo]
-        z[i - lo] = z[j - lo]
-        z[j - lo] = tz
-        i += 1
-        j -= 1
-    return i
+def _partition(samples, z, lo, hi, threshold, buf):
+    """Stable partition of ``samples[lo:hi]``: values ``<= threshold`` first.
+
+    Stable, so a node's samples stay in increasing row order (the tree's
+    sample is drawn sorted): projections then read the rows of ``X`` in
+    memory order, which the hardware prefetches (measured 2-5x faster per
+    value than a scrambled order once ``X`` outgrows the L2 cache).
+    ``buf`` holds at least ``hi - lo`` entries.
+    """
+    k = lo
+    r = 0
+    for i in range(lo, hi):
+        if z[i - lo] <= threshold:
+            samples[k] = samples[i]
+            k += 1
+        else:
+            buf[r] = samples[i]
+            r += 1
+    for j in range(r):
+        samples[k + j] = buf[j]
+    return k
+
+
+@njit(nogil=True, cache=True)
+def _node_counts(y, sample_weight, samples, lo, hi, out):
+    """Weighted class counts of ``samples[lo:hi]`` into ``out``; returns #classes present."""
+    out[:] = 0.0
+    for s in range(lo, hi):
+        row = samples[s]
+        out[y[row]] += sample_weight[row]
+    present = 0
+    for k in range(out.shape[0]):
+        if out[k] > 0.0:
+            present += 1
+    return present
+
+
+@njit(nogil=True, cache=True)
+def _node_labels(y, sample_weight, samples, lo, hi, y_node, w_node):
+    """Labels and weights of ``samples[lo:hi]``, gathered once per node."""
+    for i in range(hi - lo):
+        row = samples[lo + i]
+        y_node[i] = y[row]
+        w_node[i] = sample_weight[row]
+
+
+@njit(nogil=True, cache=True)
+def _constant(z, m):
+    """True when ``z[:m]`` holds a single value (a projection that cannot cut)."""
+    first = z[0]
+    for i in range(1, m):
+        if z[i] != first:
+            return False
+    return True
+
+
+@njit(nogil=True, cache=True)
+def _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sorted):
+    """Sorted values with each sample's label and weight carried along."""
+    for i in range(m):
+        z_sorted[i] = z_cur[i]
+        order[i] = i
+    sort_pairs(z_sorted, order, m)
+    for i in range(m):
+        j = order[i]
+        y_sorted[i] = y_node[j]
+        w_sorted[i] = w_node[j]
 
 
 @njit(nogil=True, cache=True)
@@ -107,13 +163,20 @@ def build_tree(
     max_depth,
     min_gain,
     state,
+    y,
+    sample_weight,
+    n_classes,
 ):
     """Grow one tree on rows ``samples`` of float32 ``X``; returns its arrays.
 
     Each node tries ``n_proj`` candidate projections, and up to ``n_batches``
     batches of them while no candidate has a positive gain.  ``max_depth < 0``
     means unlimited; nodes whose best gain is ``<= min_gain`` become leaves
-    (pass ``-inf`` to disable).
+    (pass ``-inf`` to disable).  ``n_classes == 0`` grows an unsupervised tree
+    (``y`` and ``sample_weight`` are then ignored, pass empty arrays);
+    otherwise ``y`` holds int32 labels ``0..n_classes - 1`` and
+    ``sample_weight`` float64 weights, one per row of ``X``, and ``rule`` is a
+    classification rule (``splits.best_class_cut``).
     """
     n = samples.shape[0]
     n_features = X.shape[1]
@@ -141,6 +204,15 @@ def build_tree(
     workspace = make_workspace(rule, n)
     sort_keys = np.empty(n, dtype=np.uint64)
     sort_tmp = np.empty(n, dtype=np.uint64)
+    part_buf = np.empty(n, dtype=samples.dtype)
+    supervised = n_classes > 0
+    value = np.zeros((cap, max(n_classes, 0)))
+    y_sorted = np.empty(n if supervised else 0, dtype=np.int32)
+    w_sorted = np.empty(n if supervised else 0)
+    order = np.empty(n if supervised else 0, dtype=np.int64)
+    y_node = np.empty(n if supervised else 0, dtype=np.int32)
+    w_node = np.empty(n if supervised else 0)
+    class_scratch = np.empty(2 * max(n_classes, 0))
 
     # Stack of pending nodes: (lo, hi, depth, parent, is_left).
     st_lo = np.empty(cap, dtype=np.int64)
@@ -173,12 +245,17 @@ def build_tree(
         m = hi - lo
         n_node[node] = m
         proj_ptr[node + 1] = nnz
+        if supervised:
+            if _node_counts(y, sample_weight, samples, lo, hi, value[node]) <= 1:
+                continue  # pure node
         if m < min_samples_split or m < 2 * min_samples_leaf:
             continue
         if max_depth >= 0 and depth >= max_depth:
             continue
         if _all_rows_equal(X, samples, lo, hi):
             continue  # e.g. copies of one point drawn by the bootstrap
+        if supervised:
+            _node_labels(y, sample_weight, samples, lo, hi, y_node, w_node)
 
         best_j = -1
         best_score = -np.inf
@@ -194,11 +271,26 @@ def build_tree(
                 project_samples(
                     X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
                 )
-                z_sorted[:m] = z_cur[:m]
-                sort_values(z_sorted, m, sort_keys, sort_tmp)
-                pos, score, g = best_cut(
-                    rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
-                )
+                if supervised:
+                    if _constant(z_cur, m):
+                        continue  # no cut between distinct values: skip the sort
+                    _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sorted)
+                    pos, score, g = best_class_cut(
+                        rule,
+                        z_sorted,
+                        y_sorted,
+                        w_sorted,
+                        m,
+                        n_classes,
+                        min_samples_leaf,
+                        class_scratch,
+                    )
+                else:
+                    z_sorted[:m] = z_cur[:m]
+                    sort_values(z_sorted, m, sort_keys, sort_tmp)
+                    pos, score, g = best_cut(
+                        rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
+                    )
                 if pos > 0 and score > best_score:
                     best_score = score
                     best_gain = g
@@ -231,7 +323,7 @@ def build_tree(
         threshold[node] = best_thr
         gain[node] = best_gain
 
-        mid = _partition(samples, z_best, lo, hi, best_thr)
+        mid = _partition(samples, z_best, lo, hi, best_thr, part_buf)
         # Push right first so the left subtree is built (and numbered) first.
         st_lo[top] = mid
         st_hi[top] = hi
@@ -254,6 +346,7 @@ def build_tree(
         proj_w[:nnz].copy(),
         n_node[:n_nodes].copy(),
         gain[:n_nodes].copy(),
+        value[:n_nodes].copy(),
     )
 
 

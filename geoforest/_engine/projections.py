@@ -28,6 +28,9 @@ Codes and their ``params``:
 
 from __future__ import annotations
 
+import numbers
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -36,15 +39,91 @@ from .rng import normal, poisson, randint, uniform
 AXIS = 0
 SPARSE = 1
 GAUSSIAN = 2
+PATCH = 3
 
-PROJECTIONS = {"axis": AXIS, "sparse": SPARSE, "gaussian": GAUSSIAN}
+PROJECTIONS = {"axis": AXIS, "sparse": SPARSE, "gaussian": GAUSSIAN, "patch": PATCH}
 
 
 def max_nonzeros(kind: int, params: np.ndarray, n_features: int) -> int:
     """Upper bound on the nonzeros of one projection (sizes the node buffers)."""
     if kind == AXIS:
         return 1
+    if kind == PATCH:
+        return int(params[3]) * int(params[5])
     return n_features
+
+
+def _as_shape(shape: Any, ndim: int, name: str) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral):
+        shape = (int(shape),) * ndim
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        raise ValueError(f"{name} must be an int or a tuple of ints, got {shape!r}") from None
+    if len(shape) != ndim or not all(isinstance(s, numbers.Integral) and s >= 1 for s in shape):
+        raise ValueError(f"{name} must be {ndim} positive integers, got {shape!r}")
+    return tuple(int(s) for s in shape)
+
+
+def patch_params(
+    image_shape: Any,
+    min_patch_shape: Any,
+    max_patch_shape: Any,
+    wrap: bool,
+    n_features: int,
+) -> np.ndarray:
+    """Validated ``params`` of the ``PATCH`` distribution.
+
+    Parameters
+    ----------
+    image_shape : tuple of int
+        ``(L,)`` for a 1-D series or ``(H, W)`` for an image, row-major; its
+        product must equal ``n_features``.
+    min_patch_shape, max_patch_shape : int, tuple of int or None
+        Smallest and largest patch, per axis (an int applies to every axis).
+        ``None``: 1, and ``min(4, size)`` per axis.
+    wrap : bool
+        Let patches wrap around the grid's edges.
+    n_features : int
+        Number of features of the data.
+
+    Returns
+    -------
+    params : ndarray of float64, ``[H, W, h_min, h_max, w_min, w_max, wrap]``
+    """
+    if image_shape is None:
+        raise ValueError("projection='patch' needs image_shape, e.g. (28, 28) or (100,)")
+    if isinstance(image_shape, numbers.Integral):
+        image_shape = (image_shape,)
+    try:
+        ndim = len(image_shape)
+    except TypeError:
+        raise ValueError(f"image_shape must be a tuple of ints, got {image_shape!r}") from None
+    if ndim not in (1, 2):
+        raise ValueError(f"image_shape must be (L,) or (H, W), got {image_shape!r}")
+    image = _as_shape(image_shape, ndim, "image_shape")
+    if int(np.prod(image)) != n_features:
+        raise ValueError(
+            f"image_shape {image} has {int(np.prod(image))} pixels but X has {n_features} features"
+        )
+    lo = (
+        (1,) * ndim
+        if min_patch_shape is None
+        else _as_shape(min_patch_shape, ndim, "min_patch_shape")
+    )
+    hi = (
+        tuple(min(4, s) for s in image)
+        if max_patch_shape is None
+        else _as_shape(max_patch_shape, ndim, "max_patch_shape")
+    )
+    for a, b, s in zip(lo, hi, image, strict=True):
+        if a > b:
+            raise ValueError(f"min_patch_shape {lo} exceeds max_patch_shape {hi}")
+        if b > s:
+            raise ValueError(f"max_patch_shape {hi} does not fit in image_shape {image}")
+    if ndim == 1:
+        image, lo, hi = (1, *image), (1, *lo), (1, *hi)
+    return np.array([image[0], image[1], lo[0], hi[0], lo[1], hi[1], float(bool(wrap))])
 
 
 @njit(nogil=True, cache=True)
@@ -109,6 +188,37 @@ def _draw_gaussian(n_proj, n_features, state, ptr, idx, w):
 
 
 @njit(nogil=True, cache=True)
+def _draw_patch(n_proj, params, state, ptr, idx, w):
+    height = np.int64(params[0])
+    width = np.int64(params[1])
+    h_min = np.int64(params[2])
+    h_max = np.int64(params[3])
+    w_min = np.int64(params[4])
+    w_max = np.int64(params[5])
+    wrap = params[6] != 0.0
+    pos = 0
+    for j in range(n_proj):
+        if wrap:
+            u = randint(state, width)
+            v = randint(state, height)
+            pw = w_min + randint(state, w_max - w_min + 1)
+            ph = h_min + randint(state, h_max - h_min + 1)
+        else:
+            u = randint(state, width - w_min + 1)
+            v = randint(state, height - h_min + 1)
+            pw = w_min + randint(state, min(w_max, width - u) - w_min + 1)
+            ph = h_min + randint(state, min(h_max, height - v) - h_min + 1)
+        for r in range(ph):
+            row = (v + r) % height
+            for c in range(pw):
+                idx[pos] = row * width + (u + c) % width
+                w[pos] = 1.0
+                pos += 1
+        ptr[j + 1] = pos
+    return n_proj
+
+
+@njit(nogil=True, cache=True)
 def draw_node_projections(kind, params, n_proj, perm, state, ptr, idx, w):
     """Draw the candidate projections of one node.
 
@@ -121,6 +231,8 @@ def draw_node_projections(kind, params, n_proj, perm, state, ptr, idx, w):
         return _draw_axis(n_proj, perm, state, ptr, idx, w)
     if kind == GAUSSIAN:
         return _draw_gaussian(n_proj, perm.shape[0], state, ptr, idx, w)
+    if kind == PATCH:
+        return _draw_patch(n_proj, params, state, ptr, idx, w)
     return _draw_sparse(n_proj, params[0], perm, state, ptr, idx, w)
 
 

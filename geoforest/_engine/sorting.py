@@ -191,3 +191,122 @@ def sort_values(a, n, keys, tmp):
         sort_inplace(a, n)
     else:
         radix_sort_inplace(a, n, keys, tmp)
+
+
+@njit(nogil=True, cache=True)
+def _swap_pair(a, idx, i, j):
+    t = a[i]
+    a[i] = a[j]
+    a[j] = t
+    u = idx[i]
+    idx[i] = idx[j]
+    idx[j] = u
+
+
+@njit(nogil=True, cache=True)
+def _insertion_pairs(a, idx, lo, hi):
+    for i in range(lo + 1, hi):
+        v = a[i]
+        p = idx[i]
+        j = i - 1
+        while j >= lo and a[j] > v:
+            a[j + 1] = a[j]
+            idx[j + 1] = idx[j]
+            j -= 1
+        a[j + 1] = v
+        idx[j + 1] = p
+
+
+@njit(nogil=True, cache=True)
+def _heapsort_pairs(a, idx, lo, hi):
+    n = hi - lo
+    for start in range(n // 2 - 1, -1, -1):
+        _sift_pairs(a, idx, lo, start, n)
+    for end in range(n - 1, 0, -1):
+        _swap_pair(a, idx, lo, lo + end)
+        _sift_pairs(a, idx, lo, 0, end)
+
+
+@njit(nogil=True, cache=True)
+def _sift_pairs(a, idx, lo, start, end):
+    root = start
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and a[lo + child] < a[lo + child + 1]:
+            child += 1
+        if a[lo + root] < a[lo + child]:
+            _swap_pair(a, idx, lo + root, lo + child)
+            root = child
+        else:
+            return
+
+
+@njit(nogil=True, cache=True)
+def sort_pairs(a, idx, n):
+    """Sort ``a[:n]`` ascending in place, applying the same moves to ``idx[:n]``.
+
+    The node loop's argsort for supervised rules (labels follow their values).
+    Introsort with a three-way partition around a median-of-three pivot, so
+    runs of equal values (binary pixels, patch sums of few levels) are
+    finished in one pass: O(n x distinct values) at worst for few distinct
+    values, O(n log n) otherwise.  Finite values only.
+    """
+    if n < 2:
+        return
+    max_depth = 2 * int(np.log2(n) + 1)
+    stack_lo = np.empty(64, dtype=np.int64)
+    stack_hi = np.empty(64, dtype=np.int64)
+    stack_depth = np.empty(64, dtype=np.int64)
+    stack_lo[0] = 0
+    stack_hi[0] = n
+    stack_depth[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        lo = stack_lo[top]
+        hi = stack_hi[top]
+        depth = stack_depth[top]
+        while hi - lo > _SMALL:
+            if depth > max_depth:
+                _heapsort_pairs(a, idx, lo, hi)
+                lo = hi
+                break
+            depth += 1
+            mid = lo + (hi - lo) // 2
+            x, y, z = a[lo], a[mid], a[hi - 1]
+            if x < y:
+                pivot = y if y < z else (z if x < z else x)
+            else:
+                pivot = x if x < z else (z if y < z else y)
+            # Dijkstra: a[lo:lt] < pivot, a[lt:i] == pivot, a[gt:hi] > pivot.
+            lt = lo
+            i = lo
+            gt = hi
+            while i < gt:
+                v = a[i]
+                if v < pivot:
+                    _swap_pair(a, idx, lt, i)
+                    lt += 1
+                    i += 1
+                elif v > pivot:
+                    gt -= 1
+                    _swap_pair(a, idx, i, gt)
+                else:
+                    i += 1
+            # Recurse on the smaller outer part, loop on the larger.
+            if lt - lo < hi - gt:
+                stack_lo[top] = gt
+                stack_hi[top] = hi
+                stack_depth[top] = depth
+                top += 1
+                hi = lt
+            else:
+                stack_lo[top] = lo
+                stack_hi[top] = lt
+                stack_depth[top] = depth
+                top += 1
+                lo = gt
+        if hi - lo > 1:
+            _insertion_pairs(a, idx, lo, hi)

@@ -56,6 +56,19 @@ rpTrees, Gini for classification) is a new function and one new branch.
     The cut at the median value (``pos = n // 2``, moved to the nearest
     boundary between distinct values).  Score and gain as for ``UNIFORM``.
 
+Classification rules (the supervised task) are dispatched in
+:func:`best_class_cut`, which also receives the node's labels and sample
+weights in the sorted order of the values:
+
+``GINI`` (5), ``ENTROPY`` (6)
+    Weighted class counts ``c_k`` of each side (bootstrap multiplicity times
+    sample weight), impurity ``W * I`` with ``W = sum_k c_k`` and
+    ``I = 1 - sum_k (c_k / W)^2`` (Gini) or ``-sum_k (c_k / W) log2(c_k / W)``
+    (entropy).  The cut maximises ``gain = W I - W_L I_L - W_R I_R`` (the
+    weighted impurity decrease), which is also the score: the node's own
+    impurity is the same for every candidate projection.  Running sums of
+    ``c_k^2`` (or ``c_k log c_k``) per side make the scan O(n) after the sort.
+
 For ``UNIFORM`` and ``MEDIAN`` the node's training points are split exactly as
 the drawn threshold splits them; the stored threshold is the midpoint between
 the two training values around it (as for every rule), which is where a new
@@ -80,6 +93,12 @@ MEDIAN = 4
 CRITERIA = {"fastbic": FASTBIC, "twomeans": TWOMEANS, "gmm": GMM}
 #: The data-independent cuts of random projection trees.
 RANDOM_CUTS = {"uniform": UNIFORM, "median": MEDIAN}
+
+GINI = 5
+ENTROPY = 6
+
+#: The impurity criteria of classification trees.
+CLASS_CRITERIA = {"gini": GINI, "entropy": ENTROPY}
 
 #: Relative variance floor: a cluster's variance is at least this fraction of
 #: its node's variance.
@@ -423,3 +442,93 @@ def best_cut(rule, z, n, min_leaf, params, workspace, state):
     if rule == MEDIAN:
         return _median_cut(z, n, min_leaf)
     return _gmm(z, n, min_leaf, params[0], np.int64(params[1]), params[2])
+
+
+@njit(nogil=True, cache=True)
+def _xlogx(x):
+    return x * np.log(x) if x > 0.0 else 0.0
+
+
+@njit(nogil=True, cache=True)
+def _side_impurity(rule, weight, acc):
+    """``W * I`` of one side from its total weight and running sum ``acc``.
+
+    ``acc`` is ``sum_k c_k^2`` (Gini) or ``sum_k c_k log c_k`` (entropy).
+    """
+    if not weight > 0.0:
+        return 0.0
+    if rule == GINI:
+        return max(weight - acc / weight, 0.0)
+    return max(weight * np.log(weight) - acc, 0.0) / np.log(2.0)
+
+
+@njit(nogil=True, cache=True)
+def node_impurity(rule, counts, n_classes):
+    """``W * I`` of a node from its weighted class counts ``counts[:n_classes]``."""
+    weight = 0.0
+    acc = 0.0
+    for k in range(n_classes):
+        c = counts[k]
+        weight += c
+        acc += c * c if rule == GINI else _xlogx(c)
+    return _side_impurity(rule, weight, acc)
+
+
+@njit(nogil=True, cache=True)
+def best_class_cut(rule, z, ys, ws, n, n_classes, min_leaf, counts):
+    """Best impurity cut of sorted ``z[:n]`` with labels ``ys`` and weights ``ws``.
+
+    ``ys``/``ws`` are in the order of ``z``; ``counts`` is float64 scratch of
+    at least ``2 * n_classes``.  Returns ``(pos, score, gain)`` as
+    :func:`best_cut` does (score = gain; see the module docstring).
+    """
+    total = counts[:n_classes]
+    left = counts[n_classes : 2 * n_classes]
+    total[:] = 0.0
+    left[:] = 0.0
+    weight = 0.0
+    for i in range(n):
+        total[ys[i]] += ws[i]
+        weight += ws[i]
+    acc_total = 0.0
+    for k in range(n_classes):
+        acc_total += total[k] * total[k] if rule == GINI else _xlogx(total[k])
+    parent = _side_impurity(rule, weight, acc_total)
+    acc_left = 0.0
+    acc_right = acc_total
+    w_left = 0.0
+    best_pos = -1
+    best_gain = -np.inf
+    for pos in range(1, n):
+        k = ys[pos - 1]
+        wi = ws[pos - 1]
+        cl = left[k]
+        cr = total[k] - cl
+        if rule == GINI:
+            acc_left += wi * (2.0 * cl + wi)
+            acc_right -= wi * (2.0 * cr - wi)
+        else:
+            acc_left += _xlogx(cl + wi) - _xlogx(cl)
+            acc_right += _xlogx(max(cr - wi, 0.0)) - _xlogx(cr)
+        left[k] = cl + wi
+        w_left += wi
+        if pos < min_leaf:
+            continue
+        if n - pos < min_leaf:
+            break
+        if not z[pos - 1] < z[pos]:
+            continue
+        w_right = weight - w_left
+        if not (w_left > 0.0 and w_right > 0.0):
+            continue
+        gain = (
+            parent
+            - _side_impurity(rule, w_left, acc_left)
+            - _side_impurity(rule, w_right, acc_right)
+        )
+        if gain > best_gain:
+            best_gain = gain
+            best_pos = pos
+    if best_pos < 0:
+        return -1, -np.inf, -np.inf
+    return best_pos, best_gain, best_gain

@@ -6,7 +6,7 @@ array, a scipy sparse matrix/array or a
 always through the normalised affinity ``M = D^{-1/2} W D^{-1/2}``.
 """
 
-from ._forest import ForestSpectralClustering, sharpen_kernel
+from ._forest import ForestSpectralClustering, sharpen_kernel, truncated_kernel
 from ._kernel import KernelSpectralClustering
 from ._spectral import (
     canonical_labels,
@@ -27,4 +27,5 @@ __all__ = [
     "spectral_eigs",
     "spectral_embedding_njw",
     "sharpen_kernel",
+    "truncated_kernel",
 ]

@@ -15,7 +15,13 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._spectral import AUTO_DENSE_MAX_N, canonical_labels, spectral_clustering
 
-__all__ = ["ForestSpectralClustering", "attach_by_kernel", "sharpen_kernel"]
+__all__ = [
+    "ForestSpectralClustering",
+    "attach_by_kernel",
+    "sharpen_kernel",
+    "truncated_kernel",
+    "unfragmented_threshold",
+]
 
 #: Threshold grid of the paper (beta_1).
 THRESHOLDS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4)
@@ -70,6 +76,79 @@ def sharpen_kernel(S, threshold: float, scale: float, *, min_weight: float = 1e-
         A.data[A.data < min_weight] = 0.0
         A.eliminate_zeros()
     return A
+
+
+def truncated_kernel(forest, n_neighbors: int) -> sp.csr_array:
+    """A fitted forest's proximity kernel restricted to each point's nearest neighbours.
+
+    Keeps ``S[i, j]`` when ``j`` is among the ``n_neighbors`` points of largest
+    proximity to ``i`` or ``i`` among those of ``j`` (the union, so the result
+    is symmetric), plus the diagonal of ones.  Memory is at most
+    ``n * (2 * n_neighbors + 1)`` entries, where the full kernel holds every
+    co-leaf pair (about ``n_estimators * leaf size`` per row, often ten times
+    more); the neighbours come from :meth:`kneighbors`, which never forms the
+    full kernel.  Ties in proximity go to the lower index, as in
+    :meth:`kneighbors`.
+
+    Parameters
+    ----------
+    forest : fitted geoforest forest
+    n_neighbors : int
+        Neighbours kept per point, ``1 <= n_neighbors < n_samples``.
+
+    Returns
+    -------
+    scipy.sparse.csr_array of shape (n_samples, n_samples)
+    """
+    n = forest.inbag_counts_.shape[0]
+    if not isinstance(n_neighbors, numbers.Integral) or not 1 <= n_neighbors < n:
+        raise ValueError(f"n_neighbors must be an integer in [1, n_samples - 1 = {n - 1}]")
+    dist, ind = forest.kneighbors(n_neighbors=int(n_neighbors))
+    rows = np.repeat(np.arange(n), ind.shape[1])
+    S = sp.csr_array((1.0 - dist.ravel(), (rows, ind.ravel())), shape=(n, n))
+    S = S.maximum(S.T) + sp.eye_array(n, format="csr")
+    S.eliminate_zeros()  # padding neighbours at proximity 0
+    S.sort_indices()
+    return sp.csr_array(S)
+
+
+def unfragmented_threshold(S, thresholds, *, min_size: int | None = None) -> float:
+    """The largest threshold whose thresholded kernel has no small connected component.
+
+    A threshold beta_1 removes weak similarities; past some level it starts
+    cutting single points and small groups off the graph.  This returns the
+    largest of ``thresholds`` at which every connected component of
+    ``S >= beta_1`` (entries of ``S`` below ``beta_1`` removed) still holds at
+    least ``min_size`` points, or the smallest threshold when none qualifies.
+
+    Parameters
+    ----------
+    S : scipy sparse array of shape (n, n)
+        The forest kernel (1 on the diagonal).
+    thresholds : sequence of float
+        Candidate beta_1 values.
+    min_size : int or None, default=None
+        Smallest component size allowed; ``None`` means ``max(5, 2 % of n)``.
+
+    Returns
+    -------
+    float
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    S = sp.csr_array(S)
+    n = S.shape[0]
+    if min_size is None:
+        min_size = max(5, int(np.ceil(0.02 * n)))
+    ordered = sorted(float(t) for t in thresholds)
+    for b1 in reversed(ordered):
+        A = S.copy()
+        A.data[A.data < b1] = 0.0
+        A.eliminate_zeros()
+        _, comp = connected_components(A, directed=False)
+        if np.bincount(comp).min() >= min(min_size, n):
+            return b1
+    return ordered[0]
 
 
 def attach_by_kernel(S, labels: np.ndarray, points: np.ndarray) -> np.ndarray:
@@ -129,7 +208,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     * ``"consensus"``: the candidate partition that agrees best (mean
       adjusted Rand index) with all the others;
     * ``"eigengap"``: the candidate with the largest gap
-      ``lambda_K - lambda_{K+1}`` of its normalised affinity.
+      ``lambda_K - lambda_{K+1}`` of its normalised affinity;
+    * ``"unfragmented"``: beta_1 is the largest grid threshold that leaves no
+      connected component under ``max(5, 2 % of n)`` points
+      (:func:`unfragmented_threshold`, on the full kernel), and beta_2 the
+      consensus candidate over :data:`SCALES` at that beta_1 (10 candidates
+      instead of 50).
 
     Parameters
     ----------
@@ -145,10 +229,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         beta_1.
     scale : float > 0 or "auto", default="auto"
         beta_2.
-    selection : {"consensus", "eigengap"}, default="consensus"
-        How ``"auto"`` picks a candidate (see above).  Provisional: measured
-        on iris, wine and WDBC only so far (``benchmarks/rpf_beta_study.py``);
-        consensus was the best label-free rule on average there.
+    selection : {"consensus", "eigengap", "unfragmented"}, default="consensus"
+        How ``"auto"`` picks a candidate (see above).  Consensus is the
+        default: best on average over iris, wine, WDBC and heart among the
+        rules in ``docs/results/rpf-cluster.md``, where ``"unfragmented"``
+        matched or beat it on all four (wine 0.946 against 0.929) but is not
+        yet measured on the large data sets.
     max_clusters : int, default=10
         Largest K the eigengap may choose when ``n_clusters`` is None.
     n_init : int, default=10
@@ -160,6 +246,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         eigenvalues; ``0`` is machine precision).  On MAGIC a machine-precision
         solve of a candidate whose graph has a tiny spectral gap took 21 s
         (minutes for others) and ``1e-6`` 3.6 s, with the same partition.
+    kernel_neighbors : int or None, default=None
+        ``None`` clusters the full forest kernel.  An int keeps only each
+        point's ``kernel_neighbors`` most similar points (see
+        :func:`truncated_kernel`; capped at ``n_samples - 1``), so memory grows
+        with ``n * kernel_neighbors`` instead of ``n * n_estimators * leaf
+        size``: the option for hundreds of thousands of points.
     max_selection_samples : int or None, default=1000
         With ``"auto"`` on more points than this, the candidates are compared
         on the kernel restricted to a random subset of this many points, and
@@ -177,7 +269,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     n_clusters_ : int
         Number of clusters found.
     kernel_ : scipy.sparse.csr_array
-        The forest's proximity kernel ``S``.
+        The forest's proximity kernel ``S`` (truncated when
+        ``kernel_neighbors`` is set).
     affinity_matrix_ : scipy.sparse.csr_array
         The thresholded, sharpened affinity that was clustered.
     threshold_, scale_ : float
@@ -208,11 +301,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         "forest": [None, HasMethods(["fit", "proximity"])],
         "threshold": [Interval(numbers.Real, 0.0, 1.0, closed="left"), StrOptions({"auto"})],
         "scale": [Interval(numbers.Real, 0.0, None, closed="neither"), StrOptions({"auto"})],
-        "selection": [StrOptions({"consensus", "eigengap"})],
+        "selection": [StrOptions({"consensus", "eigengap", "unfragmented"})],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "eigen_solver": [StrOptions({"auto", "dense", "arpack", "lobpcg"})],
         "eigen_tol": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "kernel_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_selection_samples": [Interval(numbers.Integral, 10, None, closed="left"), None],
         "random_state": ["random_state"],
         "n_jobs": [numbers.Integral, None],
@@ -230,6 +324,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         n_init: int = 10,
         eigen_solver: str = "auto",
         eigen_tol: float = 1e-6,
+        kernel_neighbors: int | None = None,
         max_selection_samples: int | None = 1000,
         random_state=None,
         n_jobs: int | None = None,
@@ -243,6 +338,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self.n_init = n_init
         self.eigen_solver = eigen_solver
         self.eigen_tol = eigen_tol
+        self.kernel_neighbors = kernel_neighbors
         self.max_selection_samples = max_selection_samples
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -280,11 +376,21 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         n = forest.inbag_counts_.shape[0]
         if self.n_clusters is not None and self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n}")
-        S = sp.csr_array(forest.proximity())
+        if n < 2:
+            raise ValueError(f"rpfCluster needs at least 2 samples, got n_samples={n}")
+        if self.kernel_neighbors is None:
+            S = sp.csr_array(forest.proximity())
+        else:
+            S = truncated_kernel(forest, min(self.kernel_neighbors, n - 1))
         self.forest_ = forest
         self.n_features_in_ = forest.n_features_in_
         self.kernel_ = S
-        thresholds = THRESHOLDS if self.threshold == "auto" else (float(self.threshold),)
+        if self.threshold != "auto":
+            thresholds = (float(self.threshold),)
+        elif self.selection == "unfragmented":
+            thresholds = (unfragmented_threshold(S, THRESHOLDS),)
+        else:
+            thresholds = THRESHOLDS
         scales = SCALES if self.scale == "auto" else (float(self.scale),)
         rs = self.random_state
         seed = (
@@ -355,7 +461,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         if len(candidates) == 1:
             candidates[0]["score"] = np.nan
             return 0
-        if self.selection == "consensus":
+        if self.selection in ("consensus", "unfragmented"):
             labels = [c["_res"].labels for c in candidates]
             for i, c in enumerate(candidates):
                 c["score"] = float(

@@ -8,6 +8,8 @@ from ._diffusion import (
 )
 from ._drosophila import load_drosophila
 from ._ldln import LDLN_SHAPES, make_ldln
+from ._mnist35 import load_mnist35
+from ._morf import make_bars, make_circle_segments, make_impulse_signal
 from ._simulations import (
     add_noise_dims,
     helix_arc_length,
@@ -26,9 +28,13 @@ __all__ = [
     "helix_arc_length",
     "load_clustering_benchmark",
     "load_drosophila",
+    "load_mnist35",
+    "make_bars",
+    "make_circle_segments",
     "make_gaussian_mixture",
     "make_helix",
     "make_hyperspectral_image",
+    "make_impulse_signal",
     "make_ldln",
     "make_linear",
     "make_multidensity_clusters",

@@ -51,6 +51,14 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "lund",
         "LUND vs k-means, spectral, HDBSCAN; K estimate; spatial regularisation; active learning",
     ),
+    "morf-simulations": (
+        "morf_simulations",
+        "MORF vs SPORF, RF and sklearn classifiers: error and times vs training size (MF Figs 1-2)",
+    ),
+    "morf-importance": (
+        "morf_importance",
+        "MNIST 3 vs 5 importance maps of MORF, SPORF and RF, with smoothness numbers (MF Fig. 3)",
+    ),
 }
 
 

@@ -2,6 +2,13 @@
 
 from ._base import merge_forests
 from ._random_projection import RandomProjectionForest
+from ._supervised import ManifoldForestClassifier, ObliqueForestClassifier
 from ._unsupervised import UnsupervisedForest
 
-__all__ = ["RandomProjectionForest", "UnsupervisedForest", "merge_forests"]
+__all__ = [
+    "ManifoldForestClassifier",
+    "ObliqueForestClassifier",
+    "RandomProjectionForest",
+    "UnsupervisedForest",
+    "merge_forests",
+]

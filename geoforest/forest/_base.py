@@ -108,7 +108,25 @@ def resolve_max_samples(max_samples: Any, n_samples: int) -> int:
     return max(1, int(round(float(max_samples) * n_samples)))
 
 
-def _fit_tree(X, order, n_draw, replace, seed, cfg, min_split, min_leaf, max_depth, min_gain):
+_NO_LABELS = np.zeros(0, dtype=np.int32)
+_NO_WEIGHTS = np.zeros(0, dtype=np.float64)
+
+
+def _fit_tree(
+    X,
+    order,
+    n_draw,
+    replace,
+    seed,
+    cfg,
+    min_split,
+    min_leaf,
+    max_depth,
+    min_gain,
+    y=_NO_LABELS,
+    sample_weight=_NO_WEIGHTS,
+    n_classes=0,
+):
     state = make_state(seed)
     samples = draw_tree_sample(order, n_draw, replace, state)
     arrays = build_tree(
@@ -126,6 +144,9 @@ def _fit_tree(X, order, n_draw, replace, seed, cfg, min_split, min_leaf, max_dep
         max_depth,
         min_gain,
         state,
+        y,
+        sample_weight,
+        n_classes,
     )
     return Tree(*arrays), samples
 
@@ -206,16 +227,36 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
                 UserWarning,
                 stacklevel=2,
             )
+        return self._grow(X)
+
+    def _grow(
+        self,
+        X: np.ndarray,
+        y: np.ndarray = _NO_LABELS,
+        sample_weight: np.ndarray = _NO_WEIGHTS,
+        n_classes: int = 0,
+        order_data: np.ndarray | None = None,
+        X_build: np.ndarray | None = None,
+    ):
+        """Grow the trees on validated float32 ``X`` (labels for classification).
+
+        ``order_data`` (default ``X``) is what the canonical row order hashes;
+        classifiers pass ``X`` with the labels and weights appended so that
+        identical rows with different labels are ordered by content too.
+        ``X_build`` (default ``X``) is the copy the trees are built from, e.g. a
+        Fortran-ordered one: same values, so the same trees.
+        """
+        n_samples, n_features = X.shape
         cfg = self._engine_config(n_features)
         n_draw = resolve_max_samples(self.max_samples, n_samples)
         replace = bool(self.bootstrap)
         rng = check_random_state(self.random_state)
         seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
-        order = canonical_order(X)
+        order = canonical_order(X if order_data is None else order_data)
         max_depth = -1 if self.max_depth is None else int(self.max_depth)
         jobs = (
             delayed(_fit_tree)(
-                X,
+                X if X_build is None else X_build,
                 order,
                 n_draw,
                 replace,
@@ -225,6 +266,9 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
                 int(self.min_samples_leaf),
                 max_depth,
                 self._min_gain(),
+                y,
+                sample_weight,
+                n_classes,
             )
             for seed in seeds
         )
@@ -534,6 +578,8 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
             raise ValueError("can only merge forests of the same class")
         if f._X_fit.shape != first._X_fit.shape or not np.array_equal(f._X_fit, first._X_fit):
             raise ValueError("can only merge forests fitted on the same training data")
+        if hasattr(first, "classes_") and not np.array_equal(f.classes_, first.classes_):
+            raise ValueError("can only merge classifiers fitted on the same classes")
     merged = type(first)(**first.get_params())
     merged.n_estimators = sum(len(f.trees_) for f in forests)
     merged.trees_ = [t for f in forests for t in f.trees_]
@@ -543,4 +589,8 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
     merged._X_fit = first._X_fit
     merged._flat = FlatForest.from_trees(merged.trees_)
     merged._train_leaves = None
+    if hasattr(first, "classes_"):  # classifiers: labels and leaf class distributions
+        merged.classes_ = first.classes_
+        merged.n_classes_ = first.n_classes_
+        merged._leaf_proba = merged._leaf_probabilities()
     return merged

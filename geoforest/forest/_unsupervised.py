@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._engine.projections import PROJECTIONS, max_nonzeros
+from .._engine.projections import PATCH, PROJECTIONS, max_nonzeros, patch_params
 from .._engine.splits import CRITERIA, default_params
 from ._base import BaseForest, EngineConfig, resolve_max_features
 
@@ -27,9 +27,11 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
     ----------
     n_estimators : int, default=100
         Number of trees.
-    projection : {"sparse", "axis"}, default="sparse"
+    projection : {"sparse", "axis", "patch"}, default="sparse"
         Candidate projections: sparse combinations of features with ``+-1``
-        weights (URerF), or single features (URF).
+        weights (URerF), single features (URF), or sums of contiguous patches
+        of an image or series (``image_shape``; the manifold forests' atoms,
+        for geodesic learning on images and signals).
     criterion : {"fastbic", "twomeans", "gmm"}, default="fastbic"
         Split rule: Fast-BIC gain (exact two-Gaussian BIC over all cuts), the
         two-means cut, or a two-component Gaussian mixture fitted by EM.
@@ -61,6 +63,14 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         structure (Fast-BIC or GMM gain ``<= 0``), draw up to this many further
         batches of ``max_features`` candidates before cutting anyway (at the
         best two-means cut; see Notes).  ``0`` tries one batch, as the paper.
+    image_shape : tuple of int or None, default=None
+        With ``projection="patch"``: ``(L,)`` or ``(H, W)`` (row-major), whose
+        product is ``n_features``.
+    min_patch_shape, max_patch_shape : int, tuple of int or None, default=None
+        Patch sizes per axis for ``projection="patch"`` (``None``: 1 and
+        ``min(4, size)``).
+    wrap : bool, default=False
+        Let patches wrap around the grid's edges (periodic features).
     n_jobs : int or None, default=None
         Threads for growing trees and for queries (``-1``: all cores).  The
         forest is identical for any value.
@@ -119,7 +129,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
 
     _parameter_constraints: dict = {
         **BaseForest._parameter_constraints,
-        "projection": [StrOptions({"sparse", "axis"})],
+        "projection": [StrOptions({"sparse", "axis", "patch"})],
         "criterion": [StrOptions(set(CRITERIA))],
         "feature_combinations": [
             Interval(numbers.Real, 1.0, None, closed="left"),
@@ -127,6 +137,10 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         ],
         "min_gain": [numbers.Real, None],
         "max_redraws": [Interval(numbers.Integral, 0, None, closed="left")],
+        "image_shape": ["array-like", Interval(numbers.Integral, 1, None, closed="left"), None],
+        "min_patch_shape": ["array-like", Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_patch_shape": ["array-like", Interval(numbers.Integral, 1, None, closed="left"), None],
+        "wrap": ["boolean"],
     }
 
     def __init__(
@@ -144,6 +158,10 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         bootstrap: bool = False,
         min_gain: float | None = None,
         max_redraws: int = 8,
+        image_shape=None,
+        min_patch_shape=None,
+        max_patch_shape=None,
+        wrap: bool = False,
         n_jobs: int | None = None,
         random_state=None,
         verbose: int = 0,
@@ -160,6 +178,10 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         self.bootstrap = bootstrap
         self.min_gain = min_gain
         self.max_redraws = max_redraws
+        self.image_shape = image_shape
+        self.min_patch_shape = min_patch_shape
+        self.max_patch_shape = max_patch_shape
+        self.wrap = wrap
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -171,6 +193,10 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         else:
             mean_nnz = float(self.feature_combinations)
         params = np.array([mean_nnz])
+        if kind == PATCH:
+            params = patch_params(
+                self.image_shape, self.min_patch_shape, self.max_patch_shape, self.wrap, n_features
+            )
         rule = CRITERIA[self.criterion]
         return EngineConfig(
             projection=kind,

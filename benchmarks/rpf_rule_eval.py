@@ -1,0 +1,110 @@
+"""Score label-free (beta_1, beta_2) rules on candidates cached by ``rpf_rule_cache.py``.
+
+Every rule sees a grid of candidate partitions (the model's default grid or
+the oracle's fine grid) and picks one without labels; the table gives the
+mean accuracy / co-cluster accuracy of the picks over the cached seeds, the
+oracle (best accuracy on the grid) and the oracle-to-rule gap.  Rules:
+
+* ``cons``     mean adjusted Rand index with every other candidate (the default)
+* ``cons_k``   ``cons`` among the candidates whose own eigengap estimates K
+               (all candidates when none does)
+* ``cons_w``   mean ARI weighted by the other candidates' relative eigengap
+* ``gap``      largest eigengap lambda_K - lambda_{K+1}
+* ``stage2``   per beta_1 the ``cons`` pick over beta_2, then ``cons`` among those
+
+    python benchmarks/rpf_rule_eval.py /tmp/rules
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from geoforest.cluster import estimate_n_clusters
+from geoforest.metrics import clustering_accuracy, cocluster_accuracy
+
+
+def ari_matrix(labels: np.ndarray) -> np.ndarray:
+    """Adjusted Rand index of every pair of partitions, from one product of one-hot codes."""
+    m, n = labels.shape
+    k = int(labels.max()) + 1
+    B = np.zeros((m * k, n))
+    B[(np.arange(m)[:, None] * k + labels).ravel(), np.tile(np.arange(n), m)] = 1.0
+    C = (B @ B.T).reshape(m, k, m, k)  # C[i, :, j, :] is the contingency table of i and j
+    comb = C * (C - 1) / 2
+    index = comb.sum(axis=(1, 3))
+    sizes = B.sum(axis=1).reshape(m, k)
+    a = (sizes * (sizes - 1) / 2).sum(axis=1)
+    total = n * (n - 1) / 2
+    expected = np.outer(a, a) / total
+    maximum = (a[:, None] + a[None, :]) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ari = (index - expected) / (maximum - expected)
+    return np.where(maximum == expected, 1.0, ari)
+
+
+def cons_pick(A: np.ndarray, idx: np.ndarray, weights: np.ndarray | None = None) -> int:
+    sub = A[np.ix_(idx, idx)].copy()
+    np.fill_diagonal(sub, 0.0)
+    w = np.ones(idx.size) if weights is None else weights[idx]
+    w = np.broadcast_to(w, sub.shape).copy()
+    np.fill_diagonal(w, 0.0)
+    score = (sub * w).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-300)
+    return int(idx[np.argmax(score)])
+
+
+def rules(d: dict, mask: np.ndarray) -> dict[str, int]:
+    idx = np.flatnonzero(mask)
+    labels, K = d["labels"], int(d["K"])
+    A = ari_matrix(labels[idx])
+    full = np.zeros((labels.shape[0], labels.shape[0]))
+    full[np.ix_(idx, idx)] = A
+    ev = d["eigenvalues"]
+    gap = ev[:, K - 1] - ev[:, K]
+    khat = np.array([estimate_n_clusters(s, max_clusters=10) for s in d["spectra"]])
+    out = {"cons": cons_pick(full, idx)}
+    good = idx[khat[idx] == K]
+    out["cons_k"] = cons_pick(full, good if good.size else idx)
+    rel = np.nan_to_num((1 - ev[:, K]) / np.maximum(1 - ev[:, K - 1], 1e-12), nan=0.0)
+    out["cons_w"] = cons_pick(full, idx, weights=np.log1p(rel))
+    out["gap"] = int(idx[np.nanargmax(gap[idx])])
+    pairs = d["pairs"]
+    firsts = []
+    for b1 in np.unique(pairs[idx, 0]):
+        firsts.append(cons_pick(full, idx[pairs[idx, 0] == b1]))
+    out["stage2"] = cons_pick(full, np.array(firsts))
+    return out
+
+
+def main() -> None:
+    root = Path(sys.argv[1])
+    table: dict[tuple[str, str, str], list[tuple[float, float]]] = defaultdict(list)
+    for path in sorted(root.glob("*.npz")):
+        name = path.stem.split("_")[0]
+        d = dict(np.load(path))
+        y = d["y"]
+        acc = np.array([clustering_accuracy(y, lab) for lab in d["labels"]])
+        for grid, mask in (("default", d["default_grid"]), ("fine", np.ones_like(acc, bool))):
+            picks = rules(d, mask)
+            best = int(np.flatnonzero(mask)[np.argmax(acc[mask])])
+            picks["oracle"] = best
+            for rule, i in picks.items():
+                table[(name, grid, rule)].append((acc[i], cocluster_accuracy(y, d["labels"][i])))
+    names = sorted({k[0] for k in table})
+    rule_names = ("oracle", "cons", "cons_k", "cons_w", "gap", "stage2")
+    print("dataset grid seeds " + " ".join(f"{r:>13}" for r in rule_names))
+    for name in names:
+        for grid in ("default", "fine"):
+            cells = []
+            for rule in rule_names:
+                v = np.array(table[(name, grid, rule)])
+                cells.append(f"{v[:, 0].mean():.3f}/{v[:, 1].mean():.3f}")
+            n = len(table[(name, grid, "cons")])
+            print(f"{name:8s} {grid:7s} {n:3d} " + " ".join(f"{c:>13}" for c in cells))
+
+
+if __name__ == "__main__":
+    main()

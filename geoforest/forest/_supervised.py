@@ -1,0 +1,427 @@
+"""Supervised projection forests: SPORF (sparse oblique) and MORF (manifold patches).
+
+Both are the shared engine with the classification task: the node's candidate
+projections are cut where the weighted Gini (or entropy) impurity decreases
+most, trees grow until their leaves are pure, and a tree's vote is the class
+distribution of the in-bag samples in the leaf a point reaches.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+from sklearn.utils import TransformerTags
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
+from .._engine.splits import CLASS_CRITERIA
+from ._base import _CHUNK, BaseForest, EngineConfig, resolve_max_features
+
+_IMPORTANCES = ("count", "impurity")
+
+
+def projection_counts(trees, n_features: int) -> np.ndarray:
+    """For each feature, how many split nodes of ``trees`` use it in their projection."""
+    counts = np.zeros(n_features, dtype=np.int64)
+    for tree in trees:
+        counts += np.bincount(tree.proj_idx, minlength=n_features)
+    return counts
+
+
+def impurity_importances(trees, n_features: int) -> np.ndarray:
+    """Mean decrease in impurity per feature (each tree normalised to sum 1, then averaged).
+
+    A node's weighted impurity decrease is shared among the features of its
+    projection in proportion to ``|weight|`` (all of it for an axis split, as in
+    scikit-learn; equal shares for ``+-1`` sparse and patch projections).
+    """
+    total = np.zeros(n_features)
+    for tree in trees:
+        split = np.flatnonzero(tree.left != -1)
+        if split.size == 0:
+            continue
+        per_tree = np.zeros(n_features)
+        for node in split:
+            lo, hi = tree.proj_ptr[node], tree.proj_ptr[node + 1]
+            w = np.abs(tree.proj_weight[lo:hi].astype(np.float64))
+            np.add.at(per_tree, tree.proj_idx[lo:hi], tree.gain[node] * w / w.sum())
+        s = per_tree.sum()
+        if s > 0:
+            total += per_tree / s
+    s = total.sum()
+    return total / s if s > 0 else total
+
+
+class _ForestClassifier(ClassifierMixin, BaseForest):
+    """Shared fit / predict of geoforest's classification forests (not public)."""
+
+    _parameter_constraints: dict = {
+        **BaseForest._parameter_constraints,
+        "criterion": [StrOptions(set(CLASS_CRITERIA))],
+        "importance": [StrOptions(set(_IMPORTANCES))],
+    }
+
+    def _validate_X(self, X, reset: bool) -> np.ndarray:
+        return validate_data(self, X, dtype=np.float32, order="C", reset=reset)
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest on labelled data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (converted to float32; NaN and inf are rejected).
+        y : array-like of shape (n_samples,)
+            Class labels (at least two distinct classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights; ``None`` weighs every sample 1.  They multiply
+            the bootstrap counts in the impurity and in the leaves' votes.
+
+        Returns
+        -------
+        self : object
+            The fitted classifier.
+        """
+        self._validate_params()
+        X, y = validate_data(self, X, y, dtype=np.float32, order="C", reset=True)
+        check_classification_targets(y)
+        if X.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 samples, got n_samples={X.shape[0]}"
+            )
+        classes, y_enc = np.unique(y, return_inverse=True)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs samples of at least 2 classes; "
+                f"y has only one class ({classes[0]!r})"
+            )
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True
+        )
+        if not sample_weight.sum() > 0:
+            raise ValueError("sample_weight sums to zero: no sample can vote")
+        self.classes_ = classes
+        self.n_classes_ = int(classes.shape[0])
+        y_enc = np.ascontiguousarray(y_enc, dtype=np.int32)
+        order_data = np.column_stack(
+            [X, y_enc.astype(np.float32), sample_weight.astype(np.float32)]
+        )
+        # Trees are built from a column-major copy: a node projects its rows
+        # (kept in increasing order) feature by feature, which then reads
+        # memory sequentially; measured 1.8x faster on 28 x 28 images.
+        self._grow(X, y_enc, sample_weight, self.n_classes_, order_data, np.asfortranarray(X))
+        self._leaf_proba = self._leaf_probabilities()
+        return self
+
+    def _leaf_probabilities(self) -> np.ndarray:
+        """Class distribution at every node of the flat forest (rows sum to 1)."""
+        value = np.concatenate([t.value for t in self.trees_], axis=0)
+        total = value.sum(axis=1, keepdims=True)
+        uniform = np.full_like(value, 1.0 / value.shape[1])
+        return np.divide(value, total, out=uniform, where=total > 0)
+
+    def fit_transform(self, X, y, sample_weight=None):
+        """Fit, then return the one-hot leaf embedding of ``X`` (see :meth:`transform`)."""
+        return self.fit(X, y, sample_weight=sample_weight).transform(X)
+
+    def predict_proba(self, X):
+        """Class probabilities: the mean over trees of the leaf class distributions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        check_is_fitted(self)
+        leaves = self._apply(self._validate_X(X, reset=False))
+        offsets = self._flat.node_offset[:-1]
+        n = leaves.shape[0]
+        proba = np.empty((n, self.n_classes_))
+        for lo in range(0, n, _CHUNK):
+            nodes = leaves[lo : lo + _CHUNK] + offsets
+            proba[lo : lo + _CHUNK] = self._leaf_proba[nodes].mean(axis=1)
+        return proba
+
+    def predict(self, X):
+        """Class with the highest mean probability (ties: the first in ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Normalised feature importances (sum 1), as selected by ``importance``.
+
+        ``"count"`` (the manifold forests paper): for each feature, the number
+        of split nodes, over all trees, whose chosen projection uses it.
+        ``"impurity"``: the mean decrease in impurity, shared among a
+        projection's features.
+        """
+        check_is_fitted(self)
+        if self.importance == "impurity":
+            return impurity_importances(self.trees_, self.n_features_in_)
+        counts = projection_counts(self.trees_, self.n_features_in_).astype(np.float64)
+        s = counts.sum()
+        return counts / s if s > 0 else counts
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # ``transform`` gives the one-hot leaf embedding, as for every forest.
+        tags.transformer_tags = TransformerTags(preserves_dtype=[])
+        return tags
+
+
+_SHARED_DOC = """
+    n_estimators : int, default=100
+        Number of trees.
+    criterion : {"gini", "entropy"}, default="gini"
+        Impurity whose weighted decrease chooses each cut.
+    max_features : int, float, {"sqrt", "log2"} or None, default="sqrt"
+        Candidate projections per node (``d`` in the papers): an int, a
+        fraction of ``n_features``, ``"sqrt"``, ``"log2"`` or ``None`` for
+        ``n_features``.  Oblique and patch projections may exceed
+        ``n_features``.
+    min_samples_split : int, default=2
+        Nodes with fewer samples become leaves.
+    min_samples_leaf : int, default=1
+        Minimum samples on each side of a cut.
+    max_depth : int or None, default=None
+        Maximum depth (``None``: grow until leaves are pure).
+    max_samples : int, float or None, default=None
+        Rows drawn per tree (``None``: ``n_samples``).
+    bootstrap : bool, default=True
+        Draw each tree's rows with replacement.
+    importance : {"count", "impurity"}, default="count"
+        What ``feature_importances_`` reports: the paper's projection counts
+        or the mean decrease in impurity.
+    n_jobs : int or None, default=None
+        Threads for growing trees and for queries; the forest is identical for
+        any value.
+    random_state : int, RandomState instance or None, default=None
+        Seeds one integer per tree before any parallel work.
+    verbose : int, default=0
+        Show progress bars."""
+
+_ATTRIBUTES_DOC = """
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
+    trees_ : list of Tree
+        Fitted trees as flat arrays; ``Tree.value`` holds each node's weighted
+        class counts.
+    inbag_counts_ : ndarray of uint8, shape (n_samples, n_estimators)
+        How many times each training row was drawn for each tree.
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+    n_projections_ : int
+        Candidate projections per node, resolved from ``max_features``.
+    feature_importances_ : ndarray of shape (n_features,)
+        See ``importance``."""
+
+
+class ObliqueForestClassifier(_ForestClassifier):
+    __doc__ = f"""Sparse projection oblique randomer forest (SPORF) classifier.
+
+    Each node draws ``max_features`` sparse random projections — a few distinct
+    features weighted ``+1`` or ``-1`` — and cuts the best one by impurity
+    (Tomita et al.; the manifold forests paper's baseline).  With
+    ``projection="axis"`` each candidate is a single feature: Breiman's random
+    forest on the same engine.  Besides ``predict``, the fitted forest gives the
+    supervised proximity kernel (``proximity``, ``kneighbors``) shared by every
+    geoforest forest.
+
+    Parameters
+    ----------{_SHARED_DOC}
+    projection : {{"sparse", "axis"}}, default="sparse"
+        Oblique sparse projections (SPORF) or single features (random forest).
+    feature_combinations : float, default=1.5
+        Mean number of nonzeros per sparse projection: ``1 + Poisson(c - 1)``
+        distinct features (at least one), each ``+-1``.
+
+    Attributes
+    ----------{_ATTRIBUTES_DOC}
+
+    Examples
+    --------
+    >>> import geoforest as gf
+    >>> X, y = gf.datasets.make_circle_segments(200, random_state=0)
+    >>> clf = gf.ObliqueForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    >>> clf.predict_proba(X[:2]).shape
+    (2, 2)
+    """
+
+    _parameter_constraints: dict = {
+        **_ForestClassifier._parameter_constraints,
+        "projection": [StrOptions({"sparse", "axis"})],
+        "feature_combinations": [Interval(numbers.Real, 1.0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        criterion: str = "gini",
+        projection: str = "sparse",
+        max_features="sqrt",
+        feature_combinations: float = 1.5,
+        min_samples_split: int = 2,
+        min_samples_leaf: int = 1,
+        max_depth: int | None = None,
+        max_samples=None,
+        bootstrap: bool = True,
+        importance: str = "count",
+        n_jobs: int | None = None,
+        random_state=None,
+        verbose: int = 0,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.projection = projection
+        self.max_features = max_features
+        self.feature_combinations = feature_combinations
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.max_samples = max_samples
+        self.bootstrap = bootstrap
+        self.importance = importance
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _engine_config(self, n_features: int) -> EngineConfig:
+        kind = AXIS if self.projection == "axis" else SPARSE
+        params = np.array([float(self.feature_combinations)])
+        return EngineConfig(
+            projection=kind,
+            projection_params=params,
+            max_nonzeros=max_nonzeros(kind, params, n_features),
+            criterion=CLASS_CRITERIA[self.criterion],
+            criterion_params=np.zeros(1),
+            n_projections=resolve_max_features(
+                self.max_features, n_features, allow_more=kind != AXIS
+            ),
+        )
+
+
+class ManifoldForestClassifier(_ForestClassifier):
+    __doc__ = f"""Manifold forest (MORF) classifier: projections are sums of contiguous patches.
+
+    The features are pixels of a 1-D series (``image_shape=(L,)``) or a 2-D
+    image (``image_shape=(H, W)``, row-major).  Each node draws
+    ``max_features`` rectangles — corner, width and height sampled as in the
+    manifold forests paper (Perry et al.) — projects each sample to the sum of
+    the pixels in a rectangle, and cuts the best one by impurity.  With
+    ``wrap=True`` patches continue across the edges (circular or periodic
+    features, e.g. a discretised circle).
+
+    Parameters
+    ----------
+    image_shape : tuple of int or None, default=None
+        ``(L,)`` or ``(H, W)``; the product must equal ``n_features``.
+        ``None``: a 1-D series of ``n_features`` steps.
+    min_patch_shape : int or tuple of int or None, default=None
+        Smallest patch per axis (an int applies to each axis; ``None``: 1).
+    max_patch_shape : int or tuple of int or None, default=None
+        Largest patch per axis (``None``: ``min(4, size)`` per axis).  Must
+        fit in ``image_shape``.
+    wrap : bool, default=False
+        Let patches wrap around the grid (modulo ``H`` and ``W``).{_SHARED_DOC}
+
+    Attributes
+    ----------{_ATTRIBUTES_DOC}
+
+    Examples
+    --------
+    >>> import geoforest as gf
+    >>> X, y = gf.datasets.make_bars(100, random_state=0)
+    >>> clf = gf.ManifoldForestClassifier(
+    ...     image_shape=(28, 28), n_estimators=10, random_state=0
+    ... ).fit(X, y)
+    >>> clf.feature_importances_.reshape(28, 28).shape
+    (28, 28)
+    """
+
+    _parameter_constraints: dict = {
+        **_ForestClassifier._parameter_constraints,
+        "image_shape": ["array-like", Interval(numbers.Integral, 1, None, closed="left"), None],
+        "min_patch_shape": [
+            "array-like",
+            Interval(numbers.Integral, 1, None, closed="left"),
+            None,
+        ],
+        "max_patch_shape": [
+            "array-like",
+            Interval(numbers.Integral, 1, None, closed="left"),
+            None,
+        ],
+        "wrap": ["boolean"],
+    }
+
+    def __init__(
+        self,
+        image_shape=None,
+        *,
+        min_patch_shape=None,
+        max_patch_shape=None,
+        wrap: bool = False,
+        n_estimators: int = 100,
+        criterion: str = "gini",
+        max_features="sqrt",
+        min_samples_split: int = 2,
+        min_samples_leaf: int = 1,
+        max_depth: int | None = None,
+        max_samples=None,
+        bootstrap: bool = True,
+        importance: str = "count",
+        n_jobs: int | None = None,
+        random_state=None,
+        verbose: int = 0,
+    ):
+        self.image_shape = image_shape
+        self.min_patch_shape = min_patch_shape
+        self.max_patch_shape = max_patch_shape
+        self.wrap = wrap
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_features = max_features
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_depth = max_depth
+        self.max_samples = max_samples
+        self.bootstrap = bootstrap
+        self.importance = importance
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _engine_config(self, n_features: int) -> EngineConfig:
+        image_shape = (n_features,) if self.image_shape is None else self.image_shape
+        params = patch_params(
+            image_shape, self.min_patch_shape, self.max_patch_shape, self.wrap, n_features
+        )
+        return EngineConfig(
+            projection=PATCH,
+            projection_params=params,
+            max_nonzeros=max_nonzeros(PATCH, params, n_features),
+            criterion=CLASS_CRITERIA[self.criterion],
+            criterion_params=np.zeros(1),
+            n_projections=resolve_max_features(self.max_features, n_features, allow_more=True),
+        )
