@@ -4,8 +4,9 @@ Forests whose shared leaves reveal which points are close on the hidden
 low-dimensional structure of the data, even under heavy noise.
 """
 
-from . import cluster, datasets, embedding, llpd, metrics
+from . import cluster, datasets, diffusion, embedding, llpd, metrics
 from .cluster import ForestSpectralClustering, KernelSpectralClustering
+from .diffusion import LUND, DiffusionMap
 from .forest import (
     ManifoldForestClassifier,
     ObliqueForestClassifier,
@@ -19,6 +20,8 @@ from .proximity import ProximityCounts
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DiffusionMap",
+    "LUND",
     "ForestSpectralClustering",
     "KernelSpectralClustering",
     "LLPD",
@@ -30,6 +33,7 @@ __all__ = [
     "UnsupervisedForest",
     "cluster",
     "datasets",
+    "diffusion",
     "embedding",
     "llpd",
     "merge_forests",

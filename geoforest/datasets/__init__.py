@@ -1,6 +1,11 @@
 """Data sets: URerF simulations (Appendix B), LDLN clusters with noise, real data."""
 
 from ._benchmarks import CLUSTERING_BENCHMARKS, load_clustering_benchmark
+from ._diffusion import (
+    MULTIDENSITY_SHAPES,
+    make_hyperspectral_image,
+    make_multidensity_clusters,
+)
 from ._drosophila import load_drosophila
 from ._ldln import LDLN_SHAPES, make_ldln
 from ._mnist35 import load_mnist35
@@ -18,6 +23,7 @@ from ._simulations import (
 __all__ = [
     "CLUSTERING_BENCHMARKS",
     "LDLN_SHAPES",
+    "MULTIDENSITY_SHAPES",
     "add_noise_dims",
     "helix_arc_length",
     "load_clustering_benchmark",
@@ -27,9 +33,11 @@ __all__ = [
     "make_circle_segments",
     "make_gaussian_mixture",
     "make_helix",
+    "make_hyperspectral_image",
     "make_impulse_signal",
     "make_ldln",
     "make_linear",
+    "make_multidensity_clusters",
     "make_sphere",
     "minmax_rescale",
 ]

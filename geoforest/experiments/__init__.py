@@ -47,6 +47,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "llpd",
         "LLPD spectral clustering vs Euclidean spectral, HDBSCAN, DBSCAN on LDLN data by noise",
     ),
+    "lund": (
+        "lund",
+        "LUND vs k-means, spectral, HDBSCAN; K estimate; spatial regularisation; active learning",
+    ),
     "morf-simulations": (
         "morf_simulations",
         "MORF vs SPORF, RF and sklearn classifiers: error and times vs training size (MF Figs 1-2)",

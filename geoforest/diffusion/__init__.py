@@ -1,0 +1,21 @@
+"""Diffusion geometry: diffusion maps and LUND clustering.
+
+* :class:`DiffusionMap` — the random walk on a sparse kNN Gaussian graph (or a
+  precomputed affinity, e.g. a forest's ``kneighbors_graph``), its leading
+  eigenpairs, the diffusion map ``Psi_t`` and diffusion distances ``D_t``;
+* :class:`LUND` — learning by unsupervised nonlinear diffusion: modes of
+  density times diffusion distance, estimated number of clusters,
+  multiscale time, spatial regularisation for images, active learning.
+"""
+
+from ._diffusion_map import DiffusionMap
+from ._graph import bridge_components, spatial_knn
+from ._lund import LUND, variation_of_information
+
+__all__ = [
+    "DiffusionMap",
+    "LUND",
+    "bridge_components",
+    "spatial_knn",
+    "variation_of_information",
+]

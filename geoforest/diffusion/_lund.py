@@ -1,0 +1,667 @@
+"""LUND: learning by unsupervised nonlinear diffusion (Maggioni & Murphy).
+
+Modes are the points that are both dense and far, in diffusion distance, from
+any denser point; every other point takes the label of its diffusion-nearest
+denser point.  Nothing is ``n x n``: nearest denser points are searched among
+the ``D_t``-neighbours first (a K-d tree on the diffusion map), with an exact
+fallback.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.spatial.distance import cdist
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.neighbors import NearestNeighbors
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._diffusion_map import DiffusionMap
+from ._graph import spatial_knn
+
+__all__ = [
+    "LUND",
+    "estimate_n_modes",
+    "multiscale_times",
+    "nearest_denser",
+    "propagate_labels",
+    "spatial_majority_vote",
+    "variation_of_information",
+]
+
+#: Rows of the exact (brute-force) fallback of the nearest-denser search per block.
+_BLOCK = 256
+
+
+def variation_of_information(a, b) -> float:
+    """Variation of information ``H(A) + H(B) - 2 I(A; B)`` between two partitions (nats).
+
+    Examples
+    --------
+    >>> variation_of_information([0, 0, 1, 1], [1, 1, 0, 0])
+    0.0
+    >>> round(variation_of_information([0, 0, 1, 1], [0, 1, 0, 1]), 4)
+    1.3863
+    """
+    a = np.unique(np.asarray(a).reshape(-1), return_inverse=True)[1].reshape(-1)
+    b = np.unique(np.asarray(b).reshape(-1), return_inverse=True)[1].reshape(-1)
+    if a.size != b.size:
+        raise ValueError("the two partitions must label the same number of points")
+    n = a.size
+    if n == 0:
+        return 0.0
+    joint = np.unique(a * (b.max() + 1) + b, return_counts=True)[1] / n
+    pa = np.bincount(a) / n
+    pb = np.bincount(b) / n
+
+    def entropy(p):
+        p = p[p > 0]
+        return float(-np.sum(p * np.log(p)))
+
+    return max(0.0, 2.0 * entropy(joint) - entropy(pa) - entropy(pb))
+
+
+def nearest_denser(Y: np.ndarray, rank: np.ndarray, n_search: int) -> tuple[np.ndarray, np.ndarray]:
+    """Euclidean distance from every row of ``Y`` to the nearest row of smaller ``rank``.
+
+    ``rank`` is a permutation of ``0 .. n-1`` (0 = densest).  Each point's
+    ``n_search`` nearest neighbours come from a K-d tree; the first of them
+    (in distance order) with a smaller rank is the answer, exactly, since
+    every closer point has a larger rank.  Points without one among them
+    search 8 times as many neighbours, then every denser point (brute force
+    in blocks).  The densest point gets its largest distance to any point and
+    parent ``-1``.
+
+    Returns
+    -------
+    rho : ndarray of shape (n,)
+    parent : ndarray of shape (n,) of int
+    """
+    n = Y.shape[0]
+    rho = np.zeros(n)
+    parent = np.full(n, -1, dtype=np.intp)
+    top = int(np.argmin(rank))
+    todo = np.setdiff1d(np.arange(n), [top])
+    nn = NearestNeighbors().fit(Y)
+    k = min(n_search, n - 1)
+    while todo.size and k <= max(n_search, 8 * n_search):
+        dist, ind = nn.kneighbors(Y[todo], n_neighbors=min(k + 1, n))
+        denser = rank[ind] < rank[todo][:, None]
+        found = denser.any(axis=1)
+        first = np.argmax(denser, axis=1)
+        hit = todo[found]
+        rho[hit] = dist[found, first[found]]
+        parent[hit] = ind[found, first[found]]
+        todo = todo[~found]
+        if k >= n - 1:
+            break
+        k = min(8 * k, n - 1)
+    order = np.argsort(rank)
+    todo = todo[np.argsort(rank[todo], kind="stable")]
+    for start in range(0, todo.size, _BLOCK):
+        block = todo[start : start + _BLOCK]
+        limit = int(rank[block].max())
+        cand = order[:limit]  # every point denser than some row of the block
+        D = cdist(Y[block], Y[cand])
+        D[rank[cand][None, :] >= rank[block][:, None]] = np.inf
+        j = np.argmin(D, axis=1)
+        rho[block] = D[np.arange(block.size), j]
+        parent[block] = cand[j]
+    rho[top] = float(np.max(cdist(Y[top : top + 1], Y))) if n > 1 else 0.0
+    return rho, parent
+
+
+def significant_columns(Y: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """The columns of a diffusion map that can change a distance by more than ``rtol``.
+
+    A column spanning ``ptp`` (max - min) changes any distance by at most
+    ``ptp``; columns with ``ptp < rtol * max ptp`` (decayed eigenvectors, the
+    constant one) are dropped, so neighbour searches run in fewer dimensions.
+    """
+    span = np.ptp(Y, axis=0)
+    if span.size == 0 or span.max() <= 0:
+        return Y[:, :1]
+    return np.ascontiguousarray(Y[:, span >= rtol * span.max()])
+
+
+def multiscale_times(eigenvalues: np.ndarray, max_log2_t: int) -> list[float]:
+    """Dyadic diffusion times worth scanning, from the spectrum.
+
+    ``t = 2^j`` from the largest power of two at which the last computed
+    eigenvalue still holds half its weight (``lambda_m^t >= 1/2``; earlier
+    times see no eigenvector decayed) up to the first at which the second
+    one has decayed below 1 % (``lambda_2^t < 0.01``; later every point has
+    mixed), and at most ``2^max_log2_t``.
+
+    Examples
+    --------
+    >>> multiscale_times(np.array([1.0, 0.999, 0.9]), 30)
+    [4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0]
+    """
+    lam = np.abs(np.asarray(eigenvalues, dtype=np.float64))
+    times = []
+    last = lam[-1] if lam.size > 1 else 0.0
+    second = lam[1] if lam.size > 1 else 0.0
+    for j in range(int(max_log2_t) + 1):
+        t = float(2**j)
+        if j < max_log2_t and last > 0 and last ** (2 * t) >= 0.5:
+            continue  # the next time still keeps every eigenvector
+        times.append(t)
+        if second**t < 0.01:
+            break
+    return times
+
+
+def estimate_n_modes(scores, max_clusters: int) -> int:
+    """``K`` at the largest ratio of consecutive sorted scores.
+
+    With the scores sorted descending, ``S_1 >= S_2 >= ...``, the estimate is
+    ``argmax_{k = 1 .. K_max} S_k / S_(k+1)`` (ties to the smaller ``k``; a
+    zero ``S_(k+1)`` after a positive ``S_k`` is an infinite ratio).
+
+    Examples
+    --------
+    >>> estimate_n_modes([1.0, 0.9, 0.8, 0.1, 0.09, 0.05], 5)
+    3
+    >>> estimate_n_modes([1.0, 0.2, 0.19, 0.01], 1)
+    1
+    """
+    s = np.sort(np.asarray(scores, dtype=np.float64).reshape(-1))[::-1]
+    k_max = min(int(max_clusters), s.size - 1)
+    if k_max < 1:
+        return 1
+    num, den = s[:k_max], s[1 : k_max + 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.inf)
+    ratio[(num <= 0)] = 1.0
+    return int(np.argmax(ratio)) + 1
+
+
+def propagate_labels(
+    rank: np.ndarray, parent: np.ndarray, seeds: np.ndarray, seed_labels: np.ndarray
+) -> np.ndarray:
+    """Label points in decreasing density from their nearest denser point.
+
+    ``seeds`` keep ``seed_labels``; every other point, in increasing ``rank``,
+    copies the label of ``parent`` (denser, hence already labelled).  The
+    densest point must be a seed.
+    """
+    n = rank.size
+    labels = np.full(n, -1, dtype=np.intp)
+    labels[seeds] = seed_labels
+    order = np.argsort(rank)
+    if labels[order[0]] < 0:
+        raise ValueError("the densest point must be a seed")
+    is_seed = np.zeros(n, dtype=bool)
+    is_seed[seeds] = True
+    for i in order:
+        if not is_seed[i]:
+            labels[i] = labels[parent[i]]
+    return labels
+
+
+def spatial_majority_vote(labels: np.ndarray, image_shape: tuple[int, int], radius: int):
+    """Replace each pixel's label by a strict majority of its spatial window, if one exists.
+
+    The window is the ``(2 radius + 1)^2`` square around the pixel (clipped
+    at the border), the pixel itself included.  A label changes only when
+    another label holds more than half of the window's pixels; ties and
+    pluralities keep the pixel's own label.  One pass, computed from the
+    input labels (not updated in place).
+    """
+    h, w = image_shape
+    lab = np.asarray(labels).reshape(h, w)
+    values, codes = np.unique(lab, return_inverse=True)
+    codes = codes.reshape(h, w)
+    counts = np.zeros((values.size, h, w))
+    # Summed-area tables: window counts for every label in O(h w L).
+    for c in range(values.size):
+        table = np.zeros((h + 1, w + 1))
+        table[1:, 1:] = np.cumsum(np.cumsum(codes == c, axis=0), axis=1)
+        r0 = np.clip(np.arange(h) - radius, 0, h)
+        r1 = np.clip(np.arange(h) + radius + 1, 0, h)
+        c0 = np.clip(np.arange(w) - radius, 0, w)
+        c1 = np.clip(np.arange(w) + radius + 1, 0, w)
+        counts[c] = (
+            table[np.ix_(r1, c1)] - table[np.ix_(r0, c1)] - table[np.ix_(r1, c0)]
+            + table[np.ix_(r0, c0)]
+        )  # fmt: skip
+    size = counts.sum(axis=0)
+    best = np.argmax(counts, axis=0)
+    strict = np.take_along_axis(counts, best[None], 0)[0] * 2 > size
+    out = np.where(strict, best, codes)
+    return values[out].reshape(-1)
+
+
+class LUND(ClusterMixin, BaseEstimator):
+    """Learning by unsupervised nonlinear diffusion: clusters from density and diffusion modes.
+
+    The algorithm of Maggioni & Murphy ("Learning by unsupervised nonlinear
+    diffusion", JMLR 2019), computed without ``n x n`` matrices:
+
+    1. the diffusion map of the data (:class:`~geoforest.DiffusionMap`: kNN
+       Gaussian graph, connected, leading eigenpairs, ``Psi_t``);
+    2. kernel density ``p(x_i) ∝ sum_{x_j in NN_k(x_i)} exp(-|x_i - x_j|^2 /
+       sigma^2)``, normalised to sum 1;
+    3. ``rho_t(x)``: the diffusion distance ``D_t`` from ``x`` to the nearest
+       point of higher density (the densest point: its largest ``D_t``),
+       divided by its maximum; found by :func:`nearest_denser` on ``Psi_t``;
+    4. scores ``S = p rho_t``; ``K`` from the largest ratio of consecutive
+       sorted scores (:func:`estimate_n_modes`) or given; the ``K`` top
+       scorers are the modes;
+    5. points in decreasing density take the label of their ``D_t``-nearest
+       point of higher density (all already labelled).
+
+    Parameters
+    ----------
+    n_clusters : int or None, default=None
+        Number of clusters; ``None`` estimates it (step 4).
+    max_clusters : int, default=10
+        Largest ``K`` the estimate may return.
+    t : float or "multiscale", default="multiscale"
+        Diffusion time.  ``"multiscale"`` runs LUND at the dyadic times
+        ``t = 2^j`` of :func:`multiscale_times` (from the spectrum, at most
+        ``2^max_log2_t``) and keeps the clustering that agrees best with the
+        others: the one with the smallest summed variation of information to
+        the clusterings at all the other times (a medoid over scales;
+        clusterings with ``K = 1`` are considered only if every time gives
+        ``K = 1``; ties to the smaller ``t``).
+    max_log2_t : int, default=30
+        Largest exponent of the multiscale range.
+    n_neighbors : int, default=15
+        Neighbours of the kNN graph and of the density.
+    sigma : "auto" or float, default="auto"
+        Kernel scale of the graph and the density (see
+        :class:`~geoforest.DiffusionMap`).
+    n_components : int, default=10
+        Eigenpairs of the diffusion map.
+    affinity : {"gaussian", "precomputed", "precomputed_distance"}, default="gaussian"
+        As in :class:`~geoforest.DiffusionMap`; with a precomputed graph the
+        density is the graph's row sum (its kernel density).
+    normalization : {"textbook", "symmetric"}, default="textbook"
+        Eigenvector normalisation, see :class:`~geoforest.DiffusionMap`.
+    kernel : {"gaussian", "adaptive"}, default="gaussian"
+        Graph weights, see :class:`~geoforest.DiffusionMap`.
+    cutoff : float or None, default=2.0
+        Edges longer than ``cutoff * sigma`` are dropped and the components
+        bridged (see :class:`~geoforest.DiffusionMap`); 2.0 gave the widest
+        range of good times (``docs/results/lund.md``).
+    n_search : int, default=30
+        ``D_t``-neighbours searched first for the nearest denser point.
+    image_shape : tuple of int or None, default=None
+        ``(height, width)`` when the rows of ``X`` are the pixels of an image
+        in row-major order; needed by the two spatial options.
+    spatial_radius : int or None, default=None
+        Spatially restricted graph: a pixel's ``n_neighbors`` (graph and
+        density) are the nearest in feature space among the pixels at most
+        ``spatial_radius`` rows and columns away (:func:`spatial_knn`).
+    spatial_vote_radius : int or None, default=None
+        After labelling, each pixel takes the label held by a strict
+        majority of its ``(2 r + 1)^2`` window, if any
+        (:func:`spatial_majority_vote`).
+    eigen_solver : {"auto", "dense", "shift-invert", "arpack", "lobpcg"}, default="auto"
+        See :class:`~geoforest.DiffusionMap`.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the eigensolver (and :meth:`query`'s random tie order).
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of every point: ``0 .. K-1`` in the order of the modes'
+        scores; with partial labels, the given classes (clusters holding no
+        given label get new ids above the largest given one).
+    n_clusters_ : int
+        ``K`` (given or estimated).
+    modes_ : ndarray of shape (n_clusters_,)
+        Indices of the modes, by decreasing score.
+    density_ : ndarray of shape (n_samples,)
+        ``p``, summing to 1.
+    rho_ : ndarray of shape (n_samples,)
+        ``rho_t``, maximum 1.
+    scores_ : ndarray of shape (n_samples,)
+        ``p rho_t``.
+    parent_ : ndarray of shape (n_samples,)
+        Each point's ``D_t``-nearest point of higher density (``-1`` for the
+        densest).
+    t_ : float
+        Diffusion time used.
+    multiscale_ : dict or None
+        With ``t="multiscale"``: ``times``, ``n_clusters`` and ``vi_sum`` per
+        time, and the ``labels`` at each time.
+    diffusion_map_ : DiffusionMap
+        The fitted diffusion map.
+
+    Examples
+    --------
+    >>> from geoforest.datasets import make_multidensity_clusters
+    >>> X, y = make_multidensity_clusters(600, n_clusters=3, random_state=0)
+    >>> model = LUND(random_state=0).fit(X)
+    >>> model.n_clusters_
+    3
+    """
+
+    _parameter_constraints: dict = {
+        "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "t": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"multiscale"})],
+        "max_log2_t": [Interval(numbers.Integral, 1, 60, closed="both")],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "sigma": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "affinity": [StrOptions({"gaussian", "precomputed", "precomputed_distance"})],
+        "normalization": [StrOptions({"textbook", "symmetric"})],
+        "n_search": [Interval(numbers.Integral, 1, None, closed="left")],
+        "kernel": [StrOptions({"gaussian", "adaptive"})],
+        "cutoff": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "image_shape": [tuple, list, None],
+        "spatial_radius": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "spatial_vote_radius": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "eigen_solver": [StrOptions({"auto", "dense", "shift-invert", "arpack", "lobpcg"})],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        n_clusters: int | None = None,
+        *,
+        max_clusters: int = 10,
+        t: float | str = "multiscale",
+        max_log2_t: int = 30,
+        n_neighbors: int = 15,
+        sigma: str | float = "auto",
+        n_components: int = 10,
+        affinity: str = "gaussian",
+        normalization: str = "textbook",
+        n_search: int = 30,
+        kernel: str = "gaussian",
+        cutoff: float | None = 2.0,
+        image_shape: tuple[int, int] | None = None,
+        spatial_radius: int | None = None,
+        spatial_vote_radius: int | None = None,
+        eigen_solver: str = "auto",
+        random_state=None,
+    ) -> None:
+        self.n_clusters = n_clusters
+        self.max_clusters = max_clusters
+        self.t = t
+        self.max_log2_t = max_log2_t
+        self.n_neighbors = n_neighbors
+        self.sigma = sigma
+        self.n_components = n_components
+        self.affinity = affinity
+        self.normalization = normalization
+        self.n_search = n_search
+        self.kernel = kernel
+        self.cutoff = cutoff
+        self.image_shape = image_shape
+        self.spatial_radius = spatial_radius
+        self.spatial_vote_radius = spatial_vote_radius
+        self.eigen_solver = eigen_solver
+        self.random_state = random_state
+
+    # -------------------------------------------------------------------- fit
+    def _image_shape(self, n: int) -> tuple[int, int]:
+        if self.image_shape is None:
+            raise ValueError("spatial_radius and spatial_vote_radius need image_shape")
+        shape = tuple(int(s) for s in self.image_shape)
+        if len(shape) != 2 or shape[0] * shape[1] != n:
+            raise ValueError(f"image_shape {self.image_shape} does not hold the {n} rows of X")
+        return shape
+
+    def _diffusion_map(self, X):
+        n_comp = self.n_components
+        dm = DiffusionMap(
+            self.n_neighbors, sigma=self.sigma, n_components=n_comp, affinity=self.affinity,
+            normalization=self.normalization, eigen_solver=self.eigen_solver,
+            kernel=self.kernel, cutoff=self.cutoff,
+            random_state=self.random_state,
+        )  # fmt: skip
+        if self.spatial_radius is None:
+            return dm._fit(X)
+        if self.affinity != "gaussian":
+            raise ValueError("spatial_radius needs affinity='gaussian' (features per pixel)")
+        X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
+        shape = self._image_shape(X.shape[0])
+        neighbors = spatial_knn(X, shape, int(self.spatial_radius), int(self.n_neighbors))
+        return dm._fit(X, neighbors)
+
+    def fit(self, X, y=None):
+        """Cluster ``X``; with partial labels ``y``, propagate them (semi-supervised).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or sparse (n, n)
+            Features, or a precomputed graph (see ``affinity``).
+        y : array-like of shape (n_samples,) of int, or None
+            Optional partial labels, ``-1`` for unlabelled points.  Each
+            unsupervised cluster takes the majority given label inside it (a
+            new id when it holds none) and passes it to its mode; given labels
+            are kept; every other point, in decreasing density, takes the
+            label of the nearer of its ``D_t``-nearest denser point and its
+            ``D_t``-nearest given label (given labels anchor their
+            neighbourhood at any density).
+
+        Returns
+        -------
+        self : LUND
+        """
+        self._validate_params()
+        dm = self._diffusion_map(X)
+        self.diffusion_map_ = dm
+        if self.affinity == "gaussian":
+            self.n_features_in_ = dm.n_features_in_
+        n = dm.eigenvectors_.shape[0]
+        if self.n_clusters is not None and self.n_clusters > n:
+            raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n}")
+        y_partial = self._check_partial(y, n)
+        density = dm.kernel_density_ / dm.kernel_density_.sum()
+        self.density_ = density
+        # Strict density order, ties to the lower index.
+        order = np.lexsort((np.arange(n), -density))
+        rank = np.empty(n, dtype=np.intp)
+        rank[order] = np.arange(n)
+        self._rank = rank
+        if self.t == "multiscale":
+            self._fit_multiscale(dm, density, rank)
+        else:
+            self.multiscale_ = None
+            self._set_state(self._at_time(dm, density, rank, float(self.t)))
+        self.labels_ = self._final_labels(y_partial)
+        return self
+
+    @staticmethod
+    def _check_partial(y, n: int) -> np.ndarray | None:
+        if y is None:
+            return None
+        y = np.asarray(y).reshape(-1)
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} labels for {n} points")
+        if y.dtype.kind not in "iu":
+            if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
+                y = y.astype(np.intp)
+            else:
+                raise ValueError(
+                    f"Unknown label type {y.dtype}: partial labels y must be integers "
+                    "(-1 = unlabelled)"
+                )
+        if np.any(y < -1):
+            raise ValueError("partial labels must be >= 0, or -1 for unlabelled points")
+        return y.astype(np.intp)
+
+    def _at_time(self, dm: DiffusionMap, density, rank, t: float) -> dict:
+        Y = significant_columns(dm.transform(t))
+        rho, parent = nearest_denser(Y, rank, int(self.n_search))
+        scale = float(rho.max()) if rho.max() > 0 else 1.0
+        rho = rho / scale
+        scores = density * rho
+        if self.n_clusters is None:
+            k = estimate_n_modes(scores, int(self.max_clusters))
+        else:
+            k = int(self.n_clusters)
+        # The densest point has the largest score in exact arithmetic; rounding in the
+        # distances must not let a tie unseat it.  Other ties go to the denser point.
+        key = -scores
+        key[rank == 0] = -np.inf
+        modes = np.lexsort((rank, key))[:k]
+        labels = propagate_labels(rank, parent, modes, np.arange(k))
+        return {"t": t, "rho": rho, "rho_scale": scale, "parent": parent, "scores": scores,
+                "modes": modes, "labels": labels, "k": k}  # fmt: skip
+
+    def _set_state(self, state: dict) -> None:
+        self.t_ = state["t"]
+        self.rho_ = state["rho"]
+        self._rho_scale = state["rho_scale"]
+        self.parent_ = state["parent"]
+        self.scores_ = state["scores"]
+        self.modes_ = state["modes"]
+        self.n_clusters_ = state["k"]
+        self._unsupervised_labels = state["labels"]
+
+    def _fit_multiscale(self, dm: DiffusionMap, density, rank) -> None:
+        times = multiscale_times(dm.eigenvalues_, int(self.max_log2_t))
+        states = [self._at_time(dm, density, rank, t) for t in times]
+        m = len(states)
+        vi = np.zeros((m, m))
+        for a in range(m):
+            for b in range(a + 1, m):
+                vi[a, b] = vi[b, a] = variation_of_information(
+                    states[a]["labels"], states[b]["labels"]
+                )
+        ks = np.array([s["k"] for s in states])
+        eligible = np.flatnonzero(ks > 1) if np.any(ks > 1) else np.arange(m)
+        vi_sum = vi[np.ix_(eligible, eligible)].sum(axis=1)
+        best = int(eligible[np.argmin(vi_sum)])
+        self._set_state(states[best])
+        total = np.full(m, np.nan)
+        total[eligible] = vi_sum
+        self.multiscale_ = {
+            "times": np.array(times),
+            "n_clusters": ks,
+            "vi_sum": total,
+            "labels": [s["labels"] for s in states],
+        }
+
+    def _final_labels(self, y_partial: np.ndarray | None) -> np.ndarray:
+        labels = self._unsupervised_labels
+        if y_partial is not None and np.any(y_partial >= 0):
+            labels = self._semi_supervised(y_partial)
+        if self.spatial_vote_radius is not None:
+            shape = self._image_shape(labels.size)
+            labels = spatial_majority_vote(labels, shape, int(self.spatial_vote_radius))
+        return labels
+
+    def _semi_supervised(self, y: np.ndarray) -> np.ndarray:
+        clusters = self._unsupervised_labels
+        given = y >= 0
+        next_id = int(y.max()) + 1
+        cluster_class = np.empty(self.n_clusters_, dtype=np.intp)
+        for c in range(self.n_clusters_):
+            inside = y[given & (clusters == c)]
+            if inside.size:
+                values, counts = np.unique(inside, return_counts=True)
+                cluster_class[c] = values[np.argmax(counts)]
+            else:
+                cluster_class[c] = next_id
+                next_id += 1
+        seeds = np.union1d(np.flatnonzero(given), self.modes_)
+        seed_labels = np.where(given[seeds], y[seeds], cluster_class[clusters[seeds]])
+        # Given labels are anchors at any density: a point whose D_t-nearest given
+        # label is nearer than its nearest denser point takes that label directly.
+        known = np.flatnonzero(given)
+        Y = self.diffusion_map_.transform(self.t_)
+        anchor = np.empty(Y.shape[0], dtype=np.intp)
+        anchor_dist = np.empty(Y.shape[0])
+        for start in range(0, Y.shape[0], 4096):
+            D = cdist(Y[start : start + 4096], Y[known])
+            j = np.argmin(D, axis=1)
+            anchor[start : start + 4096] = known[j]
+            anchor_dist[start : start + 4096] = D[np.arange(j.size), j]
+        parent = self.parent_.copy()
+        use_anchor = (anchor_dist < self.rho_ * self._rho_scale) & ~given
+        use_anchor[self.modes_] = False
+        parent[use_anchor] = anchor[use_anchor]
+        labels = np.full(Y.shape[0], -1, dtype=np.intp)
+        labels[seeds] = seed_labels
+        labels[use_anchor] = y[anchor[use_anchor]]
+        order = np.argsort(self._rank)
+        for i in order:
+            if labels[i] < 0:
+                labels[i] = labels[parent[i]]
+        return labels
+
+    def relabel(self, y) -> np.ndarray:
+        """Propagate partial labels ``y`` with the fitted geometry (no refit); sets ``labels_``.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_samples,) of int
+            ``-1`` for unlabelled points.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "modes_")
+        self.labels_ = self._final_labels(self._check_partial(y, self._rank.size))
+        return self.labels_
+
+    # --------------------------------------------------------- active learning
+    def query(self, n_queries: int = 1, y=None) -> np.ndarray:
+        """The points most worth labelling: ``D_t``-equidistant from two classes.
+
+        The labelled points are the modes (with their cluster labels) and the
+        points labelled in ``y``.  For every other point ``x``, let ``d_1 <=
+        d_2`` be its ``D_t`` distances to the nearest labelled points of the
+        two nearest *different* labels; the criterion of Murphy & Maggioni is
+        ``F_t(x) = d_2 - d_1``, and the ``n_queries`` points of smallest
+        ``F_t`` are returned (ties to the lower index).
+
+        Parameters
+        ----------
+        n_queries : int, default=1
+        y : array-like of shape (n_samples,) of int, or None
+            Labels known so far (``-1`` unlabelled); the points labelled here
+            are not queried again.
+
+        Returns
+        -------
+        ndarray of shape (n_queries,) of int
+            Point indices, most ambiguous first.
+        """
+        check_is_fitted(self, "modes_")
+        n = self._rank.size
+        y = self._check_partial(y, n)
+        seeds, seed_labels = self.modes_, self._unsupervised_labels[self.modes_]
+        if y is not None and np.any(y >= 0):
+            known = np.flatnonzero(y >= 0)
+            mode_class = self._semi_supervised(y)[self.modes_]
+            seeds = np.concatenate([known, self.modes_])
+            seed_labels = np.concatenate([y[known], mode_class])
+        classes = np.unique(seed_labels)
+        if classes.size < 2:
+            raise ValueError("query needs labelled points of at least two classes")
+        candidates = np.setdiff1d(np.arange(n), seeds)
+        if not isinstance(n_queries, numbers.Integral) or not 1 <= n_queries <= candidates.size:
+            raise ValueError(f"n_queries must be in [1, {candidates.size}], got {n_queries!r}")
+        Y = self.diffusion_map_.transform(self.t_)
+        per_class = np.full((candidates.size, classes.size), np.inf)
+        for start in range(0, candidates.size, 4096):
+            rows = candidates[start : start + 4096]
+            D = cdist(Y[rows], Y[seeds])
+            for j, c in enumerate(classes):
+                per_class[start : start + rows.size, j] = D[:, seed_labels == c].min(axis=1)
+        two = np.sort(per_class, axis=1)[:, :2]
+        F = two[:, 1] - two[:, 0]
+        pick = np.lexsort((candidates, F))[: int(n_queries)]
+        return candidates[pick]
+
+    def random_query(self, n_queries: int, y=None) -> np.ndarray:
+        """``n_queries`` unlabelled points drawn uniformly (the baseline of :meth:`query`)."""
+        check_is_fitted(self, "modes_")
+        n = self._rank.size
+        y = self._check_partial(y, n)
+        pool = np.arange(n) if y is None else np.flatnonzero(y < 0)
+        return check_random_state(self.random_state).choice(pool, int(n_queries), replace=False)

@@ -1,0 +1,322 @@
+"""LUND (learning by unsupervised nonlinear diffusion) against the usual clusterers.
+
+Parts (column ``part`` of the CSV):
+
+``synthetic``
+    :func:`geoforest.datasets.make_multidensity_clusters` — 3, 4 or 5
+    non-convex clusters, density ratio 4, 10 % uniform background, n = 2000.
+``ldln``
+    :func:`geoforest.datasets.make_ldln` — 4 clusters on segments, squares,
+    circles and spheres in R^10 with 20 % background, n = 2000.
+``digits``
+    scikit-learn's 8 x 8 digits (1797 images, 10 classes), standardised.
+``noisy``
+    the synthetic clusters with 8 extra Gaussian noise dimensions (std 0.5)
+    — the forest-diffusion comparison.
+
+Methods: ``LUND`` (:class:`geoforest.LUND`, defaults: K estimated,
+multiscale t), ``LUND (forest graph)`` (LUND on the 15-NN graph of a
+100-tree :class:`geoforest.UnsupervisedForest`, distances ``1 -
+proximity``), ``k-means`` and ``spectral`` (scikit-learn, *given* the true
+K; spectral on the 15-NN connectivity graph), ``HDBSCAN``
+(``min_cluster_size=25``, its own K; its noise label counts as a cluster).
+Scores: ``k_hat`` and ``accuracy`` (Hungarian) on the true cluster points
+(background excluded).
+
+``image`` (file ``lund_image.csv``): a 50 x 50 synthetic hyperspectral
+image (:func:`geoforest.datasets.make_hyperspectral_image`, 4 classes in 4
+regions, 30 bands, noise 0.8), LUND with K = 4 given, without and with the
+spatial options.  ``active`` (file ``lund_active.csv``): accuracy after
+``q`` queries chosen by :meth:`geoforest.LUND.query` (in rounds of 2, the
+true labels then given to :meth:`~geoforest.LUND.relabel`) against ``q``
+uniformly random queries (mean of 10 draws), on the image and on digits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import datasets, metrics
+from ._runner import ExperimentConfig, ExperimentResult, Timer, progress, select, write_csv
+
+METHODS = ("LUND", "LUND (forest graph)", "k-means", "spectral", "HDBSCAN")
+IMAGE_VARIANTS = {
+    "LUND": {},
+    "LUND + vote (r=2)": {"spatial_vote_radius": 2},
+    "LUND + spatial graph (r=5)": {"spatial_radius": 5},
+    "LUND + spatial graph + vote": {"spatial_radius": 5, "spatial_vote_radius": 2},
+}
+#: What the slides claim (Murphy, "Data dependent distances for unsupervised learning").
+SLIDES_CLAIMS = {
+    "modes": "LUND labels all points accurately and estimates K when D_in / D_btw < "
+    "min(M) / max(M)",
+    "spatial": "spatial regularisation improves LUND on hyperspectral images (Salinas A)",
+    "active": "adding O(1) training labels, chosen where F_t is small, gives perfect accuracy",
+    "speed": "O(n log n) with fast nearest-neighbour look-ups",
+}
+
+
+def settings(quick: bool) -> dict[str, Any]:
+    """Sizes and repetitions of the full and the quick run."""
+    if quick:
+        return {"n": 2000, "seeds": 2, "image": (30, 30), "image_seeds": 1,
+                "queries": (0, 2, 4, 6), "random_draws": 3, "parts": ("synthetic", "digits"),
+                "forest_trees": 30}  # fmt: skip
+    return {"n": 2000, "seeds": 10, "image": (50, 50), "image_seeds": 5,
+            "queries": (0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20), "random_draws": 10,
+            "parts": ("synthetic", "ldln", "digits", "noisy"), "forest_trees": 100}  # fmt: skip
+
+
+def _data(part: str, s: dict, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
+    if part == "synthetic":
+        k = 3 + seed % 3
+        X, y = datasets.make_multidensity_clusters(s["n"], n_clusters=k, random_state=seed)
+        return X, y, k
+    if part == "noisy":
+        k = 3 + seed % 3
+        X, y = datasets.make_multidensity_clusters(s["n"], n_clusters=k, random_state=seed)
+        noise = np.random.RandomState(seed + 1000).normal(0.0, 0.5, (X.shape[0], 8))
+        return np.hstack([X, noise]), y, k
+    if part == "ldln":
+        X, y = datasets.make_ldln(s["n"], n_clusters=4, ambient_dim=10, noise_fraction=0.2,
+                                  random_state=seed)  # fmt: skip
+        return X, y, 4
+    from sklearn.datasets import load_digits
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_digits(return_X_y=True)
+    return StandardScaler().fit_transform(X), y, 10
+
+
+def _labels(method: str, X: np.ndarray, k: int, seed: int, trees: int) -> np.ndarray:
+    from sklearn.cluster import HDBSCAN, KMeans, SpectralClustering
+
+    from ..diffusion import LUND
+    from ..forest import UnsupervisedForest
+
+    if method == "LUND":
+        return LUND(random_state=seed).fit(X).labels_
+    if method == "LUND (forest graph)":
+        forest = UnsupervisedForest(n_estimators=trees, random_state=seed).fit(X)
+        G = forest.kneighbors_graph(n_neighbors=15, mode="distance")
+        return LUND(affinity="precomputed_distance", random_state=seed).fit(G).labels_
+    if method == "k-means":
+        return KMeans(k, n_init=10, random_state=seed).fit_predict(X)
+    if method == "spectral":
+        model = SpectralClustering(k, affinity="nearest_neighbors", n_neighbors=15,
+                                   random_state=seed, assign_labels="cluster_qr")  # fmt: skip
+        return model.fit_predict(X)
+    return HDBSCAN(min_cluster_size=25, copy=True).fit_predict(X)
+
+
+def _score(y: np.ndarray, labels: np.ndarray) -> dict[str, float]:
+    core = y >= 0
+    return {
+        "k_hat": int(np.unique(labels[labels >= 0]).size),
+        "accuracy": float(metrics.clustering_accuracy(y[core], labels[core])),
+    }
+
+
+def run(config: ExperimentConfig) -> ExperimentResult:
+    """Every part; three CSV files, two figures."""
+    import warnings
+
+    s = settings(config.quick)
+    rows: list[dict[str, Any]] = []
+    runs = [(p, r) for p in s["parts"] for r in range(1 if p == "digits" else s["seeds"])]
+    bar = progress(len(runs) * len(METHODS) + 2, "lund", config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # disconnected forest graphs
+        for part, rep in runs:
+            seed = config.seed + rep
+            X, y, k = _data(part, s, seed)
+            for method in METHODS:
+                if part == "digits" and method == "LUND (forest graph)" and config.quick:
+                    bar.update()
+                    continue
+                bar.set_postfix_str(f"{part} #{rep} {method}")
+                with Timer() as timer:
+                    labels = _labels(method, X, k, seed, s["forest_trees"])
+                rows.append({"part": part, "seed": seed, "method": method, "k_true": k,
+                             **_score(y, labels), "seconds": timer.seconds,
+                             "n_samples": X.shape[0]})  # fmt: skip
+                bar.update()
+        image_rows = _image_part(s, config)
+        bar.update()
+        active_rows = _active_part(s, config)
+        bar.update()
+    bar.close()
+    files = [write_csv(rows, config.out / "lund.csv"), write_csv(image_rows, config.out /
+             "lund_image.csv"), write_csv(active_rows, config.out / "lund_active.csv")]  # fmt: skip
+    summary = _summary(rows, s)
+    files.append(write_csv(summary, config.out / "lund_summary.csv"))
+    try:
+        files += _figures(active_rows, s, config)
+    except ImportError:  # pragma: no cover - plotting is an extra
+        pass
+    table = _table(summary, image_rows, active_rows, s)
+    return ExperimentResult("lund", rows + image_rows + active_rows, table, files)
+
+
+def _image_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
+    from ..diffusion import LUND
+
+    h, w = s["image"]
+    out = []
+    for rep in range(s["image_seeds"]):
+        seed = config.seed + rep
+        X, y = datasets.make_hyperspectral_image((h, w), n_regions=4, noise=0.8,
+                                                 random_state=seed)  # fmt: skip
+        for name, extra in IMAGE_VARIANTS.items():
+            for k in (4, None):
+                with Timer() as timer:
+                    model = LUND(n_clusters=k, image_shape=(h, w), random_state=seed, **extra)
+                    model.fit(X)
+                out.append({"part": "image", "seed": seed, "method": name,
+                            "k_given": "yes" if k else "no", "k_hat": model.n_clusters_,
+                            "accuracy": float(metrics.clustering_accuracy(y, model.labels_)),
+                            "seconds": timer.seconds})  # fmt: skip
+    return out
+
+
+def _active_curves(model, y: np.ndarray, queries, draws: int, seed: int) -> dict[str, list]:
+    """Accuracy after q active (rounds of 2) and q random queries (mean of ``draws``)."""
+    n = y.size
+    active, y_part = [], np.full(n, -1)
+    asked = 0
+    for q in queries:
+        while asked < q:
+            step = min(2, q - asked)
+            picked = model.query(step, y=y_part if asked else None)
+            y_part[picked] = y[picked]
+            asked += step
+        labels = model.relabel(y_part) if asked else model.relabel(np.full(n, -1))
+        active.append(float(metrics.clustering_accuracy(y, labels)))
+    rng = np.random.RandomState(seed)
+    random = []
+    for q in queries:
+        accs = []
+        for _ in range(draws if q else 1):
+            y_rand = np.full(n, -1)
+            if q:
+                pick = rng.choice(n, q, replace=False)
+                y_rand[pick] = y[pick]
+            accs.append(float(metrics.clustering_accuracy(y, model.relabel(y_rand))))
+        random.append(float(np.mean(accs)))
+    return {"active": active, "random": random}
+
+
+def _active_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
+    from ..diffusion import LUND
+
+    out = []
+    h, w = s["image"]
+    cases = []
+    for rep in range(s["image_seeds"]):
+        seed = config.seed + rep
+        X, y = datasets.make_hyperspectral_image((h, w), n_regions=4, noise=0.8,
+                                                 random_state=seed)  # fmt: skip
+        cases.append(("image", seed, X, y, 4))
+    Xd, yd, _ = _data("digits", s, config.seed)
+    cases.append(("digits", config.seed, Xd, yd, 10))
+    for part, seed, X, y, k in cases:
+        model = LUND(n_clusters=k, random_state=seed).fit(X)
+        curves = _active_curves(model, y, s["queries"], s["random_draws"], seed)
+        for strategy, accs in curves.items():
+            for q, acc in zip(s["queries"], accs, strict=True):
+                out.append({"part": part, "seed": seed, "method": f"LUND, {strategy} queries",
+                            "queries": q, "accuracy": acc})  # fmt: skip
+    return out
+
+
+def _summary(rows: list[dict[str, Any]], s: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for part in s["parts"]:
+        for method in METHODS:
+            sel = select(rows, part=part, method=method)
+            if not sel:
+                continue
+            out.append({
+                "part": part,
+                "method": method,
+                "k_correct": int(sum(r["k_hat"] == r["k_true"] for r in sel)),
+                "runs": len(sel),
+                "accuracy_mean": float(np.mean([r["accuracy"] for r in sel])),
+                "accuracy_min": float(np.min([r["accuracy"] for r in sel])),
+                "seconds_mean": float(np.mean([r["seconds"] for r in sel])),
+            })  # fmt: skip
+    return out
+
+
+def _table(summary, image_rows, active_rows, s) -> str:
+    lines = [f"{'part':<10} {'method':<22} {'K right':>8} {'acc mean':>8} {'acc min':>8} "
+             f"{'s':>6}"]  # fmt: skip
+    for r in summary:
+        lines.append(f"{r['part']:<10} {r['method']:<22} {r['k_correct']:>4}/{r['runs']:<3} "
+                     f"{r['accuracy_mean']:>8.4f} {r['accuracy_min']:>8.4f} "
+                     f"{r['seconds_mean']:>6.2f}")  # fmt: skip
+    lines.append("(k-means and spectral are given the true K; LUND and HDBSCAN estimate it)")
+    lines.append("\nsynthetic image, mean accuracy over seeds (K given / K estimated):")
+    for name in IMAGE_VARIANTS:
+        given = [r["accuracy"] for r in image_rows if r["method"] == name and r["k_given"] == "yes"]
+        est = [r["accuracy"] for r in image_rows if r["method"] == name and r["k_given"] == "no"]
+        lines.append(f"  {name:<30} {np.mean(given):.4f} / {np.mean(est):.4f}")
+    lines.append("\nactive learning, mean accuracy by number of queries (active vs random):")
+    for part in ("image", "digits"):
+        for strategy in ("active", "random"):
+            sel = [r for r in active_rows if r["part"] == part and strategy in r["method"]]
+            accs = [np.mean([r["accuracy"] for r in sel if r["queries"] == q])
+                    for q in s["queries"]]  # fmt: skip
+            lines.append(f"  {part:<7} {strategy:<7} " + " ".join(f"{a:.3f}" for a in accs))
+    lines.append(f"  queries: {list(s['queries'])}")
+    lines.append("slides: " + "; ".join(SLIDES_CLAIMS.values()))
+    return "\n".join(lines)
+
+
+def _figures(active_rows, s, config: ExperimentConfig) -> list:
+    from ..plotting import plot_panels
+
+    panels: dict[str, list] = {}
+    for part in ("image", "digits"):
+        for strategy, color in (("active", "tab:red"), ("random", "tab:grey")):
+            sel = [r for r in active_rows if r["part"] == part and strategy in r["method"]]
+            y = [np.mean([r["accuracy"] for r in sel if r["queries"] == q]) for q in s["queries"]]
+            panels.setdefault(part, []).append(
+                {
+                    "x": list(s["queries"]),
+                    "y": y,
+                    "label": f"{strategy} queries",
+                    "color": color,
+                    "marker": "o",
+                }  # fmt: skip
+            )
+    path = plot_panels(panels, config.out / "lund_active.png", xlabel="labels queried",
+                       ylabel="accuracy", ncols=2, ylim=None,
+                       suptitle="LUND active learning: F_t queries vs random")  # fmt: skip
+    return [path, _image_figure(s, config)]
+
+
+def _image_figure(s, config: ExperimentConfig):
+    from ..diffusion import LUND
+    from ..plotting import _pyplot
+
+    plt = _pyplot()
+    h, w = s["image"]
+    X, y = datasets.make_hyperspectral_image((h, w), n_regions=4, noise=0.8,
+                                             random_state=config.seed)  # fmt: skip
+    plain = LUND(n_clusters=4, random_state=config.seed).fit(X)
+    spatial = LUND(n_clusters=4, image_shape=(h, w), random_state=config.seed,
+                   **IMAGE_VARIANTS["LUND + spatial graph + vote"]).fit(X)  # fmt: skip
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.6), layout="constrained")
+    for ax, lab, title in ((axes[0], y, "classes"), (axes[1], plain.labels_, "LUND"),
+                           (axes[2], spatial.labels_, "LUND + spatial graph + vote")):  # fmt: skip
+        acc = metrics.clustering_accuracy(y, lab)
+        ax.imshow(np.asarray(lab).reshape(h, w), cmap="tab10", interpolation="nearest")
+        ax.set_title(title if lab is y else f"{title} (acc {acc:.3f})")
+        ax.set_axis_off()
+    path = config.out / "lund_image.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

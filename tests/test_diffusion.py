@@ -1,0 +1,192 @@
+"""DiffusionMap against dense computations from the definitions; graph helpers; errors."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+from scipy.spatial.distance import cdist
+from sklearn.neighbors import kneighbors_graph
+
+import geoforest as gf
+from geoforest.diffusion import DiffusionMap, bridge_components, spatial_knn
+
+
+def _blobs(n=40, seed=0, gap=3.0):
+    rng = np.random.RandomState(seed)
+    half = n // 2
+    return np.vstack([rng.normal(0, 0.3, (half, 2)), rng.normal(gap, 0.3, (n - half, 2))])
+
+
+def _dense_reference(X, k, sigma, t):
+    """W, P^t and D_t straight from the definitions, all n x n."""
+    G = kneighbors_graph(X, k, mode="distance", include_self=False).toarray()
+    edge = (G > 0) | (G.T > 0)
+    D = cdist(X, X)
+    W = np.where(edge, np.exp(-((D / sigma) ** 2)), 0.0)
+    d = W.sum(axis=1)
+    P = W / d[:, None]
+    pi = d / d.sum()
+    Pt = np.linalg.matrix_power(P, t)
+    Dt = np.sqrt(((Pt[:, None, :] - Pt[None, :, :]) ** 2 / pi[None, None, :]).sum(axis=2))
+    return W, Dt
+
+
+@pytest.mark.parametrize("t", [1, 2, 5])
+def test_diffusion_distance_matches_definition(t):
+    rng = np.random.RandomState(1)
+    X = rng.uniform(0, 1, (30, 2))
+    dm = DiffusionMap(n_neighbors=6, sigma=0.3, n_components=30, cutoff=None,
+                      eigen_solver="dense").fit(X)  # fmt: skip
+    assert dm.n_bridges_ == 0
+    W, Dt = _dense_reference(X, 6, 0.3, t)
+    np.testing.assert_allclose(dm.affinity_.toarray(), W, atol=1e-12)
+    np.testing.assert_allclose(dm.distances(t), Dt, atol=1e-8)
+    # Sub-blocks and neighbours from the same geometry.
+    np.testing.assert_allclose(dm.distances(t, rows=[3, 4], cols=[0, 29]),
+                               Dt[np.ix_([3, 4], [0, 29])], atol=1e-8)  # fmt: skip
+    dist, ind = dm.kneighbors(t, n_neighbors=4)
+    np.fill_diagonal(Dt, np.inf)
+    np.testing.assert_allclose(dist, np.sort(Dt, axis=1)[:, :4], atol=1e-8)
+
+
+def test_eigenvectors_are_right_eigenvectors_with_textbook_norm():
+    X = _blobs(60)
+    dm = DiffusionMap(n_neighbors=8, n_components=6, random_state=0).fit(X)
+    W = dm.affinity_.toarray()
+    P = W / W.sum(axis=1)[:, None]
+    psi, lam = dm.eigenvectors_, dm.eigenvalues_
+    np.testing.assert_allclose(P @ psi, psi * lam, atol=1e-7)
+    np.testing.assert_allclose((dm.stationary_[:, None] * psi**2).sum(axis=0), 1.0, atol=1e-7)
+    assert lam[0] == pytest.approx(1.0) and np.all(np.diff(lam) <= 1e-12)
+    np.testing.assert_allclose(psi[:, 0], 1.0, atol=1e-7)  # constant on a connected graph
+
+
+def test_symmetric_normalization_is_unit_eigenvectors_of_M():
+    X = _blobs(50)
+    dm = DiffusionMap(n_neighbors=8, n_components=5, normalization="symmetric",
+                      random_state=0).fit(X)  # fmt: skip
+    W = dm.affinity_.toarray()
+    s = 1 / np.sqrt(W.sum(axis=1))
+    M = s[:, None] * W * s[None, :]
+    phi = dm.eigenvectors_
+    np.testing.assert_allclose(M @ phi, phi * dm.eigenvalues_, atol=1e-7)
+    np.testing.assert_allclose(np.linalg.norm(phi, axis=0), 1.0, atol=1e-10)
+
+
+def test_truncated_diffusion_distance_converges_with_t():
+    X = _blobs(60, seed=3)
+    full = DiffusionMap(n_neighbors=8, n_components=60, eigen_solver="dense").fit(X)
+    part = DiffusionMap(n_neighbors=8, n_components=10, random_state=0).fit(X)
+    err = [np.abs(full.distances(t) - part.distances(t)).max() for t in (1, 16, 256)]
+    assert err[2] < err[0] and err[2] < 1e-6
+
+
+def test_precomputed_affinity_and_distance_graph_match_gaussian():
+    X = _blobs(40, gap=1.0)
+    dm = DiffusionMap(n_neighbors=7, sigma=0.5, n_components=5, cutoff=None,
+                      random_state=0).fit(X)  # fmt: skip
+    pre = DiffusionMap(n_components=5, affinity="precomputed", random_state=0)
+    pre.fit(dm.affinity_)
+    np.testing.assert_allclose(pre.distances(3), dm.distances(3), atol=1e-8)
+    G = kneighbors_graph(X, 7, mode="distance")
+    dist = DiffusionMap(n_components=5, sigma=0.5, affinity="precomputed_distance",
+                        random_state=0).fit(G)  # fmt: skip
+    # Without bridges (one component here) it is the same graph.
+    assert connected_components(dm.affinity_)[0] == 1
+    np.testing.assert_allclose(dist.distances(3), dm.distances(3), atol=1e-8)
+
+
+def test_forest_kneighbors_graph_drives_a_diffusion_map():
+    X = _blobs(200)
+    forest = gf.UnsupervisedForest(n_estimators=20, random_state=0).fit(X)
+    G = forest.kneighbors_graph(n_neighbors=10, mode="distance")
+    dm = DiffusionMap(n_components=4, affinity="precomputed_distance", random_state=0)
+    with pytest.warns(UserWarning, match="2 connected components"):
+        dm.fit(G)  # precomputed graphs are not bridged
+    assert dm.sigma_ > 0
+    same = dm.distances(256, rows=[0], cols=np.arange(1, 100)).max()
+    other = dm.distances(256, rows=[0], cols=np.arange(100, 200)).min()
+    assert same < other
+
+
+def test_bridges_are_a_minimum_spanning_forest_of_the_components():
+    rng = np.random.RandomState(0)
+    X = np.vstack([rng.normal(c, 0.1, (15, 2)) for c in ([0, 0], [3, 0], [0, 4], [7, 7])])
+    G = kneighbors_graph(X, 4, include_self=False)
+    n_comp, comp = connected_components(G, directed=False)
+    assert n_comp == 4
+    pairs, lengths = bridge_components(X, G)
+    # Reference: MST of the component graph weighted by the closest pair, brute force.
+    D = cdist(X, X)
+    closest = np.array([[D[np.ix_(comp == a, comp == b)].min() if a != b else 0
+                         for b in range(4)] for a in range(4)])  # fmt: skip
+    ref = minimum_spanning_tree(closest).sum()
+    assert lengths.sum() == pytest.approx(ref)
+    np.testing.assert_allclose(lengths, np.linalg.norm(X[pairs[:, 0]] - X[pairs[:, 1]], axis=1))
+    # The same forest read from neighbour lists (exact shortcut) where it can be.
+    dist, ind = gf.diffusion._graph.knn(X, 4)
+    pairs2, lengths2 = bridge_components(X, G, (dist, ind))
+    assert lengths2.sum() == pytest.approx(ref)
+    B = sp.csr_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=G.shape)
+    assert connected_components(G + B, directed=False)[0] == 1
+
+
+def test_graph_is_connected_after_bridging_noise():
+    X, _ = gf.datasets.make_multidensity_clusters(600, n_clusters=3, random_state=0)
+    dm = DiffusionMap(random_state=0).fit(X)
+    assert dm.n_graph_components_ == 1 and dm.n_bridges_ > 0
+    assert np.sum(dm.eigenvalues_ > 1 - 1e-10) == 1
+
+
+def test_spatial_knn_matches_brute_force():
+    rng = np.random.RandomState(0)
+    h, w, r, k = 7, 9, 2, 5
+    X = rng.normal(size=(h * w, 3))
+    dist, ind = spatial_knn(X, (h, w), r, k)
+    rows, cols = np.divmod(np.arange(h * w), w)
+    for i in range(h * w):
+        near = (np.abs(rows - rows[i]) <= r) & (np.abs(cols - cols[i]) <= r)
+        near[i] = False
+        cand = np.flatnonzero(near)
+        d = np.linalg.norm(X[cand] - X[i], axis=1)
+        np.testing.assert_allclose(dist[i], np.sort(d)[:k])
+        assert set(ind[i]) == set(cand[np.argsort(d)[:k]])
+
+
+def test_same_seed_same_result():
+    X = _blobs(300)
+    a = DiffusionMap(n_components=6, random_state=3).fit(X).transform(4)
+    b = DiffusionMap(n_components=6, random_state=3).fit(X).transform(4)
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "X, params, match",
+    [
+        (np.array([[0.0, np.nan], [1.0, 1.0], [2.0, 2.0]]), {}, "NaN"),
+        (np.zeros((1, 2)), {}, "minimum of 2"),
+        (np.zeros((0, 2)), {}, "minimum of 2"),
+        (_blobs(10), {"n_neighbors": 10}, "n_neighbors"),
+        (_blobs(10), {"n_neighbors": 3, "n_components": 11}, "n_components"),
+        (np.ones((10, 3)), {"n_neighbors": 3}, "coincides"),
+    ],
+)
+def test_bad_input(X, params, match):
+    with pytest.raises(ValueError, match=match):
+        DiffusionMap(**params).fit(X)
+
+
+def test_bad_precomputed_and_queries():
+    with pytest.raises(ValueError, match="negative"):
+        DiffusionMap(affinity="precomputed", n_components=2).fit(-sp.eye(3, format="csr"))
+    with pytest.raises(ValueError, match="square"):
+        DiffusionMap(affinity="precomputed").fit(sp.csr_matrix((3, 4)))
+    with pytest.raises(ValueError, match="no edge"):
+        DiffusionMap(affinity="precomputed", n_components=2).fit(sp.csr_matrix((4, 4)))
+    dm = DiffusionMap(n_neighbors=3, n_components=3).fit(_blobs(12))
+    with pytest.raises(ValueError, match="t must"):
+        dm.transform(-1)
+    with pytest.raises(ValueError, match="n_neighbors"):
+        dm.kneighbors(1, n_neighbors=12)
+    with pytest.raises(IndexError):
+        dm.distances(1, rows=[12])
