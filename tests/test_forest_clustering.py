@@ -120,6 +120,9 @@ def test_large_n_compares_candidates_on_a_subset():
     sub = model.selection_indices_
     assert sub.shape == (200,) and np.all(np.diff(sub) > 0)
     assert all(c["labels"].shape == (200,) for c in model.candidates_)
+    # The candidates saw the kernel of a forest grown on the subset alone.
+    own = gf.RandomProjectionForest(40, random_state=0).fit(X[sub]).proximity()
+    assert np.allclose(model.selection_kernel_.toarray(), own.toarray())
     # The chosen pair clusters every point exactly as on its own.
     A = sharpen_kernel(model.kernel_, model.threshold_, model.scale_)
     ref = spectral_clustering(A, 3, random_state=0, tol=model.eigen_tol)

@@ -185,7 +185,7 @@ def _oracle(model, y: np.ndarray, K: int, seed: int) -> tuple[np.ndarray, dict[s
     # model._candidate is the model's own procedure for one (beta_1, beta_2):
     # sharpen, spectral clustering, cut-off points attached through the kernel.
     sub = model.selection_indices_
-    S = model.kernel_ if sub is None else model.kernel_[sub][:, sub]
+    S = model.selection_kernel_
     y_sel = y if sub is None else y[sub]
     best, best_acc, best_labels = None, -1.0, None
     for b1 in THRESHOLDS:
