@@ -36,24 +36,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
 
+from _memory import peak_rss_bytes
+
 MARKER = "BENCH_LLPD "
-
-
-def peak_rss_bytes() -> int:
-    """Peak resident memory of this process."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:  # pragma: no cover - not Linux
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def child(n: int, k: int, kneighbors_max_n: int) -> dict:

@@ -34,21 +34,9 @@ import subprocess
 import sys
 import time
 
+from _memory import peak_rss_bytes
+
 MARKER = "BENCH_LUND "
-
-
-def peak_rss_bytes() -> int:
-    """Peak resident memory of this process (``VmHWM``; ``ru_maxrss`` elsewhere)."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:  # pragma: no cover - not Linux
-        pass
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def child(n: int, subset: int) -> dict:

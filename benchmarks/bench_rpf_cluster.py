@@ -45,13 +45,7 @@ import subprocess
 import sys
 import time
 
-
-def peak_rss_gb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1e6
-    return float("nan")
+from _memory import peak_rss_bytes
 
 
 def load(data: str, n: int):
@@ -71,7 +65,9 @@ def load(data: str, n: int):
     return X, y, 5
 
 
-def child(kind: str, data: str, n: int, kernel_neighbors: int | None) -> dict:
+def child(
+    kind: str, data: str, n: int, kernel_neighbors: int | None, selection: str = "consensus"
+) -> dict:
     import warnings
 
     import numpy as np
@@ -99,7 +95,12 @@ def child(kind: str, data: str, n: int, kernel_neighbors: int | None) -> dict:
         out["nnz"] = int(S.nnz)
         del S
         model = gf.ForestSpectralClustering(
-            K, forest=forest, kernel_neighbors=kernel_neighbors, random_state=0, n_jobs=2
+            K,
+            forest=forest,
+            kernel_neighbors=kernel_neighbors,
+            selection=selection,
+            random_state=0,
+            n_jobs=2,
         )
         # The estimator clones and refits the same forest (same seed), so its
         # clustering step is its total minus the fit and kernel times above.
@@ -121,7 +122,7 @@ def child(kind: str, data: str, n: int, kernel_neighbors: int | None) -> dict:
         ).fit_predict(X)
         out["total_s"] = time.perf_counter() - t
     out["accuracy"] = float(clustering_accuracy(np.asarray(y), labels))
-    out["peak_gb"] = peak_rss_gb()
+    out["peak_gb"] = peak_rss_bytes() / 1e9
     return out
 
 
@@ -131,11 +132,13 @@ def main() -> None:
     parser.add_argument("--n", default=None, help="comma-separated sizes")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per child")
     parser.add_argument("--kernel-neighbors", type=int, default=None)
+    parser.add_argument("--selection", default="consensus", help="the estimator's selection")
     parser.add_argument("--no-sklearn", action="store_true", help="skip scikit-learn")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.data, int(args.n), args.kernel_neighbors)))
+        out = child(args.child, args.data, int(args.n), args.kernel_neighbors, args.selection)
+        print(json.dumps(out))
         return
     plan = (
         [(args.data, int(n)) for n in args.n.split(",")]
@@ -157,6 +160,7 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--child", kind, "--data", data, "--n", str(n)]
             if args.kernel_neighbors is not None:
                 cmd += ["--kernel-neighbors", str(args.kernel_neighbors)]
+            cmd += ["--selection", args.selection]
             try:
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
             except subprocess.TimeoutExpired:
