@@ -160,15 +160,25 @@ def run(config: ExperimentConfig) -> ExperimentResult:
     return ExperimentResult("lund", rows + image_rows + active_rows, table, files)
 
 
+def _images(s: dict, config: ExperimentConfig) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """``(seed, X, y)`` of the synthetic hyperspectral images, one per image seed."""
+    return [
+        (
+            seed,
+            *datasets.make_hyperspectral_image(
+                s["image"], n_regions=4, noise=0.8, random_state=seed
+            ),
+        )  # fmt: skip
+        for seed in range(config.seed, config.seed + s["image_seeds"])
+    ]
+
+
 def _image_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
     from ..diffusion import LUND
 
     h, w = s["image"]
     out = []
-    for rep in range(s["image_seeds"]):
-        seed = config.seed + rep
-        X, y = datasets.make_hyperspectral_image((h, w), n_regions=4, noise=0.8,
-                                                 random_state=seed)  # fmt: skip
+    for seed, X, y in _images(s, config):
         for name, extra in IMAGE_VARIANTS.items():
             for k in (4, None):
                 with Timer() as timer:
@@ -212,13 +222,7 @@ def _active_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
     from ..diffusion import LUND
 
     out = []
-    h, w = s["image"]
-    cases = []
-    for rep in range(s["image_seeds"]):
-        seed = config.seed + rep
-        X, y = datasets.make_hyperspectral_image((h, w), n_regions=4, noise=0.8,
-                                                 random_state=seed)  # fmt: skip
-        cases.append(("image", seed, X, y, 4))
+    cases = [("image", seed, X, y, 4) for seed, X, y in _images(s, config)]
     Xd, yd, _ = _data("digits", s, config.seed)
     cases.append(("digits", config.seed, Xd, yd, 10))
     for part, seed, X, y, k in cases:
