@@ -159,6 +159,30 @@ def _progress(iterable, total, verbose, desc):
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
+def _chunks(n: int) -> list[tuple[int, int]]:
+    """Row blocks ``(lo, hi)`` of at most ``_CHUNK`` rows (one parallel task each)."""
+    return [(lo, min(lo + _CHUNK, n)) for lo in range(0, n, _CHUNK)]
+
+
+def _apply_rows(X, lo, hi, *flat) -> np.ndarray:
+    """Leaves of rows ``lo:hi`` of ``X`` in every tree of a :class:`FlatForest`."""
+    out = np.empty((hi - lo, flat[-1].shape[0] - 1), dtype=np.int32)
+    apply_flat(X, lo, hi, *flat, out)
+    return out
+
+
+def _kneighbors_rows(
+    qleaves, qmask, lo, hi, node_offset, ptr, members, n_ref, k, exclude_self
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` forest neighbours ``(ind, sim)`` of queries ``lo:hi``."""
+    ind = np.empty((hi - lo, k), dtype=np.int64)
+    sim = np.empty((hi - lo, k), dtype=np.float64)
+    forest_kneighbors(
+        qleaves, qmask, lo, hi, node_offset, ptr, members, qmask, n_ref, k, exclude_self, ind, sim
+    )
+    return ind, sim
+
+
 class BaseForest(BaseEstimator, metaclass=ABCMeta):
     """Shared implementation of geoforest's forests (not public)."""
 
@@ -290,30 +314,17 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------------------------ leaves
     def _apply(self, X: np.ndarray) -> np.ndarray:
-        flat = self._flat
         n = X.shape[0]
         out = np.empty((n, len(self.trees_)), dtype=np.int32)
-
-        def run(lo, hi):
-            apply_flat(
-                X,
-                lo,
-                hi,
-                flat.left,
-                flat.right,
-                flat.threshold,
-                flat.proj_start,
-                flat.proj_end,
-                flat.proj_idx,
-                flat.proj_weight,
-                flat.node_offset,
-                out[lo:hi],
-            )
-
-        chunks = [(lo, min(lo + _CHUNK, n)) for lo in range(0, n, _CHUNK)]
-        Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
-            delayed(run)(lo, hi) for lo, hi in chunks
+        chunks = _chunks(n)
+        parallel = Parallel(
+            n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
         )
+        # Each task returns its rows (any joblib backend, Dask included); big
+        # arrays go as top-level arguments so Dask scatters them once.
+        blocks = parallel(delayed(_apply_rows)(X, lo, hi, *self._flat) for lo, hi in chunks)
+        for (lo, hi), block in zip(chunks, blocks):
+            out[lo:hi] = block
         return out
 
     def _n_jobs_for(self, n_tasks: int) -> int:
@@ -407,7 +418,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         empty = np.zeros((0, 0), dtype=np.uint8)
         ptr, members = leaf_lists(yleaves, self._flat.node_offset, empty if mask is None else mask)
         n_rows, n_cols = xleaves.shape[0], yleaves.shape[0]
-        chunks = [(lo, min(lo + _CHUNK, n_rows)) for lo in range(0, n_rows, _CHUNK)]
+        chunks = _chunks(n_rows)
         qmask = empty if mask is None else mask
         pieces = Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
             delayed(coleaf_counts)(
@@ -492,11 +503,13 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         n_q = qleaves.shape[0]
         ind = np.empty((n_q, n_neighbors), dtype=np.int64)
         sim = np.empty((n_q, n_neighbors), dtype=np.float64)
-        chunks = [(lo, min(lo + _CHUNK, n_q)) for lo in range(0, n_q, _CHUNK)]
+        chunks = _chunks(n_q)
         qmask = empty if mask is None else mask
-
-        def run(lo, hi):
-            forest_kneighbors(
+        parallel = Parallel(
+            n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
+        )
+        blocks = parallel(
+            delayed(_kneighbors_rows)(
                 qleaves,
                 qmask,
                 lo,
@@ -504,24 +517,17 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
                 self._flat.node_offset,
                 ptr,
                 members,
-                qmask,
                 n_train,
                 n_neighbors,
                 is_train,
-                ind[lo:hi],
-                sim[lo:hi],
             )
-
-        parallel = Parallel(
-            n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
+            for lo, hi in chunks
         )
-        for _ in _progress(
-            parallel(delayed(run)(lo, hi) for lo, hi in chunks),
-            len(chunks),
-            self.verbose,
-            "neighbours",
+        for (lo, hi), (b_ind, b_sim) in _progress(
+            zip(chunks, blocks), len(chunks), self.verbose, "neighbours"
         ):
-            pass
+            ind[lo:hi] = b_ind
+            sim[lo:hi] = b_sim
         if return_distance:
             return 1.0 - sim, ind
         return ind
