@@ -38,8 +38,8 @@ def data():
 
 def _same_trees(a, b):
     assert len(a.trees_) == len(b.trees_)
-    for ta, tb in zip(a.trees_, b.trees_):
-        for xa, xb in zip(ta, tb):
+    for ta, tb in zip(a.trees_, b.trees_, strict=True):
+        for xa, xb in zip(ta, tb, strict=True):
             np.testing.assert_array_equal(xa, xb)
     np.testing.assert_array_equal(a.inbag_counts_, b.inbag_counts_)
 

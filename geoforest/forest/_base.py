@@ -323,7 +323,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         # Each task returns its rows (any joblib backend, Dask included); big
         # arrays go as top-level arguments so Dask scatters them once.
         blocks = parallel(delayed(_apply_rows)(X, lo, hi, *self._flat) for lo, hi in chunks)
-        for (lo, hi), block in zip(chunks, blocks):
+        for (lo, hi), block in zip(chunks, blocks, strict=True):
             out[lo:hi] = block
         return out
 
@@ -524,7 +524,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             for lo, hi in chunks
         )
         for (lo, hi), (b_ind, b_sim) in _progress(
-            zip(chunks, blocks), len(chunks), self.verbose, "neighbours"
+            zip(chunks, blocks, strict=True), len(chunks), self.verbose, "neighbours"
         ):
             ind[lo:hi] = b_ind
             sim[lo:hi] = b_sim
