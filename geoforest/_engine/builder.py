@@ -166,11 +166,16 @@ def build_tree(
     y,
     sample_weight,
     n_classes,
+    decay_batches=False,
 ):
     """Grow one tree on rows ``samples`` of float32 ``X``; returns its arrays.
 
     Each node tries ``n_proj`` candidate projections, and up to ``n_batches``
-    batches of them while no candidate has a positive gain.  ``max_depth < 0``
+    batches of them while no candidate has a positive gain; with
+    ``decay_batches``, a node whose batches all failed passes half its redraws
+    (``n_batches - 1``) on to its children, and a node that found structure
+    passes its own number on (the budget never grows again down a branch).
+    ``max_depth < 0``
     means unlimited; nodes whose best gain is ``<= min_gain`` become leaves
     (pass ``-inf`` to disable).  ``n_classes == 0`` grows an unsupervised tree
     (``y`` and ``sample_weight`` are then ignored, pass empty arrays);
@@ -220,6 +225,8 @@ def build_tree(
     st_depth = np.empty(cap, dtype=np.int64)
     st_parent = np.empty(cap, dtype=np.int64)
     st_isleft = np.empty(cap, dtype=np.bool_)
+    st_batches = np.empty(cap, dtype=np.int64)
+    st_batches[0] = n_batches
     st_lo[0] = 0
     st_hi[0] = n
     st_depth[0] = 0
@@ -237,6 +244,7 @@ def build_tree(
         node = n_nodes
         n_nodes += 1
         parent = st_parent[top]
+        node_batches = st_batches[top]
         if parent >= 0:
             if st_isleft[top]:
                 left[parent] = node
@@ -261,7 +269,7 @@ def build_tree(
         best_score = -np.inf
         best_gain = -np.inf
         best_thr = 0.0
-        for _batch in range(n_batches):
+        for _batch in range(node_batches):
             # Candidates are redrawn (up to n_batches times) while no projection
             # has shown structure (gain > 0); the best over all batches is kept.
             k = draw_node_projections(
@@ -323,6 +331,12 @@ def build_tree(
         threshold[node] = best_thr
         gain[node] = best_gain
 
+        child_batches = n_batches
+        if decay_batches:
+            child_batches = node_batches
+            if best_gain <= 0.0:
+                # No structure here after every redraw: halve the children's redraws.
+                child_batches = 1 + (node_batches - 1) // 2
         mid = _partition(samples, z_best, lo, hi, best_thr, part_buf)
         # Push right first so the left subtree is built (and numbered) first.
         st_lo[top] = mid
@@ -330,6 +344,8 @@ def build_tree(
         st_depth[top] = depth + 1
         st_parent[top] = node
         st_isleft[top] = False
+        st_batches[top] = child_batches
+        st_batches[top + 1] = child_batches
         st_lo[top + 1] = lo
         st_hi[top + 1] = mid
         st_depth[top + 1] = depth + 1
@@ -358,11 +374,16 @@ def apply_flat(
 
     Tree ``t`` occupies global nodes ``node_offset[t]:node_offset[t + 1]``;
     ``left``/``right`` hold local ids.  Writes ``out[i - lo, t]``.
+
+    Tree by tree (all rows through one tree, then the next): a tree's nodes
+    stay in cache while the block's rows walk it.  Walking all trees row by
+    row touches the whole forest per row and was 3-4x slower at 30 trees of
+    14,000 leaves.
     """
     n_trees = node_offset.shape[0] - 1
-    for i in range(lo, hi):
-        for t in range(n_trees):
-            base = node_offset[t]
+    for t in range(n_trees):
+        base = node_offset[t]
+        for i in range(lo, hi):
             node = 0
             while left[base + node] != -1:
                 g = base + node
