@@ -273,6 +273,38 @@ def test_stopping_rules(data):
     assert sum(t.n_nodes for t in f0.trees_) < sum(t.n_nodes for t in f1.trees_)
 
 
+def _same_forest(a, b):
+    return all(
+        np.array_equal(x, y, equal_nan=True)
+        for ta, tb in zip(a.trees_, b.trees_, strict=True)
+        for x, y in zip(ta, tb, strict=True)
+    )
+
+
+def test_decay_redraws():
+    noise = np.random.default_rng(3).normal(size=(600, 6))
+    # The root always gets the full budget: one level deep, nothing changes.
+    assert _same_forest(
+        small_forest(max_depth=1, decay_redraws=True).fit(noise),
+        small_forest(max_depth=1).fit(noise),
+    )
+    # Two-means always finds a positive gain, so no budget ever decays.
+    assert _same_forest(
+        small_forest(criterion="twomeans", decay_redraws=True).fit(noise),
+        small_forest(criterion="twomeans").fit(noise),
+    )
+    # Nor does anything decay without redraws.
+    assert _same_forest(
+        small_forest(max_redraws=0, decay_redraws=True).fit(noise),
+        small_forest(max_redraws=0).fit(noise),
+    )
+    # On noise the root finds no structure, so its children redraw less.
+    decayed = small_forest(max_depth=3, decay_redraws=True).fit(noise)
+    full = small_forest(max_depth=3).fit(noise)
+    assert any(t.gain[0] <= 0 for t in full.trees_)
+    assert not _same_forest(decayed, full)
+
+
 def test_paper_feature_combinations(data):
     X = np.c_[data, np.random.default_rng(0).normal(size=(len(data), 76))]  # p = 80
     f = small_forest(feature_combinations="paper").fit(X)

@@ -42,6 +42,7 @@ class EngineConfig(NamedTuple):
     criterion_params: np.ndarray
     n_projections: int
     n_batches: int = 1
+    decay_batches: bool = False
 
 
 class FlatForest(NamedTuple):
@@ -147,6 +148,7 @@ def _fit_tree(
         y,
         sample_weight,
         n_classes,
+        cfg.decay_batches,
     )
     return Tree(*arrays), samples
 
