@@ -357,3 +357,13 @@ def test_stored_splits_reproduce_the_fitted_partition(kw):
         is_leaf = tree.left == -1
         np.testing.assert_array_equal(routed[is_leaf], tree.n_node_samples[is_leaf])
         assert routed[~is_leaf].sum() == 0
+
+
+def test_public_names_resolve():
+    import geoforest
+
+    for name in geoforest.__all__:
+        assert getattr(geoforest, name) is not None
+    assert set(geoforest.__all__) <= set(dir(geoforest))
+    with pytest.raises(AttributeError, match="no attribute"):
+        geoforest.not_a_name  # noqa: B018
