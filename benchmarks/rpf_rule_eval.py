@@ -5,7 +5,10 @@ the oracle's fine grid) and picks one without labels; the table gives the
 mean accuracy / co-cluster accuracy of the picks over the cached seeds, the
 oracle (best accuracy on the grid) and the oracle-to-rule gap.  Rules:
 
-* ``cons``     mean adjusted Rand index with every other candidate (the default)
+* ``cons``     mean adjusted Rand index with every other candidate, ties to the
+               first in grid order (the default until 2026-11-23)
+* ``cons_tb``  ``cons`` with the estimator's tie-break (``select_best``: among
+               tied scores the largest beta_2, then the smallest beta_1)
 * ``cons_k``   ``cons`` among the candidates whose own eigengap estimates K
                (all candidates when none does)
 * ``cons_w``   mean ARI weighted by the other candidates' relative eigengap
@@ -24,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from geoforest.cluster import estimate_n_clusters
+from geoforest.cluster._forest import select_best
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
 
 
@@ -46,14 +50,17 @@ def ari_matrix(labels: np.ndarray) -> np.ndarray:
     return np.where(maximum == expected, 1.0, ari)
 
 
-def cons_pick(A: np.ndarray, idx: np.ndarray, weights: np.ndarray | None = None) -> int:
+def cons_scores(A: np.ndarray, idx: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     sub = A[np.ix_(idx, idx)].copy()
     np.fill_diagonal(sub, 0.0)
     w = np.ones(idx.size) if weights is None else weights[idx]
     w = np.broadcast_to(w, sub.shape).copy()
     np.fill_diagonal(w, 0.0)
-    score = (sub * w).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-300)
-    return int(idx[np.argmax(score)])
+    return (sub * w).sum(axis=1) / np.maximum(w.sum(axis=1), 1e-300)
+
+
+def cons_pick(A: np.ndarray, idx: np.ndarray, weights: np.ndarray | None = None) -> int:
+    return int(idx[np.argmax(cons_scores(A, idx, weights))])
 
 
 def rules(d: dict, mask: np.ndarray) -> dict[str, int]:
@@ -66,12 +73,13 @@ def rules(d: dict, mask: np.ndarray) -> dict[str, int]:
     gap = ev[:, K - 1] - ev[:, K]
     khat = np.array([estimate_n_clusters(s, max_clusters=10) for s in d["spectra"]])
     out = {"cons": cons_pick(full, idx)}
+    pairs = d["pairs"]
+    out["cons_tb"] = int(idx[select_best(cons_scores(full, idx), pairs[idx, 1], pairs[idx, 0])])
     good = idx[khat[idx] == K]
     out["cons_k"] = cons_pick(full, good if good.size else idx)
     rel = np.nan_to_num((1 - ev[:, K]) / np.maximum(1 - ev[:, K - 1], 1e-12), nan=0.0)
     out["cons_w"] = cons_pick(full, idx, weights=np.log1p(rel))
     out["gap"] = int(idx[np.nanargmax(gap[idx])])
-    pairs = d["pairs"]
     firsts = []
     for b1 in np.unique(pairs[idx, 0]):
         firsts.append(cons_pick(full, idx[pairs[idx, 0] == b1]))
@@ -94,7 +102,7 @@ def main() -> None:
             for rule, i in picks.items():
                 table[(name, grid, rule)].append((acc[i], cocluster_accuracy(y, d["labels"][i])))
     names = sorted({k[0] for k in table})
-    rule_names = ("oracle", "cons", "cons_k", "cons_w", "gap", "stage2")
+    rule_names = ("oracle", "cons", "cons_tb", "cons_k", "cons_w", "gap", "stage2")
     print("dataset grid seeds " + " ".join(f"{r:>13}" for r in rule_names))
     for name in names:
         for grid in ("default", "fine"):

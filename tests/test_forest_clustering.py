@@ -69,10 +69,23 @@ def test_auto_selection_is_the_consensus_candidate():
         for i, a in enumerate(labels)
     ]
     assert np.allclose(scores, [c["score"] for c in cands])
-    best = int(np.argmax(scores))
+    # Best score; among ties (same partition) the largest scale, then the smallest threshold.
+    tied = [i for i, v in enumerate(scores) if v >= max(scores) - 1e-9]
+    best = min(tied, key=lambda i: (-cands[i]["scale"], cands[i]["threshold"]))
     assert (model.threshold_, model.scale_) == (cands[best]["threshold"], cands[best]["scale"])
     assert np.array_equal(model.labels_, labels[best])
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+
+
+def test_select_best_breaks_ties_toward_the_smoothest_candidate():
+    from geoforest.cluster._forest import select_best
+
+    scores = np.array([0.9, 0.5, 0.9 - 1e-12, 0.9, 0.2])
+    scales = np.array([0.05, 100.0, 1.0, 1.0, 5.0])
+    thresholds = np.array([0.0, 0.0, 0.3, 0.1, 0.0])
+    assert select_best(scores, scales, thresholds) == 3  # scale 1 ties; threshold 0.1 < 0.3
+    assert select_best(np.array([0.1, 0.3, 0.2]), scales[:3], thresholds[:3]) == 1
+    assert select_best(np.array([-np.inf, -np.inf]), scales[:2], thresholds[:2]) == 0
 
 
 def test_estimates_k_and_takes_any_forest():

@@ -151,6 +151,29 @@ def unfragmented_threshold(S, thresholds, *, min_size: int | None = None) -> flo
     return ordered[0]
 
 
+#: Scores this close to the best are ties (same partition, summed in another order).
+SCORE_TIE = 1e-9
+
+
+def select_best(scores: np.ndarray, scales: np.ndarray, thresholds: np.ndarray) -> int:
+    """Index of the best candidate; among ties the largest scale, then the smallest threshold.
+
+    Tied consensus scores mean the candidates gave the same partition of the
+    points they were compared on.  The largest ``scale`` (beta_2) among them
+    is the smoothest affinity with that partition: the sharpest ones can leave
+    the full graph numerically disconnected (200,000 blobs: beta_2 = 0.05,
+    first among tied candidates, scored 0.255 where 0.1 and 1 scored 0.998).
+    The smallest ``threshold`` (beta_1) cuts the fewest edges.
+    """
+    scores = np.asarray(scores, dtype=float)
+    if not np.any(np.isfinite(scores)):
+        return 0
+    tied = np.flatnonzero(scores >= np.nanmax(scores) - SCORE_TIE)
+    # lexsort: the last key is the primary one
+    order = np.lexsort((np.asarray(thresholds)[tied], -np.asarray(scales)[tied]))
+    return int(tied[order[0]])
+
+
 def attach_by_kernel(S, labels: np.ndarray, points: np.ndarray) -> np.ndarray:
     """Give ``points`` the cluster they are most similar to in the kernel ``S``.
 
@@ -206,7 +229,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     labels by ``selection``:
 
     * ``"consensus"``: the candidate partition that agrees best (mean
-      adjusted Rand index) with all the others;
+      adjusted Rand index) with all the others (ties: the largest beta_2,
+      then the smallest beta_1; :func:`select_best`);
     * ``"eigengap"``: the candidate with the largest gap
       ``lambda_K - lambda_{K+1}`` of its normalised affinity;
     * ``"unfragmented"``: beta_1 is the largest grid threshold that leaves no
@@ -489,4 +513,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
                 values, k = c["_res"].eigenvalues, c["n_clusters"]
                 c["score"] = float(values[k - 1] - values[k]) if values.shape[0] > k else -np.inf
         scores = np.array([c["score"] for c in candidates])
-        return int(np.argmax(scores))  # ties: the first in grid order
+        return select_best(
+            scores,
+            np.array([c["scale"] for c in candidates]),
+            np.array([c["threshold"] for c in candidates]),
+        )
