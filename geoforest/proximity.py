@@ -122,36 +122,68 @@ def pair_trees(row_mask, col_mask, rows, cols):
     return out
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _worse(sim, cand, a, b):
+    """Whether candidate ``a`` ranks below ``b``: lower proximity, or equal and higher index."""
+    return sim[a] < sim[b] or (sim[a] == sim[b] and cand[a] > cand[b])
+
+
+@njit(nogil=True, cache=True)
+def _sift_down(heap, size, sim, cand):
+    """Restore the heap (worst kept candidate at the root) below position 0."""
+    c = 0
+    while True:
+        child = 2 * c + 1
+        if child >= size:
+            return
+        if child + 1 < size and _worse(sim, cand, heap[child + 1], heap[child]):
+            child += 1
+        if not _worse(sim, cand, heap[child], heap[c]):
+            return
+        heap[c], heap[child] = heap[child], heap[c]
+        c = child
+
+
 @njit(nogil=True, cache=True)
 def _top_k(cand, sim, n_cand, k):
     """Positions of the ``k`` best of ``cand[:n_cand]`` by (-sim, index), in order.
 
-    Selection is O(n_cand) (a partition finds the k-th largest proximity); only
-    the kept ones are sorted.
+    A bounded heap whose root is the worst candidate kept: one comparison per
+    candidate that does not displace it, ``O(k log k)`` to order the kept
+    ones.  It replaced ``np.partition`` + three stable argsorts (same order),
+    which took most of the cold-start compilation of ``kneighbors``; per
+    query it is 2x faster at k = 20 and 2x slower at k = 200 with 5,000
+    candidates.
     """
-    if n_cand > k:
-        kth = -np.partition(-sim[:n_cand], k - 1)[k - 1]
-        keep = np.empty(k, dtype=np.int64)
-        n_keep = 0
-        for q in range(n_cand):
-            if sim[q] > kth:
-                keep[n_keep] = q
-                n_keep += 1
-        tied = np.empty(n_cand - n_keep, dtype=np.int64)
-        n_tied = 0
-        for q in range(n_cand):
-            if sim[q] == kth:
-                tied[n_tied] = q
-                n_tied += 1
-        # Among proximities equal to the k-th, the lowest indices win.
-        by_index = np.argsort(cand[tied[:n_tied]], kind="mergesort")
-        for q in range(k - n_keep):
-            keep[n_keep + q] = tied[by_index[q]]
-    else:
-        keep = np.arange(n_cand)
-    # Order the kept ones by index, then stably by decreasing proximity.
-    keep = keep[np.argsort(cand[keep], kind="mergesort")]
-    return keep[np.argsort(-sim[keep], kind="mergesort")]
+    m = min(k, n_cand)
+    heap = np.empty(m, dtype=np.int64)
+    size = 0
+    for q in range(n_cand):
+        if size < m:
+            heap[size] = q
+            c = size
+            size += 1
+            while c > 0:
+                parent = (c - 1) // 2
+                if not _worse(sim, cand, heap[c], heap[parent]):
+                    break
+                heap[c], heap[parent] = heap[parent], heap[c]
+                c = parent
+            continue
+        # Full: most candidates lose to the worst kept one on proximity alone.
+        root = heap[0]
+        s_q = sim[q]
+        if s_q < sim[root] or (s_q == sim[root] and cand[q] > cand[root]):
+            continue
+        heap[0] = q
+        _sift_down(heap, size, sim, cand)
+    out = np.empty(m, dtype=np.int64)
+    for r in range(m - 1, -1, -1):  # pop the worst to the back
+        out[r] = heap[0]
+        size -= 1
+        heap[0] = heap[size]
+        _sift_down(heap, size, sim, cand)
+    return out
 
 
 @njit(nogil=True, cache=True)
