@@ -22,6 +22,18 @@ grow trees in threads) and the same split criterion (treeple's default
 ``"twomeans"``, or ``"fastbic"``).  geoforest runs with ``max_redraws=0``:
 treeple tries one batch of candidates per node, so geoforest does too.
 
+Check the leaves and depth columns before reading a ratio.  With its default
+``min_impurity_decrease=0`` treeple's two-means trees stop after a few splits
+(2 to 50 leaves at N = 10,000 with ``min_samples_split=45``): a node becomes a
+leaf when its improvement is negative, and the impurity it starts from is
+(as far as we can tell from its source) the variance along the *parent's*
+chosen projection, so a child whose best new projection has more variance
+looks like a loss.  ``--treeple-min-impurity-decrease=-inf`` lets those trees
+grow to ``min_samples_split`` like geoforest's, which is the equal-work
+comparison for ``"twomeans"``.  treeple's Fast-BIC trees are balanced (every
+tree about N/37 leaves at depth log2 of that); geoforest's are deeper and have
+about 1.7x as many leaves.
+
 treeple's ``fit`` also computes the dense n x n similarity matrix and clusters it
 (``AgglomerativeClustering``) after growing the trees.  To time tree building
 only, the treeple child fits a subclass whose ``compute_similarity_matrix`` and
@@ -64,6 +76,8 @@ From the repository root, with geoforest importable::
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 -u benchmarks/bench_treeple.py
     python3 benchmarks/bench_treeple.py --part fit --sizes 2000 10000 --repeats 3
+    python3 benchmarks/bench_treeple.py --part fit --criteria twomeans \\
+        --treeple-min-impurity-decrease=-inf --rerf-repeats 0
     python3 benchmarks/bench_treeple.py --part proximity --prox-sizes 10000 20000
     python3 benchmarks/bench_treeple.py --quick          # smoke run
 
@@ -118,6 +132,7 @@ class Settings:
     min_samples_split: int
     criterion: str
     n_jobs: int
+    treeple_min_impurity_decrease: float = 0.0
 
 
 @dataclass
@@ -236,6 +251,7 @@ def make_treeple(s: Settings, trees_only: bool) -> Any:
         min_samples_leaf=1,
         max_depth=None,
         bootstrap=False,
+        min_impurity_decrease=s.treeple_min_impurity_decrease,
         n_jobs=s.n_jobs,
         random_state=SEED,
     )
@@ -538,6 +554,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-neighbors", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--memory-budget-gib", type=float, default=16.0)
+    parser.add_argument(
+        "--treeple-min-impurity-decrease",
+        type=float,
+        default=0.0,
+        help="treeple's min_impurity_decrease; -inf lets its two-means trees grow to "
+        "min_samples_split (with 0, its default, they stop after a few splits)",
+    )
     parser.add_argument("--treeple-python", default=DEFAULT_TREEPLE_PYTHON)
     parser.add_argument("--rerf-python", default=DEFAULT_RERF_PYTHON)
     parser.add_argument(
@@ -589,6 +612,7 @@ def main(argv: list[str] | None = None) -> int:
         args.min_samples_split,
         args.criteria[0],
         args.n_jobs,
+        args.treeple_min_impurity_decrease,
     )
     print(
         f"python {platform.python_version()}  geoforest {gf.__version__}  numpy {np.__version__}  "
@@ -617,7 +641,8 @@ def main(argv: list[str] | None = None) -> int:
         f"min_samples_split={s.min_samples_split}  min_samples_leaf=1  all rows per tree, "
         f"no bootstrap  criteria={'/'.join(args.criteria)}  n_jobs={s.n_jobs}  "
         f"repeats={args.repeats}  "
-        "(geoforest max_redraws=0)",
+        f"(geoforest max_redraws=0; treeple min_impurity_decrease="
+        f"{s.treeple_min_impurity_decrease})",
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="bench_treeple_") as tmpdir:
