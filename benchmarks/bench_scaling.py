@@ -164,7 +164,7 @@ def run_point(sweep: str, n: int, p: int, args: argparse.Namespace, flip: bool) 
     return [{"sweep": sweep, **rows[k]} for k in ("geoforest", "sklearn")]
 
 
-def plot(rows: list[dict[str, Any]], sweep: str, path: str, fixed: str) -> None:
+def plot(rows: list[dict[str, Any]], sweep: str, path: str, fixed: str, n_trees: int) -> None:
     """Three log-log panels (fit time, kneighbors time, peak memory) for one sweep."""
     import matplotlib
 
@@ -197,7 +197,7 @@ def plot(rows: list[dict[str, Any]], sweep: str, path: str, fixed: str) -> None:
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"geoforest scaling against {x_key} ({fixed}; 100 trees)")
+    fig.suptitle(f"geoforest scaling against {x_key} ({fixed}; {n_trees} trees; sklearn: fit only)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -284,8 +284,16 @@ def main(argv: list[str] | None = None) -> int:
         writer = csv.DictWriter(fh, fieldnames=FIELDS, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    plot(rows, "n", os.path.join(args.out, "scaling_n.png"), f"p = {args.p_for_n}")
-    plot(rows, "p", os.path.join(args.out, "scaling_p.png"), f"n = {args.n_for_p:,}")
+    plot(
+        rows, "n", os.path.join(args.out, "scaling_n.png"), f"p = {args.p_for_n}", args.n_estimators
+    )
+    plot(
+        rows,
+        "p",
+        os.path.join(args.out, "scaling_p.png"),
+        f"n = {args.n_for_p:,}",
+        args.n_estimators,
+    )
     print_table(rows)
     print(f"\nwrote {csv_path}, scaling_n.png, scaling_p.png")
     return 0
