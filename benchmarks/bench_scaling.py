@@ -24,9 +24,10 @@ children alternate per point, so the noise of a shared machine hits both.
 
 Output: ``scaling.csv`` (one row per point and library) and ``scaling_n.png``,
 ``scaling_p.png`` (log-log panels: fit time, kneighbors time, peak memory)
-under ``--out`` (default ``docs/results/scaling``).  The default grid ran in
-about twelve minutes on 2 shared cores (the n = 100,000 point alone takes four;
-at large p, geoforest's ``max_redraws=8`` dominates its fit time).
+under ``--out`` (default ``docs/results/scaling``).  The default grid runs in
+about ten minutes on 2 shared cores (the n = 100,000 point alone takes four; the
+recorded run with p = 1,000 added took 14; at large p, geoforest's
+``max_redraws=8`` dominates its fit time).
 
 How to run
 ----------
