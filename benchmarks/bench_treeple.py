@@ -1,4 +1,4 @@
-"""geoforest against treeple's ``UnsupervisedObliqueRandomForest``, side by side in one run.
+"""geoforest against treeple's ``UnsupervisedObliqueRandomForest`` (and rerf), side by side.
 
 Two parts (``--part fit``, ``--part proximity`` or both, the default).
 
@@ -19,8 +19,16 @@ columns of N(0, 70) noise appended by ``add_noise_dims``, saved as float32
 grown on all N rows without bootstrap (treeple's default;
 geoforest ``max_samples=None, bootstrap=False``), the same ``n_jobs`` (both
 grow trees in threads) and the same split criterion (treeple's default
-``"twomeans"``, or ``"fastbic"``).  geoforest runs with ``max_redraws=0``:
-treeple tries one batch of candidates per node, so geoforest does too.
+``"twomeans"``, or ``"fastbic"``; ``--criteria``, both by default).  geoforest
+runs with ``max_redraws=0``: treeple tries one batch of candidates per node, so
+geoforest does too.
+
+rerf 2.0.5's ``rerf.urerf.UnsupervisedRandomForest(projection_matrix="RerF")``
+(whose C++ split is two-means) runs in the two-means rows, ``--rerf-repeats``
+times (1; it is slow), from ``--rerf-python`` (default
+``/work/venv-rerf/bin/python``; skipped if missing).  Its ``fit`` adds every
+tree's co-leaf pairs to a map in the same loop that grows the trees, so its
+time includes that; its trees' leaves are not exposed to Python.
 
 Check the leaves and depth columns before reading a ratio.  With its default
 ``min_impurity_decrease=0`` treeple's two-means trees stop after a few splits
@@ -48,7 +56,7 @@ process of this script: the child loads the ``.npy``, fits, and reports the fit
 time (measured inside the child, import excluded) and each tree's leaves and
 depth.  geoforest fits in this process after an untimed tiny fit compiles
 numba.  For each configuration the two libraries alternate ``--repeats`` times
-(the order flips every repeat) and the table reports medians, so the noise of a
+(the order rotates every repeat) and the table reports medians, so the noise of a
 shared machine hits both.  Leaves per tree and depth are printed on both sides
 as a check that the trees are comparable.
 
@@ -67,8 +75,8 @@ own fresh child process, which reports its own peak resident memory
 
 The largest N that fits in ``--memory-budget-gib`` (16) is then *extrapolated*
 from the measured peaks: ``a + b n^2`` through the two largest measured N for
-treeple's similarity, ``a + b n`` for geoforest's kneighbors (memory
-O(n x trees)).
+treeple's similarity, ``a + b n`` for geoforest's proximity and kneighbors
+(memory O(n x trees)).
 
 How to run
 ----------
@@ -81,10 +89,15 @@ From the repository root, with geoforest importable::
     python3 benchmarks/bench_treeple.py --part proximity --prox-sizes 10000 20000
     python3 benchmarks/bench_treeple.py --quick          # smoke run
 
-treeple's venv::
+treeple's and rerf's venvs (rerf is an sdist that needs Eigen and pybind11)::
 
     python3 -m venv /work/venv-treeple
     /work/venv-treeple/bin/pip install treeple==0.10.3 scikit-learn==1.6.1
+    apt-get install -y libeigen3-dev
+    python3 -m venv /work/venv-rerf
+    /work/venv-rerf/bin/pip install pybind11 numpy scikit-learn wheel setuptools
+    /work/venv-rerf/bin/pip download --no-deps rerf==2.0.5 && tar xzf rerf-2.0.5.tar.gz
+    /work/venv-rerf/bin/pip install --no-build-isolation ./rerf-2.0.5
 
 See ``python3 benchmarks/bench_treeple.py --help`` for all flags.  The script
 skips treeple with a message if ``--treeple-python`` does not exist.
