@@ -39,8 +39,8 @@ chosen projection, so a child whose best new projection has more variance
 looks like a loss.  ``--treeple-min-impurity-decrease=-inf`` lets those trees
 grow to ``min_samples_split`` like geoforest's, which is the equal-work
 comparison for ``"twomeans"``.  treeple's Fast-BIC trees are balanced (every
-tree about N/37 leaves at depth log2 of that); geoforest's are deeper and have
-about 1.7x as many leaves.
+tree about N/31 to N/37 leaves at depth log2 of that); geoforest's are deeper
+and have about 1.7x as many leaves.
 
 treeple's ``fit`` also computes the dense n x n similarity matrix and clusters it
 (``AgglomerativeClustering``) after growing the trees.  To time tree building
