@@ -1,6 +1,8 @@
 """geoforest against treeple's ``UnsupervisedObliqueRandomForest`` (and rerf), side by side.
 
-Two parts (``--part fit``, ``--part proximity`` or both, the default).
+Two parts (``--part fit``, ``--part proximity`` or both, the default);
+``--part full`` times treeple's unmodified ``fit`` (trees, similarity and its
+``AgglomerativeClustering``) once per ``--prox-sizes`` N, with peak memory.
 
 What is measured: tree building (``--part fit``)
 -------------------------------------------------
@@ -129,6 +131,7 @@ CHILD_KINDS = (
     "rerf-fit",
     "treeple-trees",
     "treeple-similarity",
+    "treeple-full",
     "gf-trees",
     "gf-proximity",
     "gf-kneighbors",
@@ -288,6 +291,12 @@ def run_child(kind: str, data: str, s: Settings, n_neighbors: int) -> dict[str, 
         )
         t0 = time.perf_counter()
         forest.fit(X)
+        out["fit_s"] = time.perf_counter() - t0
+    elif kind == "treeple-full":
+        X = np.load(data)
+        forest = make_treeple(s, trees_only=False)
+        t0 = time.perf_counter()
+        forest.fit(X)  # trees, dense similarity, AgglomerativeClustering
         out["fit_s"] = time.perf_counter() - t0
     elif kind.startswith("treeple"):
         import sklearn
@@ -543,7 +552,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="geoforest UnsupervisedForest vs treeple UnsupervisedObliqueRandomForest: "
         "tree building, similarity / neighbours time and peak memory."
     )
-    parser.add_argument("--part", choices=("fit", "proximity", "both"), default="both")
+    parser.add_argument(
+        "--part",
+        choices=("fit", "proximity", "both", "full"),
+        default="both",
+        help="'full': treeple's unmodified fit (trees + similarity + clustering) once per "
+        "--prox-sizes N, time and peak memory",
+    )
     parser.add_argument("--datasets", nargs="+", choices=DATASETS, default=list(DATASETS))
     parser.add_argument("--sizes", type=int, nargs="+", default=[2_000, 10_000], help="fit: N")
     parser.add_argument(
@@ -694,6 +709,16 @@ def main(argv: list[str] | None = None) -> int:
                 treeple_python,
                 args.memory_budget_gib,
             )
+        if args.part == "full" and treeple_python is not None:
+            for n in args.prox_sizes:
+                path = os.path.join(tmpdir, f"helix_{n}.npy")
+                np.save(path, make_data("helix", n, args.noise_dims))
+                out = spawn("treeple-full", path, s, treeple_python)
+                print(
+                    f"treeple full fit (trees + similarity + AgglomerativeClustering), "
+                    f"N={n:,}: {out['fit_s']:.1f} s, peak {gib(out['peak_rss_bytes'])} GiB",
+                    flush=True,
+                )
     return 0
 
 
