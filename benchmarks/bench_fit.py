@@ -1,10 +1,14 @@
-"""Fit time of geoforest's axis-aligned two-means forest against scikit-learn's random forest.
+"""Fit time of geoforest's two-means forests against scikit-learn's random forest.
 
 What is measured
 ----------------
 Wall-clock time of ``fit`` for
 
-* ``gf.UnsupervisedForest(projection="axis", criterion="twomeans")`` on ``X``, and
+* ``gf.UnsupervisedForest(projection="axis", criterion="twomeans")`` on ``X``
+  (``--projection axis``, the default), or
+  ``gf.UnsupervisedForest(projection="sparse", criterion="twomeans",
+  feature_combinations=1.5, max_redraws=0)`` (``--projection sparse``: sparse
+  oblique candidates, URerF's projections), and
 * ``sklearn.ensemble.RandomForestRegressor`` on ``X`` with a random target
   ``y ~ N(0, 1)`` (squared-error splits, the supervised analogue of two-means),
 
@@ -13,6 +17,15 @@ with equal settings: the same ``n_estimators``, ``max_features`` (an int),
 with the same number of rows per tree (``max_samples``, resolved to an int and
 passed to both) and the same ``n_jobs`` (both libraries grow trees in threads).
 ``X ~ N(0, 1)`` is float32 with ``p`` features (10 by default).
+
+Equal work with ``--projection sparse``: both libraries evaluate the same
+number of candidates per node (``max_features``: sparse projections for
+geoforest, single features for scikit-learn), sort each candidate's values and
+scan every cut with running sums, and grow trees of the same size (same
+``min_samples_split``, ``min_samples_leaf``, rows per tree; the leaves column
+checks it).  geoforest additionally forms each projection (on average
+``feature_combinations`` = 1.5 features per candidate), which is the price of
+obliqueness; ``max_redraws=0`` keeps it to one batch of candidates per node.
 
 Numba is warmed up first with a tiny fit that is not timed.  For each ``N`` the
 two fits alternate ``--repeats`` times (the order flips every repeat) so that
@@ -29,6 +42,7 @@ From the repository root::
     python3 benchmarks/bench_fit.py                     # N = 10,000 and 100,000
     python3 benchmarks/bench_fit.py --sizes 10000 --repeats 3
     python3 benchmarks/bench_fit.py --quick             # smoke run: N=2,000, 10 trees
+    python3 benchmarks/bench_fit.py --projection sparse # sparse oblique vs sklearn RF
 
 See ``python3 benchmarks/bench_fit.py --help`` for all flags.
 """
@@ -64,6 +78,8 @@ class Settings:
     min_samples_split: int
     max_samples: str | None
     n_jobs: int
+    projection: str = "axis"
+    feature_combinations: float = 1.5
 
 
 @dataclass
@@ -102,10 +118,14 @@ def make_data(n_samples: int, n_features: int, seed: int) -> tuple[np.ndarray, n
 
 
 def make_geoforest(s: Settings, rows_per_tree: int) -> gf.UnsupervisedForest:
+    extra = {}
+    if s.projection == "sparse":
+        extra = {"feature_combinations": s.feature_combinations, "max_redraws": 0}
     return gf.UnsupervisedForest(
         n_estimators=s.n_estimators,
-        projection="axis",
+        projection=s.projection,
         criterion="twomeans",
+        **extra,
         max_features=s.max_features,
         min_samples_split=s.min_samples_split,
         min_samples_leaf=1,
@@ -161,7 +181,15 @@ def time_sklearn(
 def warm_up(s: Settings, n_features: int) -> None:
     """Compile / load numba kernels and import scikit-learn's tree code (not timed)."""
     X, y = make_data(300, n_features, SEED + 1)
-    tiny = Settings(2, min(s.max_features, n_features), s.min_samples_split, None, s.n_jobs)
+    tiny = Settings(
+        2,
+        min(s.max_features, n_features),
+        s.min_samples_split,
+        None,
+        s.n_jobs,
+        s.projection,
+        s.feature_combinations,
+    )
     make_geoforest(tiny, 300).fit(X)
     make_sklearn(tiny, 300).fit(X, y)
 
@@ -212,7 +240,8 @@ def print_table(results: list[SizeResult]) -> None:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=(
-            "Fit time of geoforest UnsupervisedForest(projection='axis', criterion='twomeans') "
+            "Fit time of geoforest UnsupervisedForest(projection='axis' or 'sparse', "
+            "criterion='twomeans') "
             "vs scikit-learn RandomForestRegressor on a random target."
         )
     )
@@ -229,6 +258,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="rows per tree, drawn with replacement: an int, a fraction such as 0.5, "
         "or omitted for N",
     )
+    parser.add_argument(
+        "--projection",
+        choices=("axis", "sparse"),
+        default="axis",
+        help="geoforest's candidates: single features, or sparse oblique projections",
+    )
+    parser.add_argument(
+        "--feature-combinations",
+        type=float,
+        default=1.5,
+        help="mean nonzeros per sparse projection (--projection sparse)",
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument(
@@ -239,7 +280,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.sizes, args.n_estimators, args.repeats = [2_000], 10, 1
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
-    if args.max_features > args.n_features:
+    if args.max_features > args.n_features and args.projection == "axis":
         parser.error("--max-features cannot exceed --n-features")
     return args
 
@@ -247,7 +288,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     s = Settings(
-        args.n_estimators, args.max_features, args.min_samples_split, args.max_samples, args.n_jobs
+        args.n_estimators,
+        args.max_features,
+        args.min_samples_split,
+        args.max_samples,
+        args.n_jobs,
+        args.projection,
+        args.feature_combinations,
     )
     print(
         f"python {platform.python_version()}  geoforest {gf.__version__}  "
@@ -255,6 +302,13 @@ def main(argv: list[str] | None = None) -> int:
         f"cpus {os.cpu_count()}"
     )
     print(
+        f"geoforest projection={s.projection}"
+        + (
+            f" (feature_combinations={s.feature_combinations}, max_redraws=0)"
+            if s.projection == "sparse"
+            else ""
+        )
+        + "  criterion=twomeans\n"
         f"p={args.n_features}  n_estimators={s.n_estimators}  max_features={s.max_features}  "
         f"min_samples_split={s.min_samples_split}  min_samples_leaf=1  bootstrap=True  "
         f"max_samples={s.max_samples or 'N'}  n_jobs={s.n_jobs}  repeats={args.repeats}"
