@@ -221,3 +221,70 @@ def test_fastbic_property_matches_brute_force(z, min_leaf):
     # Near-equal gains may be ordered differently by rounding; compare the values.
     assert gain == pytest.approx(ref_gain, rel=1e-6, abs=1e-6)
     assert score == pytest.approx(ref_score, rel=1e-6, abs=1e-6)
+
+
+def test_approx_log_error_bound():
+    from geoforest._engine.splits import _APPROX_LOG_ERR, _approx_log
+
+    rng = np.random.default_rng(0)
+    x = np.r_[10.0 ** rng.uniform(-299, 300, 20000), 1.0, 2.0, 0.5, np.nextafter(1.0, 2.0)]
+    fbuf = np.empty(1)
+    ibuf = fbuf.view(np.int64)
+    approx = np.array([_approx_log(v, fbuf, ibuf) for v in x])
+    assert np.max(np.abs(approx - np.log(x))) <= _APPROX_LOG_ERR
+    assert _approx_log(0.0, fbuf, ibuf) == -np.inf
+    assert _approx_log(1e-310, fbuf, ibuf) == pytest.approx(np.log(1e-310))
+
+
+def vectorised_fastbic_gains(z, min_leaf=1):
+    """Exact Fast-BIC gain of every valid cut of sorted ``z`` (numpy, all at once)."""
+    n = len(z)
+    c = z - z.mean()
+    s1 = np.cumsum(c)[:-1]
+    s2 = np.cumsum(c * c)[:-1]
+    tot1, tot2 = c.sum(), (c * c).sum()
+    n1 = np.arange(1, n, dtype=float)
+    n2 = n - n1
+    sse1 = np.maximum(s2 - s1 * s1 / n1, 0)
+    sse2 = np.maximum((tot2 - s2) - (tot1 - s1) ** 2 / n2, 0)
+    var_node = (tot2 - tot1 * tot1 / n) / n
+    floor = VAR_FLOOR * var_node
+    v1 = np.maximum(sse1 / n1, floor)
+    v2 = np.maximum(sse2 / n2, floor)
+    vp = np.maximum((sse1 + sse2) / n, floor)
+    w = -2 * (n1 * np.log(n1 / n) + n2 * np.log(n2 / n))
+    bic_one = n * (LOG2PI + np.log(var_node)) + n + 2 * np.log(n)
+    bic_diff = w + n1 * (LOG2PI + np.log(v1)) + n2 * (LOG2PI + np.log(v2)) + n + 5 * np.log(n)
+    bic_same = w + n * (LOG2PI + np.log(vp)) + n + 4 * np.log(n)
+    gain = bic_one - np.minimum(bic_diff, bic_same)
+    valid = np.zeros(n - 1, bool)
+    valid[np.array(_valid_cuts(z, min_leaf), dtype=int) - 1] = True
+    return np.where(valid, gain, -np.inf)
+
+
+@pytest.mark.parametrize("kind", ["gauss", "mixture", "heavy", "ties", "uniform"])
+@pytest.mark.parametrize("n", [3000, 40000])
+def test_fastbic_two_pass_scan_finds_the_best_cut_of_large_nodes(kind, n):
+    """Where the first pass's filter skips most cuts, the chosen cut is still the best."""
+    rng = np.random.default_rng(n)
+    z = {
+        "gauss": rng.standard_normal(n),
+        "mixture": np.r_[rng.standard_normal(n // 3) - 3, rng.standard_normal(n - n // 3) + 2],
+        "heavy": rng.standard_cauchy(n),
+        "ties": rng.integers(0, 40, n).astype(float),
+        "uniform": rng.uniform(0, 1, n),
+    }[kind]
+    z = np.sort(z)
+    pos, score, gain = _cut(FASTBIC, z, 3)
+    gains = vectorised_fastbic_gains(z, 3)
+    assert gain == pytest.approx(gains.max(), rel=1e-9, abs=1e-6)
+    if gain > 0:
+        assert gains[pos - 1] == pytest.approx(gains.max(), rel=1e-9, abs=1e-6)
+        assert score == gain
+    else:  # no structure: the two-means cut
+        c = np.cumsum(z - z.mean())
+        k = np.arange(1, len(z))
+        sse = -(c[:-1] ** 2) / k - (c[-1] - c[:-1]) ** 2 / (len(z) - k)  # up to a constant
+        sse[~np.isfinite(gains)] = np.inf
+        assert sse[pos - 1] == pytest.approx(sse.min(), rel=1e-9, abs=1e-9)
+    assert kind == "gauss" or gain > 0  # every other sample has two-cluster structure

@@ -134,18 +134,57 @@ def make_workspace(rule, n_max):
     """Scratch memory a rule reuses across the nodes of one tree.
 
     Fast-BIC keeps a table of ``k log k`` for ``k = 0..n_max`` so its weight
-    term costs no logarithm per cut.
+    term costs no logarithm per cut, followed by three arrays of ``n_max``
+    for its two-pass scan (see :func:`_fastbic`).
     """
     if rule == FASTBIC:
-        table = np.zeros(n_max + 1)
+        ws = np.zeros(4 * n_max + 1)
         for k in range(2, n_max + 1):
-            table[k] = k * np.log(k)
-        return table
+            ws[k] = k * np.log(k)
+        return ws
     return np.zeros(0)
 
 
+#: ``log(m)`` at the midpoints of 1,024 bins of the mantissa range [1, 2).
+_LOG_MANTISSA = np.log(1.0 + (np.arange(1024) + 0.5) / 1024.0)
+_LN2 = np.log(2.0)
+#: Bound on ``|_approx_log(x) - log(x)|``: half a bin (1/2048) times the
+#: largest slope of ``log`` on [1, 2) (1), with room for rounding.
+_APPROX_LOG_ERR = 5e-4
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _approx_log(x, fbuf, ibuf):
+    """``log(x)`` from the float's exponent and a table of its top 10 mantissa bits.
+
+    ``fbuf`` (float64[1]) and ``ibuf`` (its int64 view) reinterpret the bits.
+    """
+    if not x > 1e-300:  # zero or subnormal: the exact log
+        return np.log(x) if x > 0.0 else -np.inf
+    fbuf[0] = x
+    bits = ibuf[0]
+    return ((bits >> 52) - 1023) * _LN2 + _LOG_MANTISSA[(bits >> 42) & 1023]
+
+
 @njit(nogil=True, cache=True)
-def _fastbic(z, n, min_leaf, var_floor_rel, xlogx):
+def _fastbic(z, n, min_leaf, var_floor_rel, ws):
+    """Fast-BIC gain of every cut of sorted ``z[:n]``; the best cut.
+
+    Two passes, with exactly the result of one exact pass.  The first runs
+    the sums, tracks the two-means cut and scores every cut with a table
+    logarithm (error at most ``_APPROX_LOG_ERR`` per log, so at most
+    ``n * _APPROX_LOG_ERR`` per score); the second computes the exact score,
+    in the same order and by the same arithmetic as a single pass would, only
+    at cuts whose approximate score is within twice that bound of the best
+    approximate score.  Every other cut is provably worse than the best, so
+    the chosen cut and its gain are the same, at one exact logarithm triple
+    per near-best cut instead of per cut (the logs were 3/4 of the scan).
+    """
+    n_max = (ws.shape[0] - 1) // 4
+    xlogx = ws[: n_max + 1]
+    cut_score = ws[n_max + 1 : 2 * n_max + 1]
+    cut_sse1 = ws[2 * n_max + 1 : 3 * n_max + 1]
+    cut_sse2 = ws[3 * n_max + 1 :]
     mean, tot1, tot2 = _centered_totals(z, n)
     sse_node = tot2 - tot1 * tot1 / n
     if not sse_node > 0.0:
@@ -154,12 +193,14 @@ def _fastbic(z, n, min_leaf, var_floor_rel, xlogx):
     floor = var_floor_rel * var_node
     log_n = np.log(n)
     bic_one = n * (_LOG_2PI + np.log(var_node)) + n + 2.0 * log_n
-    best_pos = -1
-    best_gain = -np.inf
+    fbuf = np.empty(1)
+    ibuf = fbuf.view(np.int64)
     km_pos = -1
     km_sse = np.inf
     s1 = 0.0
     s2 = 0.0
+    n_cuts = 0
+    approx_best = np.inf
     for pos in range(1, n):
         d = z[pos - 1] - mean
         s1 += d
@@ -177,6 +218,44 @@ def _fastbic(z, n, min_leaf, var_floor_rel, xlogx):
         if sse1 + sse2 < km_sse:
             km_sse = sse1 + sse2
             km_pos = pos
+        var1 = max(sse1 / n1, floor)
+        var2 = max(sse2 / n2, floor)
+        var_pooled = max((sse1 + sse2) / n, floor)
+        weights = -2.0 * (xlogx[n1] + xlogx[n2] - xlogx[n])
+        f_diff = (
+            weights
+            + n1 * _approx_log(var1, fbuf, ibuf)
+            + n2 * _approx_log(var2, fbuf, ibuf)
+            + log_n
+        )
+        f_same = weights + n * _approx_log(var_pooled, fbuf, ibuf)
+        f = min(f_diff, f_same)  # the score less the terms every cut shares
+        cut_score[n_cuts] = f
+        cut_sse1[n_cuts] = sse1
+        cut_sse2[n_cuts] = sse2
+        n_cuts += 1
+        if f < approx_best:
+            approx_best = f
+    # Any cut whose exact score can beat (or tie) the best is within 2 bounds.
+    limit = approx_best + 2.0 * n * _APPROX_LOG_ERR + 1e-9 * abs(approx_best)
+    best_pos = -1
+    best_gain = -np.inf
+    c = 0
+    for pos in range(1, n):
+        if pos < min_leaf:
+            continue
+        if n - pos < min_leaf:
+            break
+        if not z[pos - 1] < z[pos]:
+            continue
+        f = cut_score[c]
+        sse1 = cut_sse1[c]
+        sse2 = cut_sse2[c]
+        c += 1
+        if f > limit:
+            continue
+        n1 = pos
+        n2 = n - pos
         var1 = max(sse1 / n1, floor)
         var2 = max(sse2 / n2, floor)
         var_pooled = max((sse1 + sse2) / n, floor)
