@@ -121,6 +121,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _memory import peak_rss_bytes  # noqa: E402  (this folder, also in the venv children)
+
 RESULT_MARKER = "BENCH_RESULT "
 SEED = 0
 DATASETS = ("helix", "sphere", "linear")
@@ -169,24 +172,6 @@ class FitResult:
 
 
 # ------------------------------------------------------------------ helpers
-def peak_rss_bytes() -> int:
-    """Peak resident memory of this process (``VmHWM``; ``ru_maxrss`` elsewhere).
-
-    A copy of ``benchmarks/_memory.py``: the treeple child runs in another
-    interpreter, where this file is executed as a script without the package.
-    """
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:  # pragma: no cover - not Linux
-        pass
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
 def make_data(dataset: str, n_samples: int, noise_dims: int) -> np.ndarray:
     """A URerF simulation with ``noise_dims`` N(0, 70) noise columns, as float32."""
     from geoforest import datasets

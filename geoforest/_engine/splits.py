@@ -134,11 +134,11 @@ def make_workspace(rule, n_max):
     """Scratch memory a rule reuses across the nodes of one tree.
 
     Fast-BIC keeps a table of ``k log k`` for ``k = 0..n_max`` so its weight
-    term costs no logarithm per cut, followed by three arrays of ``n_max``
+    term costs no logarithm per cut, followed by four arrays of ``n_max``
     for its two-pass scan (see :func:`_fastbic`).
     """
     if rule == FASTBIC:
-        ws = np.zeros(4 * n_max + 1)
+        ws = np.zeros(5 * n_max + 1)
         for k in range(2, n_max + 1):
             ws[k] = k * np.log(k)
         return ws
@@ -180,11 +180,12 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
     the chosen cut and its gain are the same, at one exact logarithm triple
     per near-best cut instead of per cut (the logs were 3/4 of the scan).
     """
-    n_max = (ws.shape[0] - 1) // 4
+    n_max = (ws.shape[0] - 1) // 5
     xlogx = ws[: n_max + 1]
     cut_score = ws[n_max + 1 : 2 * n_max + 1]
     cut_sse1 = ws[2 * n_max + 1 : 3 * n_max + 1]
-    cut_sse2 = ws[3 * n_max + 1 :]
+    cut_sse2 = ws[3 * n_max + 1 : 4 * n_max + 1]
+    cut_at = ws[4 * n_max + 1 :]  # the cut's position (exact in float64)
     mean, tot1, tot2 = _centered_totals(z, n)
     sse_node = tot2 - tot1 * tot1 / n
     if not sse_node > 0.0:
@@ -231,6 +232,7 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
         f_same = weights + n * _approx_log(var_pooled, fbuf, ibuf)
         f = min(f_diff, f_same)  # the score less the terms every cut shares
         cut_score[n_cuts] = f
+        cut_at[n_cuts] = pos
         cut_sse1[n_cuts] = sse1
         cut_sse2[n_cuts] = sse2
         n_cuts += 1
@@ -240,20 +242,12 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
     limit = approx_best + 2.0 * n * _APPROX_LOG_ERR + 1e-9 * abs(approx_best)
     best_pos = -1
     best_gain = -np.inf
-    c = 0
-    for pos in range(1, n):
-        if pos < min_leaf:
+    for c in range(n_cuts):
+        if cut_score[c] > limit:
             continue
-        if n - pos < min_leaf:
-            break
-        if not z[pos - 1] < z[pos]:
-            continue
-        f = cut_score[c]
+        pos = int(cut_at[c])
         sse1 = cut_sse1[c]
         sse2 = cut_sse2[c]
-        c += 1
-        if f > limit:
-            continue
         n1 = pos
         n2 = n - pos
         var1 = max(sse1 / n1, floor)
