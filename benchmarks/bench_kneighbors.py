@@ -51,16 +51,16 @@ for exact memory figures (``/proc``); elsewhere ``ru_maxrss`` is used.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import resource
-import subprocess
 import sys
 import time
 from typing import Any
 
-RESULT_MARKER = "BENCH_RESULT "
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _child import report, spawn_child  # noqa: E402
+
 SEED = 0
 GOAL_BYTES = 4_000_000_000
 GOAL_SETTINGS = {"n": 200_000, "n_features": 10, "n_estimators": 100, "n_neighbors": 50}
@@ -147,33 +147,15 @@ def run_child(kind: str, args: argparse.Namespace) -> dict[str, Any]:
 # --------------------------------------------------------------- parent side
 def spawn(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     """Run this script with ``--child KIND`` and parse the result it prints."""
-    cmd = [
-        sys.executable,
-        os.path.abspath(__file__),
-        "--child",
-        kind,
-        "--n",
-        str(args.n),
-        "--n-features",
-        str(args.n_features),
-        "--n-estimators",
-        str(args.n_estimators),
-        "--n-neighbors",
-        str(args.n_neighbors),
-        "--n-jobs",
-        str(args.n_jobs),
-    ]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"child {kind!r} failed with exit code {proc.returncode}")
-    for line in proc.stdout.splitlines():
-        if line.startswith(RESULT_MARKER):
-            result: dict[str, Any] = json.loads(line[len(RESULT_MARKER) :])
-            result["wall_s"] = wall
-            return result
-    raise RuntimeError(f"child {kind!r} printed no result:\n{proc.stdout}")
+    flags = {
+        "child": kind,
+        "n": args.n,
+        "n-features": args.n_features,
+        "n-estimators": args.n_estimators,
+        "n-neighbors": args.n_neighbors,
+        "n-jobs": args.n_jobs,
+    }
+    return spawn_child(__file__, flags, what=f"child {kind!r}")
 
 
 def mib(n_bytes: float) -> str:
@@ -262,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child is not None:
         result = run_child(args.child, args)
-        print(RESULT_MARKER + json.dumps(result), flush=True)
+        report(result)
         return 0
 
     print(f"python {platform.python_version()}  cpus {os.cpu_count()}  platform {sys.platform}")

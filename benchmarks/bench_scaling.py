@@ -45,17 +45,17 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import platform
-import subprocess
 import sys
 import time
 from typing import Any
 
 import numpy as np
 
-RESULT_MARKER = "BENCH_RESULT "
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _child import report, spawn_child  # noqa: E402
+
 SEED = 0
 SIGNAL_DIMS = 3
 FIELDS = ("sweep", "library", "n", "p", "fit_s", "kneighbors_s", "peak_mib", "leaves_per_tree")
@@ -116,32 +116,16 @@ def run_child(kind: str, n: int, p: int, args: argparse.Namespace) -> dict[str, 
 
 def spawn(kind: str, n: int, p: int, args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     """Run this script as a child for one workload and parse its result."""
-    cmd = [
-        sys.executable,
-        os.path.abspath(__file__),
-        "--child",
-        kind,
-        "--child-n",
-        str(n),
-        "--child-p",
-        str(p),
-        "--n-estimators",
-        str(args.n_estimators),
-        "--n-neighbors",
-        str(args.n_neighbors),
-        "--n-jobs",
-        str(args.n_jobs),
-    ]
-    if "max_features" in extra:
-        cmd += ["--max-features", str(extra["max_features"])]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"child {kind} n={n} p={p} failed with exit code {proc.returncode}")
-    for line in proc.stdout.splitlines():
-        if line.startswith(RESULT_MARKER):
-            result: dict[str, Any] = json.loads(line[len(RESULT_MARKER) :])
-            return result
-    raise RuntimeError(f"child {kind} printed no result:\n{proc.stdout}")
+    flags = {
+        "child": kind,
+        "child-n": n,
+        "child-p": p,
+        "n-estimators": args.n_estimators,
+        "n-neighbors": args.n_neighbors,
+        "n-jobs": args.n_jobs,
+        "max-features": extra.get("max_features"),
+    }
+    return spawn_child(__file__, flags, what=f"child {kind} n={n} p={p}")
 
 
 def run_point(sweep: str, n: int, p: int, args: argparse.Namespace, flip: bool) -> list[dict]:
@@ -255,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.child is not None:
         result = run_child(args.child, args.child_n, args.child_p, args)
-        print(RESULT_MARKER + json.dumps(result), flush=True)
+        report(result)
         return 0
 
     import matplotlib

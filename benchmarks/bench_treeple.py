@@ -122,9 +122,9 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _memory import peak_rss_bytes  # noqa: E402  (this folder, also in the venv children)
+from _child import report, spawn_child  # noqa: E402  (this folder, also in the venv children)
+from _memory import peak_rss_bytes  # noqa: E402
 
-RESULT_MARKER = "BENCH_RESULT "
 SEED = 0
 DATASETS = ("helix", "sphere", "linear")
 DEFAULT_TREEPLE_PYTHON = "/work/venv-treeple/bin/python"
@@ -331,29 +331,16 @@ def run_child(kind: str, data: str, s: Settings, n_neighbors: int) -> dict[str, 
 # ------------------------------------------------------------- parent side
 def spawn(kind: str, data: str, s: Settings, python: str, n_neighbors: int = 20) -> dict[str, Any]:
     """Run this script with ``--child KIND`` under ``python`` and parse its result."""
-    cmd = [
-        python,
-        os.path.abspath(__file__),
-        "--child",
-        kind,
-        "--data",
-        data,
-        "--settings",
-        json.dumps(s.__dict__),
-        "--n-neighbors",
-        str(n_neighbors),
-    ]
     env = dict(os.environ)
     if kind.startswith(("treeple", "rerf")):
         env.pop("PYTHONPATH", None)  # the venv must not see geoforest's environment
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"child {kind!r} failed with exit code {proc.returncode}")
-    for line in proc.stdout.splitlines():
-        if RESULT_MARKER in line:  # rerf prints progress without a newline
-            result: dict[str, Any] = json.loads(line.split(RESULT_MARKER, 1)[1])
-            return result
-    raise RuntimeError(f"child {kind!r} printed no result:\n{proc.stdout}")
+    flags = {
+        "child": kind,
+        "data": data,
+        "settings": json.dumps(s.__dict__),
+        "n-neighbors": n_neighbors,
+    }
+    return spawn_child(__file__, flags, python=python, env=env, what=f"child {kind!r}")
 
 
 def time_geoforest(s: Settings, X: np.ndarray) -> tuple[float, list[int], list[int]]:
@@ -597,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child is not None:
         s = Settings(**json.loads(args.settings))
         result = run_child(args.child, args.data, s, args.n_neighbors)
-        print(RESULT_MARKER + json.dumps(result), flush=True)
+        report(result)
         return 0
 
     import numba
