@@ -53,13 +53,13 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import resource
 import sys
 import time
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _child import report, spawn_child  # noqa: E402
+from _memory import peak_rss_bytes  # noqa: E402
 
 SEED = 0
 GOAL_BYTES = 4_000_000_000
@@ -75,19 +75,6 @@ CHILD_KINDS = (
 
 
 # ---------------------------------------------------------------- child side
-def peak_rss_bytes() -> int:
-    """Peak resident set size of this process in bytes."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024  # kB
-    except OSError:
-        pass
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return maxrss if sys.platform == "darwin" else maxrss * 1024  # bytes on macOS, kB on Linux
-
-
 def make_X(n: int, n_features: int) -> Any:
     import numpy as np
 

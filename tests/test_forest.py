@@ -362,6 +362,8 @@ def test_stored_splits_reproduce_the_fitted_partition(kw):
 def test_public_names_resolve():
     import geoforest
 
+    # The three lists of __init__ (lazy map, submodules, __all__) name the same things.
+    assert set(geoforest.__all__) == {*geoforest._NAMES, *geoforest._SUBMODULES, "__version__"}
     for name in geoforest.__all__:
         assert getattr(geoforest, name) is not None
     assert set(geoforest.__all__) <= set(dir(geoforest))
