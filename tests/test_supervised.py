@@ -24,11 +24,18 @@ def brute_impurity(counts, rule):
     return -w * np.sum(nz * np.log2(nz))
 
 
-def brute_gains(z, ys, ws, n_classes, rule, min_leaf):
-    """Gain of every valid cut (dict pos -> gain), by direct counting."""
+def brute_gains(z, ys, ws, n_classes, rule, min_leaf, cs=None):
+    """Gain of every valid cut (dict pos -> gain), by direct counting.
+
+    ``cs`` are the samples' multiplicities (default one each): a side must
+    hold ``min_leaf`` samples counted with them.
+    """
+    cs = np.ones(len(z), dtype=np.int64) if cs is None else cs
     parent = brute_impurity(np.bincount(ys, ws, minlength=n_classes), rule)
     gains = {}
-    for pos in range(min_leaf, len(z) - min_leaf + 1):
+    for pos in range(1, len(z)):
+        if cs[:pos].sum() < min_leaf or cs[pos:].sum() < min_leaf:
+            continue
         if not z[pos - 1] < z[pos]:
             continue
         left = np.bincount(ys[:pos], ws[:pos], minlength=n_classes)
@@ -48,10 +55,13 @@ def test_impurity_cut_matches_brute_force(rule, seed):
     z = np.sort(rng.integers(0, n // 2 + 2, size=n).astype(np.float64))  # many ties
     ys = rng.integers(0, n_classes, size=n).astype(np.int32)
     ws = rng.choice([0.5, 1.0, 2.0, 3.0], size=n) if seed % 2 else np.ones(n)
-    min_leaf = int(rng.integers(1, 4))
+    min_leaf = int(rng.integers(1, 6))
     scratch = np.empty(2 * n_classes)
-    pos, score, gain = best_class_cut(rule, z, ys, ws, n, n_classes, min_leaf, scratch)
-    gains = brute_gains(z, ys, ws, n_classes, rule, min_leaf)
+    # Bootstrap multiplicities (weights scale with them, as the builder passes them).
+    cs = rng.integers(1, 4, size=n).astype(np.int32) if seed >= 3 else np.ones(n, np.int32)
+    ws = ws * cs
+    pos, score, gain = best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, scratch)
+    gains = brute_gains(z, ys, ws, n_classes, rule, min_leaf, cs)
     if not gains:
         assert pos == -1
         return
@@ -67,10 +77,13 @@ def test_impurity_cut_matches_brute_force(rule, seed):
 
 def test_impurity_cut_of_a_pure_or_constant_node():
     z = np.arange(6, dtype=np.float64)
-    pos, _, gain = best_class_cut(GINI, z, np.zeros(6, np.int32), np.ones(6), 6, 2, 1, np.empty(4))
+    ones = np.ones(6, dtype=np.int32)
+    pos, _, gain = best_class_cut(
+        GINI, z, np.zeros(6, np.int32), np.ones(6), ones, 6, 2, 1, np.empty(4)
+    )
     assert gain == 0.0 and pos == 1
     pos, _, _ = best_class_cut(
-        GINI, np.ones(6), np.arange(6, dtype=np.int32) % 2, np.ones(6), 6, 2, 1, np.empty(4)
+        GINI, np.ones(6), np.arange(6, dtype=np.int32) % 2, np.ones(6), ones, 6, 2, 1, np.empty(4)
     )
     assert pos == -1
 
@@ -153,6 +166,63 @@ def test_integer_weights_equal_duplicated_rows():
     np.testing.assert_array_equal(ta.threshold, tb.threshold)
     np.testing.assert_allclose(ta.value, tb.value)
     np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X))
+
+
+@pytest.mark.parametrize("min_leaf", [1, 3])
+@pytest.mark.parametrize("kind", ["patch", "sparse"])
+def test_bootstrap_counts_grow_the_tree_of_the_repeated_rows(kind, min_leaf):
+    # The builder takes each drawn row once with its bootstrap count; the tree
+    # must be the one grown on the sample with its repeats listed out.
+    from geoforest._engine.builder import build_tree
+    from geoforest._engine.projections import PATCH, SPARSE, max_nonzeros, patch_params
+    from geoforest._engine.rng import make_state
+
+    X, y = gf.datasets.make_bars(300, image_size=8, mean_bars=3, random_state=1)
+    X = X + 0.1 * np.random.default_rng(0).integers(0, 3, size=X.shape)  # few levels
+    y = y.astype(np.int32)
+    if kind == "patch":
+        proj, params = PATCH, patch_params((8, 8), (1, 1), (3, 3), False, 64)
+    else:
+        proj, params = SPARSE, np.array([1.5])
+    nnz = max_nonzeros(proj, params, 64)
+    samples = np.sort(np.random.default_rng(2).integers(0, 300, size=300))
+    counts = np.bincount(samples, minlength=300).astype(np.int32)
+    rows = np.flatnonzero(counts)
+    weight = np.ones(300)
+    common = (proj, params, nnz, GINI, np.zeros(1), 8, 1, 2, min_leaf, -1, -np.inf)
+    for layout in (np.ascontiguousarray, np.asfortranarray):
+        Xl = layout(X.astype(np.float32))
+        repeated = build_tree(
+            Xl, samples, *common, make_state(5), y, weight, np.ones(300, np.int32), 2
+        )
+        once = build_tree(Xl, rows, *common, make_state(5), y, weight * counts, counts, 2)
+        for a, b in zip(repeated, once, strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert repeated[0].shape[0] > 20  # a real tree
+
+
+def test_column_major_projection_and_duplicate_check_match_row_major():
+    from geoforest._engine.builder import _all_rows_equal
+    from geoforest._engine.projections import project_samples
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 4, size=(50, 12)).astype(np.float32) / 3
+    idx = np.array([3, 0, 7, 11, 5], dtype=np.int32)
+    w = rng.normal(size=5).astype(np.float32)
+    rows = np.array([1, 4, 4, 9, 30, 49])
+    # float32 products summed in float64 from 0.0, in the stored order (project_row)
+    expected = np.array([sum(float(w[q] * X[r, idx[q]]) for q in range(5)) for r in rows[1:5]])
+    for layout in (np.ascontiguousarray, np.asfortranarray):
+        out = np.empty(4)
+        project_samples(layout(X), rows, 1, 5, idx, w, 0, 5, out)
+        np.testing.assert_array_equal(out, expected)
+    same = np.repeat(X[:1], 6, axis=0)
+    same[5, 11] += 1.0
+    for layout in (np.ascontiguousarray, np.asfortranarray):
+        assert _all_rows_equal(layout(same), np.arange(6), 0, 5)
+        assert not _all_rows_equal(layout(same), np.arange(6), 0, 6)
+        assert _all_rows_equal(layout(X), rows, 1, 3)  # row 4 twice
+        assert not _all_rows_equal(layout(X), rows, 2, 4)
 
 
 def test_zero_weight_samples_do_not_vote():

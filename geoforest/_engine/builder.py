@@ -65,8 +65,20 @@ def _grow(a, size):
 
 @njit(nogil=True, cache=True)
 def _all_rows_equal(X, samples, lo, hi):
-    """True when every row ``samples[lo:hi]`` equals the first (no cut can exist)."""
+    """True when every row ``samples[lo:hi]`` equals the first (no cut can exist).
+
+    A column-major ``X`` is checked column by column (each column is read in
+    row order and the first varying one ends the check); row by row, each
+    comparison would jump a whole column ahead in memory.
+    """
     first = samples[lo]
+    if X.strides[0] == X.itemsize and X.shape[1] > 1:
+        for f in range(X.shape[1]):
+            v = X[first, f]
+            for s in range(lo + 1, hi):
+                if X[samples[s], f] != v:
+                    return False
+        return True
     for s in range(lo + 1, hi):
         row = samples[s]
         if row == first:
@@ -102,6 +114,17 @@ def _partition(samples, z, lo, hi, threshold, buf):
 
 
 @njit(nogil=True, cache=True)
+def _node_size(counts, samples, lo, hi):
+    """Samples at a node with multiplicity (``counts`` empty: each row once)."""
+    if counts.shape[0] == 0:
+        return hi - lo
+    m = 0
+    for s in range(lo, hi):
+        m += counts[samples[s]]
+    return m
+
+
+@njit(nogil=True, cache=True)
 def _node_counts(y, sample_weight, samples, lo, hi, out):
     """Weighted class counts of ``samples[lo:hi]`` into ``out``; returns #classes present."""
     out[:] = 0.0
@@ -116,12 +139,13 @@ def _node_counts(y, sample_weight, samples, lo, hi, out):
 
 
 @njit(nogil=True, cache=True)
-def _node_labels(y, sample_weight, samples, lo, hi, y_node, w_node):
-    """Labels and weights of ``samples[lo:hi]``, gathered once per node."""
+def _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node):
+    """Labels, weights and multiplicities of ``samples[lo:hi]``, gathered once per node."""
     for i in range(hi - lo):
         row = samples[lo + i]
         y_node[i] = y[row]
         w_node[i] = sample_weight[row]
+        c_node[i] = counts[row]
 
 
 @njit(nogil=True, cache=True)
@@ -135,8 +159,10 @@ def _constant(z, m):
 
 
 @njit(nogil=True, cache=True)
-def _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sorted):
-    """Sorted values with each sample's label and weight carried along."""
+def _sort_with_labels(
+    z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted, c_sorted
+):
+    """Sorted values with each sample's label, weight and multiplicity carried along."""
     for i in range(m):
         z_sorted[i] = z_cur[i]
         order[i] = i
@@ -145,6 +171,7 @@ def _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sor
         j = order[i]
         y_sorted[i] = y_node[j]
         w_sorted[i] = w_node[j]
+        c_sorted[i] = c_node[j]
 
 
 @njit(nogil=True, cache=True)
@@ -165,6 +192,7 @@ def build_tree(
     state,
     y,
     sample_weight,
+    counts,
     n_classes,
     decay_batches=False,
 ):
@@ -182,6 +210,14 @@ def build_tree(
     otherwise ``y`` holds int32 labels ``0..n_classes - 1`` and
     ``sample_weight`` float64 weights, one per row of ``X``, and ``rule`` is a
     classification rule (``splits.best_class_cut``).
+
+    Classification trees take each drawn row once: ``samples`` holds distinct
+    rows and ``counts`` (int32, one per row of ``X``) how often the bootstrap
+    drew each, folded into ``sample_weight`` by the caller.  Node sizes,
+    ``min_samples_split`` and ``min_samples_leaf`` count with multiplicity, so
+    the tree is the one grown on the sample with its repeats, at 63 % of the
+    values to project and sort for a bootstrap of ``n`` rows.  Unsupervised
+    trees pass an empty ``counts`` and repeated rows in ``samples``.
     """
     n = samples.shape[0]
     n_features = X.shape[1]
@@ -217,6 +253,8 @@ def build_tree(
     order = np.empty(n if supervised else 0, dtype=np.int64)
     y_node = np.empty(n if supervised else 0, dtype=np.int32)
     w_node = np.empty(n if supervised else 0)
+    c_node = np.empty(n if supervised else 0, dtype=np.int32)
+    c_sorted = np.empty(n if supervised else 0, dtype=np.int32)
     class_scratch = np.empty(2 * max(n_classes, 0))
 
     # Stack of pending nodes: (lo, hi, depth, parent, is_left).
@@ -251,19 +289,20 @@ def build_tree(
             else:
                 right[parent] = node
         m = hi - lo
-        n_node[node] = m
+        size = _node_size(counts, samples, lo, hi)
+        n_node[node] = size
         proj_ptr[node + 1] = nnz
         if supervised:
             if _node_counts(y, sample_weight, samples, lo, hi, value[node]) <= 1:
                 continue  # pure node
-        if m < min_samples_split or m < 2 * min_samples_leaf:
+        if size < min_samples_split or size < 2 * min_samples_leaf:
             continue
         if max_depth >= 0 and depth >= max_depth:
             continue
         if _all_rows_equal(X, samples, lo, hi):
             continue  # e.g. copies of one point drawn by the bootstrap
         if supervised:
-            _node_labels(y, sample_weight, samples, lo, hi, y_node, w_node)
+            _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node)
 
         best_j = -1
         best_score = -np.inf
@@ -282,12 +321,16 @@ def build_tree(
                 if supervised:
                     if _constant(z_cur, m):
                         continue  # no cut between distinct values: skip the sort
-                    _sort_with_labels(z_cur, m, y_node, w_node, z_sorted, order, y_sorted, w_sorted)
+                    _sort_with_labels(
+                        z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted,
+                        c_sorted,
+                    )  # fmt: skip
                     pos, score, g = best_class_cut(
                         rule,
                         z_sorted,
                         y_sorted,
                         w_sorted,
+                        c_sorted,
                         m,
                         n_classes,
                         min_samples_leaf,

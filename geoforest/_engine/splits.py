@@ -66,8 +66,11 @@ weights in the sorted order of the values:
     ``I = 1 - sum_k (c_k / W)^2`` (Gini) or ``-sum_k (c_k / W) log2(c_k / W)``
     (entropy).  The cut maximises ``gain = W I - W_L I_L - W_R I_R`` (the
     weighted impurity decrease), which is also the score: the node's own
-    impurity is the same for every candidate projection.  Running sums of
-    ``c_k^2`` (or ``c_k log c_k``) per side make the scan O(n) after the sort.
+    impurity is the same for every candidate projection.  The scan moves one
+    sample at a time into the left side's class counts and scores only the
+    boundaries between distinct values, from the counts (O(n_classes) each):
+    O(n + boundaries x n_classes) after the sort, and binary pixels or patch
+    sums have few boundaries.
 
 For ``UNIFORM`` and ``MEDIAN`` the node's training points are split exactly as
 the drawn threshold splits them; the stored threshold is the midpoint between
@@ -548,11 +551,12 @@ def node_impurity(rule, counts, n_classes):
 
 
 @njit(nogil=True, cache=True)
-def best_class_cut(rule, z, ys, ws, n, n_classes, min_leaf, counts):
+def best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
     """Best impurity cut of sorted ``z[:n]`` with labels ``ys`` and weights ``ws``.
 
-    ``ys``/``ws`` are in the order of ``z``; ``counts`` is float64 scratch of
-    at least ``2 * n_classes``.  Returns ``(pos, score, gain)`` as
+    ``ys``/``ws``/``cs`` (labels, weights, int multiplicities) are in the order
+    of ``z``; ``min_leaf`` counts samples with multiplicity.  ``counts`` is
+    float64 scratch of at least ``2 * n_classes``.  Returns ``(pos, score, gain)`` as
     :func:`best_cut` does (score = gain; see the module docstring).
     """
     total = counts[:n_classes]
@@ -560,40 +564,48 @@ def best_class_cut(rule, z, ys, ws, n, n_classes, min_leaf, counts):
     total[:] = 0.0
     left[:] = 0.0
     weight = 0.0
+    size = 0
     for i in range(n):
         total[ys[i]] += ws[i]
         weight += ws[i]
-    acc_total = 0.0
+        size += cs[i]
+    acc = 0.0
     for k in range(n_classes):
-        acc_total += total[k] * total[k] if rule == GINI else _xlogx(total[k])
-    parent = _side_impurity(rule, weight, acc_total)
-    acc_left = 0.0
-    acc_right = acc_total
+        acc += total[k] * total[k] if rule == GINI else _xlogx(total[k])
+    parent = _side_impurity(rule, weight, acc)
     w_left = 0.0
+    n_left = 0
     best_pos = -1
     best_gain = -np.inf
     for pos in range(1, n):
-        k = ys[pos - 1]
-        wi = ws[pos - 1]
-        cl = left[k]
-        cr = total[k] - cl
-        if rule == GINI:
-            acc_left += wi * (2.0 * cl + wi)
-            acc_right -= wi * (2.0 * cr - wi)
-        else:
-            acc_left += _xlogx(cl + wi) - _xlogx(cl)
-            acc_right += _xlogx(max(cr - wi, 0.0)) - _xlogx(cr)
-        left[k] = cl + wi
+        # Move sample pos - 1 to the left side; score only between distinct values.
+        i = pos - 1
+        wi = ws[i]
+        left[ys[i]] += wi
         w_left += wi
-        if pos < min_leaf:
+        n_left += cs[i]
+        if not z[i] < z[pos]:
             continue
-        if n - pos < min_leaf:
+        if n_left < min_leaf:
+            continue
+        if size - n_left < min_leaf:
             break
-        if not z[pos - 1] < z[pos]:
-            continue
         w_right = weight - w_left
         if not (w_left > 0.0 and w_right > 0.0):
             continue
+        acc_left = 0.0
+        acc_right = 0.0
+        if rule == GINI:
+            for k in range(n_classes):
+                cl = left[k]
+                cr = total[k] - cl
+                acc_left += cl * cl
+                acc_right += cr * cr
+        else:
+            for k in range(n_classes):
+                cl = left[k]
+                acc_left += _xlogx(cl)
+                acc_right += _xlogx(max(total[k] - cl, 0.0))
         gain = (
             parent
             - _side_impurity(rule, w_left, acc_left)

@@ -111,6 +111,7 @@ def resolve_max_samples(max_samples: Any, n_samples: int) -> int:
 
 _NO_LABELS = np.zeros(0, dtype=np.int32)
 _NO_WEIGHTS = np.zeros(0, dtype=np.float64)
+_NO_COUNTS = np.zeros(0, dtype=np.int32)
 
 
 def _fit_tree(
@@ -130,9 +131,16 @@ def _fit_tree(
 ):
     state = make_state(seed)
     samples = draw_tree_sample(order, n_draw, replace, state)
+    rows, counts = samples, _NO_COUNTS
+    if n_classes > 0:
+        # Classification trees take each drawn row once, its bootstrap count
+        # folded into the weight (the same tree, fewer values to sort).
+        counts = np.bincount(samples, minlength=X.shape[0]).astype(np.int32)
+        rows = np.flatnonzero(counts)
+        sample_weight = sample_weight * counts
     arrays = build_tree(
         X,
-        samples,
+        rows,
         cfg.projection,
         cfg.projection_params,
         cfg.max_nonzeros,
@@ -147,6 +155,7 @@ def _fit_tree(
         state,
         y,
         sample_weight,
+        counts,
         n_classes,
         cfg.decay_batches,
     )

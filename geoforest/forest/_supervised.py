@@ -19,7 +19,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
 from .._engine.splits import CLASS_CRITERIA
-from ._base import _CHUNK, BaseForest, EngineConfig, resolve_max_features
+from ._base import BaseForest, EngineConfig, resolve_max_features
 
 _IMPORTANCES = ("count", "impurity")
 
@@ -143,11 +143,10 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
         check_is_fitted(self)
         leaves = self._apply(self._validate_X(X, reset=False))
         offsets = self._flat.node_offset[:-1]
-        n = leaves.shape[0]
-        proba = np.empty((n, self.n_classes_))
-        for lo in range(0, n, _CHUNK):
-            nodes = leaves[lo : lo + _CHUNK] + offsets
-            proba[lo : lo + _CHUNK] = self._leaf_proba[nodes].mean(axis=1)
+        proba = np.zeros((leaves.shape[0], self.n_classes_))
+        for t, offset in enumerate(offsets):  # tree by tree: (n, n_classes) at a time
+            proba += self._leaf_proba[leaves[:, t] + offset]
+        proba /= len(offsets)
         return proba
 
     def predict(self, X):
