@@ -27,7 +27,7 @@ def _run(name, tmp_path):
 
 def test_morf_simulations_small(tmp_path, monkeypatch):
     small = {
-        "sizes": {"circle": (300,), "bars": (30,), "signal": (60,)},
+        "sizes": {"circle": (300,), "bars": (30,), "bars-random": (60,), "signal": (60,)},
         "reps": 1,
         "n_test": 600,
         "n_trees": 20,
@@ -35,12 +35,13 @@ def test_morf_simulations_small(tmp_path, monkeypatch):
     monkeypatch.setattr(morf_simulations, "settings", lambda quick: small)
     result = _run("morf-simulations", tmp_path)
     rows = list(csv.DictReader((tmp_path / "morf_simulations.csv").open()))
-    assert len(rows) == 3 * len(morf_simulations.METHODS)
+    assert len(rows) == 4 * len(morf_simulations.METHODS)
     err = {(r["simulation"], r["method"]): float(r["error"]) for r in rows}
     # The paper's circle: MORF far below chance, where axis forests stay near it.
     assert err["circle", "MORF"] < err["circle", "RF"] - 0.15
     # Bars with 30 images: MORF ahead of RF and SPORF.
     assert err["bars", "MORF"] < min(err["bars", "RF"], err["bars", "SPORF"])
+    assert err["bars-random", "MORF"] < min(err["bars-random", "RF"], err["bars-random", "SPORF"])
     assert all(float(r["fit_seconds"]) >= 0 for r in rows)
     assert (tmp_path / "morf_errors.png").stat().st_size > 10_000
     assert "circle" in result.summary

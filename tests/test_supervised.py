@@ -386,6 +386,23 @@ def test_bars():
     assert 8 < k.mean() < 12
 
 
+def test_bars_of_random_length():
+    X, y = gf.datasets.make_bars(200, bar_length="random", random_state=0)
+    lengths = []
+    for img, label in zip(X.reshape(-1, 28, 28), y, strict=True):
+        lines = img if label == 0 else img.T
+        for line in lines:
+            on = np.flatnonzero(line)
+            if on.size:  # one run of at least two consecutive pixels per line
+                assert on.size >= 2 and on[-1] - on[0] + 1 == on.size
+                lengths.append(on.size)
+    lengths = np.array(lengths)
+    assert lengths.min() == 2 and lengths.max() == 28
+    assert abs(lengths.mean() - 15.0) < 0.5  # U{2..28}
+    with pytest.raises(ValueError, match="bar_length"):
+        gf.datasets.make_bars(10, bar_length="half")
+
+
 def test_impulse_signal():
     X, y = gf.datasets.make_impulse_signal(4000, random_state=0)
     diff = X[y == 1].mean(axis=0) - X[y == 0].mean(axis=0)
