@@ -50,6 +50,18 @@ def test_n_jobs_gives_identical_forest(data, projection, criterion):
     np.testing.assert_array_equal(a.inbag_counts_, b.inbag_counts_)
 
 
+@pytest.mark.parametrize("projection", ["sparse", "axis"])
+@pytest.mark.parametrize("criterion", ["fastbic", "twomeans", "gmm"])
+def test_row_and_column_major_builds_give_identical_forests(data, projection, criterion):
+    # fit() builds from a column-major copy; a row-major build must match it.
+    a = small_forest(projection=projection, criterion=criterion).fit(data)
+    b = small_forest(projection=projection, criterion=criterion)
+    b._validate_params()
+    X = b._validate_X(data, reset=True)
+    b._grow(X, X_build=np.ascontiguousarray(X))
+    assert_trees_equal(a, b)
+
+
 @pytest.mark.parametrize("bootstrap", [False, True])
 def test_row_order_does_not_change_the_forest(data, bootstrap):
     perm = np.random.default_rng(1).permutation(len(data))
