@@ -6,6 +6,7 @@ import csv
 import json
 
 import numpy as np
+import pytest
 
 from geoforest.experiments import (
     ExperimentConfig,
@@ -31,6 +32,7 @@ def test_morf_simulations_small(tmp_path, monkeypatch):
         "reps": 1,
         "n_test": 600,
         "n_trees": 20,
+        "methods": morf_simulations.METHODS,  # the CNN (an extra) is tested below
     }
     monkeypatch.setattr(morf_simulations, "settings", lambda quick: small)
     result = _run("morf-simulations", tmp_path)
@@ -66,3 +68,19 @@ def test_total_variation():
     m[10, 10] = 1.0
     assert morf_importance.total_variation(m) == 4.0  # four unit jumps around one pixel
     assert morf_importance.total_variation(np.ones(784)) == 0.0
+
+
+def test_cnn_baseline_learns_bars_reproducibly():
+    pytest.importorskip("torch", reason="the CNN baseline is the optional 'cnn' extra")
+    from geoforest.datasets import make_bars
+    from geoforest.experiments.cnn import CNNClassifier
+
+    X, y = make_bars(120, image_size=12, mean_bars=4, random_state=0)
+    X_test, y_test = make_bars(400, image_size=12, mean_bars=4, random_state=1)
+    a = CNNClassifier((12, 12), max_epochs=30, random_state=3).fit(X, y)
+    b = CNNClassifier((12, 12), max_epochs=30, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.predict_proba(X_test), b.predict_proba(X_test))
+    assert np.mean(a.predict(X_test) != y_test) < 0.1  # chance is 0.5
+    np.testing.assert_allclose(a.predict_proba(X_test[:5]).sum(axis=1), 1.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="image_shape"):
+        CNNClassifier((5, 5)).fit(X, y)

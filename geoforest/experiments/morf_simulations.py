@@ -5,8 +5,9 @@ for MORF (:class:`geoforest.ManifoldForestClassifier`), SPORF
 (:class:`geoforest.ObliqueForestClassifier`) and scikit-learn's random forest,
 logistic regression, linear SVM, RBF SVM, kNN and MLP (scikit-learn
 defaults, as in the paper; forests with 100 trees), with fit and predict
-times.  Every method gets the same training and test sets; sizes are
-repeated over ``reps`` seeds.
+times; and the paper's CNN (:class:`~geoforest.experiments.cnn.CNNClassifier`)
+when PyTorch is installed (the ``cnn`` extra).  Every method gets the same
+training and test sets; sizes are repeated over ``reps`` seeds.
 
 Settings, from the paper's Section 4.1:
 
@@ -42,6 +43,15 @@ from .. import datasets
 from ._runner import ExperimentConfig, ExperimentResult, grid, progress, select, write_csv
 
 METHODS = ("MORF", "SPORF", "RF", "Log. Reg", "Lin. SVM", "SVM", "kNN", "MLP")
+
+
+def available_methods() -> tuple[str, ...]:
+    """:data:`METHODS`, plus ``"CNN"`` when PyTorch is installed."""
+    from .cnn import torch_available
+
+    return METHODS + ("CNN",) if torch_available() else METHODS
+
+
 SIMULATIONS = ("circle", "bars", "bars-random", "signal")
 
 _MAKERS = {
@@ -104,6 +114,10 @@ def make_method(method: str, simulation: str, n_trees: int, seed: int, n_jobs):
     from ..forest import ManifoldForestClassifier, ObliqueForestClassifier
 
     cfg = _FOREST[simulation]
+    if method == "CNN":
+        from .cnn import CNNClassifier
+
+        return CNNClassifier(cfg["image_shape"], random_state=seed)
     if method == "MORF":
         return ManifoldForestClassifier(
             n_estimators=n_trees, random_state=seed, n_jobs=n_jobs, **cfg
@@ -130,9 +144,11 @@ def run(config: ExperimentConfig) -> ExperimentResult:
     """Every method on every simulation, size and seed; two figures."""
     from sklearn.exceptions import ConvergenceWarning
 
-    s = settings(config.quick)
+    s = dict(settings(config.quick))
+    s.setdefault("methods", available_methods())
+    methods = s["methods"]
     rows: list[dict[str, Any]] = []
-    total = sum(len(v) for v in s["sizes"].values()) * s["reps"] * len(METHODS)
+    total = sum(len(v) for v in s["sizes"].values()) * s["reps"] * len(methods)
     bar = progress(total, "morf-simulations", config)
     for sim in SIMULATIONS:
         make = _MAKERS[sim]
@@ -140,7 +156,7 @@ def run(config: ExperimentConfig) -> ExperimentResult:
         for n, rep in grid(s["sizes"][sim], range(s["reps"])):
             seed = config.seed + rep
             X, y = make(n, random_state=seed)
-            for method in METHODS:
+            for method in methods:
                 bar.set_postfix_str(f"{sim} n={n} #{rep} {method}")
                 est = make_method(method, sim, s["n_trees"], seed, config.n_jobs)
                 with warnings.catch_warnings():
@@ -178,7 +194,7 @@ def summarize(rows: list[dict[str, Any]], s: dict[str, Any]) -> list[dict[str, A
     """Mean error and times over seeds per simulation, size and method."""
     out = []
     for sim in SIMULATIONS:
-        for n, method in grid(s["sizes"][sim], METHODS):
+        for n, method in grid(s["sizes"][sim], s["methods"]):
             sel = select(rows, simulation=sim, n_train=n, method=method)
             err = np.array([r["error"] for r in sel])
             out.append(
@@ -199,12 +215,12 @@ def summarize(rows: list[dict[str, Any]], s: dict[str, Any]) -> list[dict[str, A
 def _table(summary: list[dict[str, Any]], s: dict[str, Any]) -> str:
     lines = [f"test error on {s['n_test']} samples (mean over {s['reps']} seeds)"]
     for sim in SIMULATIONS:
-        lines.append(f"\n{sim}: " + " ".join(f"{m:>9}" for m in METHODS))
+        lines.append(f"\n{sim}: " + " ".join(f"{m:>9}" for m in s["methods"]))
         for n in s["sizes"][sim]:
             errs = {
                 r["method"]: r["error_mean"] for r in select(summary, simulation=sim, n_train=n)
             }
-            lines.append(f"n={n:<5} " + " ".join(f"{errs[m]:>9.4f}" for m in METHODS))
+            lines.append(f"n={n:<5} " + " ".join(f"{errs[m]:>9.4f}" for m in s["methods"]))
     lines.append("\nfit / predict seconds at the largest size")
     for sim in SIMULATIONS:
         n = s["sizes"][sim][-1]
@@ -213,7 +229,7 @@ def _table(summary: list[dict[str, Any]], s: dict[str, Any]) -> str:
             f"{sim} n={n}: "
             + ", ".join(
                 f"{m} {sel[m]['fit_seconds_mean']:.2f}/{sel[m]['predict_seconds_mean']:.2f}"
-                for m in METHODS
+                for m in s["methods"]
             )
         )
     lines.append("paper: " + "; ".join(PAPER_CLAIMS.values()))
@@ -235,7 +251,7 @@ def _figures(summary, s, config: ExperimentConfig) -> list:
     }
 
     def lines(ax, sim, key):
-        for method in METHODS:
+        for method in s["methods"]:
             sel = select(summary, simulation=sim, method=method)
             ax.plot(
                 [r["n_train"] for r in sel], [r[key] for r in sel], marker="o",
