@@ -47,16 +47,23 @@ class EngineConfig(NamedTuple):
 
 
 class FlatForest(NamedTuple):
-    """All trees of a forest concatenated (global node ids ``node_offset[t] + local``)."""
+    """All trees of a forest concatenated (global node ids ``node_offset[t] + local``).
 
-    left: np.ndarray
-    right: np.ndarray
+    ``nodes[g] = (left, right, proj_start, proj_end)`` (int64; children as
+    local ids, ``-1`` at leaves) and ``threshold[g]`` describe global node
+    ``g``; its projection is ``proj_idx/proj_weight[proj_start:proj_end]``.
+    """
+
+    nodes: np.ndarray
     threshold: np.ndarray
-    proj_start: np.ndarray
-    proj_end: np.ndarray
     proj_idx: np.ndarray
     proj_weight: np.ndarray
     node_offset: np.ndarray
+
+    @property
+    def left(self) -> np.ndarray:
+        """Left child (local id) of every global node, ``-1`` at leaves."""
+        return self.nodes[:, 0]
 
     @classmethod
     def from_trees(cls, trees: list[Tree]) -> FlatForest:
@@ -64,18 +71,16 @@ class FlatForest(NamedTuple):
         node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         nnz = np.array([t.proj_idx.shape[0] for t in trees], dtype=np.int64)
         nnz_offset = np.concatenate([[0], np.cumsum(nnz)])
-        proj_start = np.concatenate(
-            [t.proj_ptr[:-1] + o for t, o in zip(trees, nnz_offset[:-1], strict=True)]
-        )
-        proj_end = np.concatenate(
-            [t.proj_ptr[1:] + o for t, o in zip(trees, nnz_offset[:-1], strict=True)]
-        )
+        nodes = np.empty((int(node_offset[-1]), 4), dtype=np.int64)
+        for t, tree, o in zip(range(len(trees)), trees, nnz_offset[:-1], strict=True):
+            rows = slice(node_offset[t], node_offset[t + 1])
+            nodes[rows, 0] = tree.left
+            nodes[rows, 1] = tree.right
+            nodes[rows, 2] = tree.proj_ptr[:-1] + o
+            nodes[rows, 3] = tree.proj_ptr[1:] + o
         return cls(
-            left=np.concatenate([t.left for t in trees]),
-            right=np.concatenate([t.right for t in trees]),
+            nodes=nodes,
             threshold=np.concatenate([t.threshold for t in trees]),
-            proj_start=proj_start,
-            proj_end=proj_end,
             proj_idx=np.concatenate([t.proj_idx for t in trees]),
             proj_weight=np.concatenate([t.proj_weight for t in trees]),
             node_offset=node_offset,
