@@ -684,10 +684,11 @@ class LUND(ClusterMixin, BaseEstimator):
         one it now receives, which is likely when ``x`` is nearly as close to
         a second class as to the first: ``a(x) = d_1 / d_2`` in ``[0, 1]``
         (``1 - F_t / d_2``, the slides' ``F_t`` made scale-free).  The score
-        is ``m(x) a(x)``, the high-density, ambiguous points of Murphy &
-        Maggioni.  Queries are picked greedily: once ``x`` is picked, the
-        points it would label leave the free subtrees of its ancestors, so
-        one batch does not ask twice about the same region.
+        is ``m(x) a(x)``: dense (many points copy ``x``) and ambiguous
+        points, the combination Murphy & Maggioni's active learning asks
+        for.  Queries are picked greedily (ties to the lower index): once
+        ``x`` is picked, the points it would label leave the free subtrees of
+        its ancestors, so one batch does not ask twice about the same region.
 
         Parameters
         ----------
