@@ -11,6 +11,7 @@ from geoforest.datasets import make_hyperspectral_image, make_multidensity_clust
 from geoforest.diffusion import LUND, variation_of_information
 from geoforest.diffusion._lund import (
     estimate_n_modes,
+    free_subtree_sizes,
     multiscale_times,
     nearest_denser,
     propagate_labels,
@@ -189,12 +190,146 @@ def test_spatial_regularisation_helps_on_the_synthetic_image():
 def test_query_minimises_the_two_class_gap():
     X, _ = make_multidensity_clusters(400, n_clusters=3, random_state=0)
     model = LUND(random_state=0).fit(X)
-    picked = model.query(5)
+    picked = model.query(5, strategy="boundary")
     D = model.diffusion_map_.distances(model.t_, cols=model.modes_)
     two = np.sort(D, axis=1)[:, :2]  # one mode per cluster: two nearest classes
     F = two[:, 1] - two[:, 0]
     F[model.modes_] = np.inf
     np.testing.assert_allclose(np.sort(F[picked]), np.sort(F)[:5], atol=1e-12)
+
+
+def _free_reference(parent, is_seed, x):
+    """Points whose chain of parents meets ``x`` before any other seed (walked one by one)."""
+    count = 0
+    for i in range(parent.size):
+        j = i
+        while j >= 0:
+            if j == x:
+                count += 1
+                break
+            if is_seed[j]:
+                break
+            j = parent[j]
+    return count
+
+
+def test_free_subtree_sizes_match_brute_force():
+    rng = np.random.RandomState(0)
+    n = 200
+    rank = rng.permutation(n)
+    order = np.argsort(rank)
+    parent = np.full(n, -1)
+    for r in range(1, n):  # any denser point
+        parent[order[r]] = order[rng.randint(r)]
+    is_seed = rng.rand(n) < 0.1
+    free = free_subtree_sizes(rank, parent, is_seed)
+    assert [free[x] for x in range(n)] == [_free_reference(parent, is_seed, x) for x in range(n)]
+    assert free[order[0]] == n - sum(free[i] for i in np.flatnonzero(is_seed) if i != order[0])
+
+
+def _three_blobs():
+    """Blobs of 150, 100, 60 points on a line; LUND with K = 2 merges the third into the second."""
+    rng = np.random.RandomState(0)
+    sizes = (150, 100, 60)
+    X = np.vstack([rng.normal(4.0 * c, 0.3, (m, 2)) for c, m in enumerate(sizes)])
+    return X, np.repeat(np.arange(3), sizes)
+
+
+def _impact_reference(model, y, n_queries):
+    """Greedy impact queries from dense D_t distances and walked free subtrees."""
+    Y = model.diffusion_map_.transform(model.t_)
+    given = np.flatnonzero(y >= 0)
+    seeds = np.concatenate([given, model.modes_])
+    labels = np.concatenate([y[given], model._semi_supervised(y)[model.modes_]]) if given.size \
+        else model.labels_[model.modes_]  # fmt: skip
+    D = cdist(Y, Y[seeds])
+    per_class = np.stack([D[:, labels == c].min(axis=1) for c in np.unique(labels)], axis=1)
+    two = np.sort(per_class, axis=1)[:, :2]
+    ambiguity = two[:, 0] / two[:, 1]
+    is_seed = np.zeros(y.size, dtype=bool)
+    is_seed[seeds] = True
+    picked = []
+    for _ in range(n_queries):
+        score = [-np.inf if is_seed[x] else
+                 _free_reference(model.parent_, is_seed, x) * ambiguity[x]
+                 for x in range(y.size)]  # fmt: skip
+        picked.append(int(np.argmax(score)))
+        is_seed[picked[-1]] = True
+    return picked
+
+
+def test_impact_query_labels_the_absorbed_region():
+    X, y = _three_blobs()
+    model = LUND(n_clusters=2, n_neighbors=10, random_state=0).fit(X)
+    assert clustering_accuracy(y, model.labels_) < 0.81  # blob 2 absorbed by blob 1
+    picked = model.query(3)
+    np.testing.assert_array_equal(picked, _impact_reference(model, np.full(y.size, -1), 3))
+    # The first query is the point whose label decides the whole third blob.
+    first = picked[0]
+    assert y[first] == 2
+    free = free_subtree_sizes(model._rank, model.parent_, np.isin(np.arange(y.size), model.modes_))
+    assert free[first] == np.sum(y == 2)
+    y_part = np.full(y.size, -1)
+    y_part[first] = y[first]
+    assert clustering_accuracy(y, model.relabel(y_part)) == 1.0
+    # Later rounds: the reference again, with the labels known so far.
+    y_part[picked] = y[picked]
+    np.testing.assert_array_equal(model.query(2, y=y_part), _impact_reference(model, y_part, 2))
+
+
+def test_label_outside_the_basin_does_not_rename_the_mode():
+    X, y = _three_blobs()
+    model = LUND(n_clusters=2, n_neighbors=10, random_state=0).fit(X)
+    y_part = np.full(y.size, -1)
+    far = np.flatnonzero(y == 2)[0]  # in the second mode's cluster, outside its basin
+    y_part[far] = 2
+    labels = model.relabel(y_part)
+    second = model.modes_[1]
+    assert y[second] == 1 and labels[second] != 2
+    np.testing.assert_array_equal(labels[y == 2], 2)
+
+
+def _semi_supervised_reference(model, y):
+    """Partial-label propagation of ``LUND.fit`` from dense D_t distances."""
+    Y = model.diffusion_map_.transform(model.t_)
+    D = cdist(Y, Y)
+    n = y.size
+    clusters = model._unsupervised_labels
+    given = y >= 0
+    names, next_id = {}, int(y.max()) + 1
+    for c, mode in enumerate(model.modes_):
+        basin = D[mode, model.parent_[mode]] if model.parent_[mode] >= 0 else np.inf
+        votes = [y[i] for i in range(n) if given[i] and clusters[i] == c and D[i, mode] < basin]
+        if votes:
+            values, counts = np.unique(votes, return_counts=True)
+            names[c] = values[np.argmax(counts)]
+        else:
+            names[c], next_id = next_id, next_id + 1
+    labels = np.full(n, -1)
+    for i in np.argsort(model._rank):
+        if given[i]:
+            labels[i] = y[i]
+        elif i in model.modes_:
+            labels[i] = names[clusters[i]]
+        else:
+            denser = np.flatnonzero(model._rank < model._rank[i])
+            p = denser[np.argmin(D[i, denser])]
+            g = np.flatnonzero(given)[np.argmin(D[i, given])]
+            labels[i] = y[g] if D[i, g] < D[i, p] else labels[p]
+    return labels
+
+
+def test_partial_label_propagation_matches_dense_reference():
+    X, y = _three_blobs()
+    rng = np.random.RandomState(1)
+    model = LUND(n_clusters=2, n_neighbors=10, random_state=0).fit(X)
+    for size in (1, 4, 15):
+        y_part = np.full(y.size, -1)
+        pick = rng.choice(y.size, size, replace=False)
+        y_part[pick] = y[pick]
+        np.testing.assert_array_equal(
+            model.relabel(y_part), _semi_supervised_reference(model, y_part)
+        )
 
 
 def test_partial_labels_are_kept_and_propagated():
@@ -247,6 +382,8 @@ def test_query_errors():
     model = LUND(n_clusters=2, t=256.0, random_state=0).fit(X)
     with pytest.raises(ValueError, match="n_queries"):
         model.query(0)
+    with pytest.raises(ValueError, match="strategy"):
+        model.query(1, strategy="margin")
 
 
 @parametrize_with_checks([LUND(n_neighbors=5, random_state=0)])

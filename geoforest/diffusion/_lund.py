@@ -25,6 +25,7 @@ from ._graph import spatial_knn
 __all__ = [
     "LUND",
     "estimate_n_modes",
+    "free_subtree_sizes",
     "multiscale_times",
     "nearest_denser",
     "propagate_labels",
@@ -201,6 +202,44 @@ def propagate_labels(
         if not is_seed[i]:
             labels[i] = labels[parent[i]]
     return labels
+
+
+def free_subtree_sizes(rank: np.ndarray, parent: np.ndarray, is_seed: np.ndarray) -> np.ndarray:
+    """How many points take their label through each point under :func:`propagate_labels`.
+
+    Every point copies the label of its ``parent`` (its nearest denser
+    point), so a point's label comes from the first seed on its chain of
+    parents.  ``free[i]`` counts ``i`` itself and every point whose chain
+    reaches ``i`` before any seed: the points whose label would follow
+    ``i``'s if ``i`` were given one.  A seed's count is its own free
+    subtree (its label reaches exactly these points).  O(n): one pass in
+    increasing density.
+
+    Parameters
+    ----------
+    rank : ndarray of shape (n,) of int
+        Density rank, 0 = densest.
+    parent : ndarray of shape (n,) of int
+        Nearest denser point, ``-1`` for the densest.
+    is_seed : ndarray of shape (n,) of bool
+        Points whose label is fixed (they do not pass it on to their parent).
+
+    Returns
+    -------
+    ndarray of shape (n,)
+
+    Examples
+    --------
+    >>> rank, parent = np.arange(5), np.array([-1, 0, 1, 2, 1])
+    >>> free_subtree_sizes(rank, parent, np.array([True, False, True, False, False]))
+    array([3., 2., 2., 1., 1.])
+    """
+    size = np.ones(rank.size)
+    passes = (parent >= 0) & ~np.asarray(is_seed, dtype=bool)
+    for i in np.argsort(rank)[::-1]:  # least dense first: children before parents
+        if passes[i]:
+            size[parent[i]] += size[i]
+    return size
 
 
 def spatial_majority_vote(labels: np.ndarray, image_shape: tuple[int, int], radius: int):
@@ -437,12 +476,16 @@ class LUND(ClusterMixin, BaseEstimator):
             Features, or a precomputed graph (see ``affinity``).
         y : array-like of shape (n_samples,) of int, or None
             Optional partial labels, ``-1`` for unlabelled points.  Each
-            unsupervised cluster takes the majority given label inside it (a
-            new id when it holds none) and passes it to its mode; given labels
-            are kept; every other point, in decreasing density, takes the
-            label of the nearer of its ``D_t``-nearest denser point and its
-            ``D_t``-nearest given label (given labels anchor their
-            neighbourhood at any density).
+            unsupervised cluster's mode takes the majority of the given labels
+            in its basin: the cluster's given points ``D_t``-nearer to the mode
+            than the mode is to any denser point (``rho_t`` of the mode; every
+            given point of the densest mode's cluster).  A mode with none
+            there gets a new id.  Given labels farther out lie in regions the
+            cluster absorbed: they relabel those regions (below) and do not
+            rename the mode.  Given labels are kept; every other point, in
+            decreasing density, takes the label of the nearer of its
+            ``D_t``-nearest denser point and its ``D_t``-nearest given label
+            (given labels anchor their neighbourhood at any density).
 
         Returns
         -------
@@ -558,8 +601,19 @@ class LUND(ClusterMixin, BaseEstimator):
         given = y >= 0
         next_id = int(y.max()) + 1
         cluster_class = np.empty(self.n_clusters_, dtype=np.intp)
+        Y = self.diffusion_map_.transform(self.t_)
+        # A given label names its cluster's mode only from inside the mode's basin:
+        # D_t-nearer to the mode than the mode is to any denser point.  A label
+        # farther out belongs to a region the cluster absorbed (it relabels that
+        # region through propagation) and says nothing about the mode's class.
+        vote = given.copy()
+        for c, mode in enumerate(self.modes_):
+            members = np.flatnonzero(given & (clusters == c))
+            if members.size and self.parent_[mode] >= 0:
+                d = np.linalg.norm(Y[members] - Y[mode], axis=1)
+                vote[members[d >= self.rho_[mode] * self._rho_scale]] = False
         for c in range(self.n_clusters_):
-            inside = y[given & (clusters == c)]
+            inside = y[vote & (clusters == c)]
             if inside.size:
                 values, counts = np.unique(inside, return_counts=True)
                 cluster_class[c] = values[np.argmax(counts)]
@@ -571,7 +625,6 @@ class LUND(ClusterMixin, BaseEstimator):
         # Given labels are anchors at any density: a point whose D_t-nearest given
         # label is nearer than its nearest denser point takes that label directly.
         known = np.flatnonzero(given)
-        Y = self.diffusion_map_.transform(self.t_)
         anchor = np.empty(Y.shape[0], dtype=np.intp)
         anchor_dist = np.empty(Y.shape[0])
         for start in range(0, Y.shape[0], 4096):
@@ -609,15 +662,33 @@ class LUND(ClusterMixin, BaseEstimator):
         return self.labels_
 
     # --------------------------------------------------------- active learning
-    def query(self, n_queries: int = 1, y=None) -> np.ndarray:
-        """The points most worth labelling: ``D_t``-equidistant from two classes.
+    def query(self, n_queries: int = 1, y=None, strategy: str = "impact") -> np.ndarray:
+        """The points most worth labelling next.
 
-        The labelled points are the modes (with their cluster labels) and the
-        points labelled in ``y``.  For every other point ``x``, let ``d_1 <=
-        d_2`` be its ``D_t`` distances to the nearest labelled points of the
-        two nearest *different* labels; the criterion of Murphy & Maggioni is
-        ``F_t(x) = d_2 - d_1``, and the ``n_queries`` points of smallest
-        ``F_t`` are returned (ties to the lower index).
+        The labelled points are the modes (with their clusters' classes, see
+        :meth:`fit`) and the points labelled in ``y``.  For every other point
+        ``x``, let ``d_1 <= d_2`` be its ``D_t`` distances to the nearest
+        labelled points of the two nearest *different* classes.
+
+        ``strategy="boundary"`` is the criterion of the slides, ``F_t(x) =
+        d_2 - d_1``: the ``n_queries`` points of smallest ``F_t`` (points
+        between two classes; ties to the lower index).
+
+        ``strategy="impact"`` (default) asks where an answer can change the
+        most labels.  Labels reach every point along its chain of nearest
+        denser points (:meth:`fit`), so the label of ``x`` decides the labels
+        of its free subtree, the ``m(x)`` points whose chain meets ``x``
+        before any labelled point (:func:`free_subtree_sizes`; large for dense
+        points near cluster cores, 1 for a point no other point copies).
+        The answer changes them if ``x`` belongs to another class than the
+        one it now receives, which is likely when ``x`` is nearly as close to
+        a second class as to the first: ``a(x) = d_1 / d_2`` in ``[0, 1]``
+        (``1 - F_t / d_2``, the slides' ``F_t`` made scale-free).  The score
+        is ``m(x) a(x)``: dense (many points copy ``x``) and ambiguous
+        points, the combination Murphy & Maggioni's active learning asks
+        for.  Queries are picked greedily (ties to the lower index): once
+        ``x`` is picked, the points it would label leave the free subtrees of
+        its ancestors, so one batch does not ask twice about the same region.
 
         Parameters
         ----------
@@ -625,13 +696,16 @@ class LUND(ClusterMixin, BaseEstimator):
         y : array-like of shape (n_samples,) of int, or None
             Labels known so far (``-1`` unlabelled); the points labelled here
             are not queried again.
+        strategy : {"impact", "boundary"}, default="impact"
 
         Returns
         -------
         ndarray of shape (n_queries,) of int
-            Point indices, most ambiguous first.
+            Point indices, in the order picked (best first).
         """
         check_is_fitted(self, "modes_")
+        if strategy not in ("impact", "boundary"):
+            raise ValueError(f"strategy must be 'impact' or 'boundary', got {strategy!r}")
         n = self._rank.size
         y = self._check_partial(y, n)
         seeds, seed_labels = self.modes_, self._unsupervised_labels[self.modes_]
@@ -643,7 +717,9 @@ class LUND(ClusterMixin, BaseEstimator):
         classes = np.unique(seed_labels)
         if classes.size < 2:
             raise ValueError("query needs labelled points of at least two classes")
-        candidates = np.setdiff1d(np.arange(n), seeds)
+        is_seed = np.zeros(n, dtype=bool)
+        is_seed[seeds] = True
+        candidates = np.flatnonzero(~is_seed)
         if not isinstance(n_queries, numbers.Integral) or not 1 <= n_queries <= candidates.size:
             raise ValueError(f"n_queries must be in [1, {candidates.size}], got {n_queries!r}")
         Y = self.diffusion_map_.transform(self.t_)
@@ -654,9 +730,32 @@ class LUND(ClusterMixin, BaseEstimator):
             for j, c in enumerate(classes):
                 per_class[start : start + rows.size, j] = D[:, seed_labels == c].min(axis=1)
         two = np.sort(per_class, axis=1)[:, :2]
-        F = two[:, 1] - two[:, 0]
-        pick = np.lexsort((candidates, F))[: int(n_queries)]
-        return candidates[pick]
+        if strategy == "boundary":
+            F = two[:, 1] - two[:, 0]
+            return candidates[np.lexsort((candidates, F))[: int(n_queries)]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ambiguity = np.where(two[:, 1] > 0, two[:, 0] / two[:, 1], 1.0)
+        free = free_subtree_sizes(self._rank, self.parent_, is_seed)
+        score = np.full(n, -np.inf)
+        score[candidates] = free[candidates] * ambiguity
+        amb = np.zeros(n)
+        amb[candidates] = ambiguity
+        picked = []
+        for _ in range(int(n_queries)):
+            i = int(np.argmax(score))  # ties to the lower index
+            picked.append(i)
+            score[i] = -np.inf
+            # The points labelled through i leave its ancestors' free subtrees.
+            gone, j = free[i], self.parent_[i]
+            while j >= 0:
+                free[j] -= gone
+                if np.isfinite(score[j]):
+                    score[j] = free[j] * amb[j]
+                if is_seed[j]:
+                    break
+                j = self.parent_[j]
+            is_seed[i] = True
+        return np.array(picked, dtype=np.intp)
 
     def random_query(self, n_queries: int, y=None) -> np.ndarray:
         """``n_queries`` unlabelled points drawn uniformly (the baseline of :meth:`query`)."""

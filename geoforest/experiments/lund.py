@@ -29,7 +29,11 @@ regions, 30 bands, noise 0.8), LUND with K = 4 given, without and with the
 spatial options.  ``active`` (file ``lund_active.csv``): accuracy after
 ``q`` queries chosen by :meth:`geoforest.LUND.query` (in rounds of 2, the
 true labels then given to :meth:`~geoforest.LUND.relabel`) against ``q``
-uniformly random queries (mean of 10 draws), on the image and on digits.
+uniformly random queries (mean of 10 draws), on the image (LUND's best
+configuration there: K = 4 given, spatial graph r = 5 and vote r = 2) and on
+digits (K = 10 given).  Two query rules: ``active`` (``strategy="impact"``,
+the default: free subtree size times ambiguity) and ``F_t`` (``strategy=
+"boundary"``, the slides' criterion).
 """
 
 from __future__ import annotations
@@ -191,19 +195,33 @@ def _image_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
     return out
 
 
-def _active_curves(model, y: np.ndarray, queries, draws: int, seed: int) -> dict[str, list]:
-    """Accuracy after q active (rounds of 2) and q random queries (mean of ``draws``)."""
+#: Query rules compared with random queries: curve name -> ``LUND.query`` strategy.
+QUERY_STRATEGIES = {"active": "impact", "F_t": "boundary"}
+
+
+def _query_curve(model, y: np.ndarray, queries, strategy: str) -> list[float]:
+    """Accuracy after ``q`` queries of one strategy, asked in rounds of 2."""
     n = y.size
-    active, y_part = [], np.full(n, -1)
+    out, y_part = [], np.full(n, -1)
     asked = 0
     for q in queries:
         while asked < q:
             step = min(2, q - asked)
-            picked = model.query(step, y=y_part if asked else None)
+            picked = model.query(step, y=y_part if asked else None, strategy=strategy)
             y_part[picked] = y[picked]
             asked += step
         labels = model.relabel(y_part) if asked else model.relabel(np.full(n, -1))
-        active.append(float(metrics.clustering_accuracy(y, labels)))
+        out.append(float(metrics.clustering_accuracy(y, labels)))
+    return out
+
+
+def _active_curves(model, y: np.ndarray, queries, draws: int, seed: int) -> dict[str, list]:
+    """Accuracy after q queries of each rule (rounds of 2) and q random ones (mean of ``draws``)."""
+    n = y.size
+    curves = {
+        name: _query_curve(model, y, queries, strategy)
+        for name, strategy in QUERY_STRATEGIES.items()
+    }
     rng = np.random.RandomState(seed)
     random = []
     for q in queries:
@@ -215,7 +233,7 @@ def _active_curves(model, y: np.ndarray, queries, draws: int, seed: int) -> dict
                 y_rand[pick] = y[pick]
             accs.append(float(metrics.clustering_accuracy(y, model.relabel(y_rand))))
         random.append(float(np.mean(accs)))
-    return {"active": active, "random": random}
+    return {**curves, "random": random}
 
 
 def _active_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
@@ -225,8 +243,11 @@ def _active_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
     cases = [("image", seed, X, y, 4) for seed, X, y in _images(s, config)]
     Xd, yd, _ = _data("digits", s, config.seed)
     cases.append(("digits", config.seed, Xd, yd, 10))
+    h, w = s["image"]
+    spatial = {"image_shape": (h, w), **IMAGE_VARIANTS["LUND + spatial graph + vote"]}
     for part, seed, X, y, k in cases:
-        model = LUND(n_clusters=k, random_state=seed).fit(X)
+        extra = spatial if part == "image" else {}
+        model = LUND(n_clusters=k, random_state=seed, **extra).fit(X)
         curves = _active_curves(model, y, s["queries"], s["random_draws"], seed)
         for strategy, accs in curves.items():
             for q, acc in zip(s["queries"], accs, strict=True):
@@ -267,10 +288,13 @@ def _table(summary, image_rows, active_rows, s) -> str:
         given = [r["accuracy"] for r in image_rows if r["method"] == name and r["k_given"] == "yes"]
         est = [r["accuracy"] for r in image_rows if r["method"] == name and r["k_given"] == "no"]
         lines.append(f"  {name:<30} {np.mean(given):.4f} / {np.mean(est):.4f}")
-    lines.append("\nactive learning, mean accuracy by number of queries (active vs random):")
+    lines.append(
+        "\nactive learning, mean accuracy by number of queries (active = impact rule, F_t, random):"
+    )
     for part in ("image", "digits"):
-        for strategy in ("active", "random"):
-            sel = [r for r in active_rows if r["part"] == part and strategy in r["method"]]
+        for strategy in (*QUERY_STRATEGIES, "random"):
+            sel = [r for r in active_rows if r["part"] == part
+                   and r["method"] == f"LUND, {strategy} queries"]  # fmt: skip
             accs = [np.mean([r["accuracy"] for r in sel if r["queries"] == q])
                     for q in s["queries"]]  # fmt: skip
             lines.append(f"  {part:<7} {strategy:<7} " + " ".join(f"{a:.3f}" for a in accs))
@@ -284,8 +308,10 @@ def _figures(active_rows, s, config: ExperimentConfig) -> list:
 
     panels: dict[str, list] = {}
     for part in ("image", "digits"):
-        for strategy, color in (("active", "tab:red"), ("random", "tab:grey")):
-            sel = [r for r in active_rows if r["part"] == part and strategy in r["method"]]
+        for strategy, color in (("active", "tab:red"), ("F_t", "tab:blue"),
+                                ("random", "tab:grey")):  # fmt: skip
+            sel = [r for r in active_rows if r["part"] == part
+                   and r["method"] == f"LUND, {strategy} queries"]  # fmt: skip
             y = [np.mean([r["accuracy"] for r in sel if r["queries"] == q]) for q in s["queries"]]
             panels.setdefault(part, []).append(
                 {
@@ -298,7 +324,7 @@ def _figures(active_rows, s, config: ExperimentConfig) -> list:
             )
     path = plot_panels(panels, config.out / "lund_active.png", xlabel="labels queried",
                        ylabel="accuracy", ncols=2, ylim=None,
-                       suptitle="LUND active learning: F_t queries vs random")  # fmt: skip
+                       suptitle="LUND active learning: impact, F_t and random queries")  # fmt: skip
     return [path, _image_figure(s, config)]
 
 
