@@ -62,6 +62,40 @@ def test_row_and_column_major_builds_give_identical_forests(data, projection, cr
     assert_trees_equal(a, b)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: small_forest(max_samples=0.5),
+        lambda: small_forest(bootstrap=True, max_samples=None),
+        lambda: gf.RandomProjectionForest(n_estimators=8, random_state=0),
+        lambda: gf.ObliqueForestClassifier(n_estimators=8, random_state=0),
+    ],
+)
+def test_training_leaves_from_the_fit_equal_a_fresh_walk(data, make):
+    # In-bag rows' leaves come from the fit, the others are walked on first use:
+    # together they must be exactly what apply() gives every row.
+    y = (data[:, 0] > 2).astype(int)
+    forest = make()
+    forest.fit(data, y) if hasattr(forest, "predict") else forest.fit(data)
+    partial = forest._inbag_leaves.copy()
+    # The fit knows exactly the in-bag rows' leaves.
+    np.testing.assert_array_equal(partial < 0, forest.inbag_counts_ == 0)
+    leaves, is_train = forest._leaves_of(None)
+    assert is_train
+    np.testing.assert_array_equal(leaves, forest.apply(data))
+    seen = partial >= 0
+    np.testing.assert_array_equal(partial[seen], leaves[seen])
+    # A loaded forest drops the cache and walks every row; a merged one keeps it.
+    loaded = pickle.loads(pickle.dumps(forest))
+    assert loaded._inbag_leaves is None and loaded._train_leaves is None
+    np.testing.assert_array_equal(loaded._leaves_of(None)[0], leaves)
+    other = make()
+    other.set_params(random_state=1)
+    other.fit(data, y) if hasattr(other, "predict") else other.fit(data)
+    merged = merge_forests(forest, other)
+    np.testing.assert_array_equal(merged._leaves_of(None)[0], merged.apply(data))
+
+
 @pytest.mark.parametrize("bootstrap", [False, True])
 def test_row_order_does_not_change_the_forest(data, bootstrap):
     perm = np.random.default_rng(1).permutation(len(data))

@@ -192,13 +192,19 @@ def test_bootstrap_counts_grow_the_tree_of_the_repeated_rows(kind, min_leaf):
     common = (proj, params, nnz, GINI, np.zeros(1), 8, 1, 2, min_leaf, -1, -np.inf)
     for layout in (np.ascontiguousarray, np.asfortranarray):
         Xl = layout(X.astype(np.float32))
-        repeated = build_tree(
+        repeated, rows_r, leaf_r = build_tree(
             Xl, samples, *common, make_state(5), y, weight, np.ones(300, np.int32), 2
         )
-        once = build_tree(Xl, rows, *common, make_state(5), y, weight * counts, counts, 2)
+        once, rows_o, leaf_o = build_tree(
+            Xl, rows, *common, make_state(5), y, weight * counts, counts, 2
+        )
         for a, b in zip(repeated, once, strict=True):
             np.testing.assert_array_equal(a, b)
         assert repeated[0].shape[0] > 20  # a real tree
+        # Every repeat of a row reached the leaf its single copy reached.
+        leaf_of_row = dict(zip(rows_o, leaf_o, strict=True))
+        assert sorted(rows_o) == list(rows) and sorted(rows_r) == list(samples)
+        assert all(leaf_of_row[r] == lf for r, lf in zip(rows_r, leaf_r, strict=True))
 
 
 def test_column_major_projection_and_duplicate_check_match_row_major():

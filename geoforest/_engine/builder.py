@@ -196,7 +196,11 @@ def build_tree(
     n_classes,
     decay_batches=False,
 ):
-    """Grow one tree on rows ``samples`` of float32 ``X``; returns its arrays.
+    """Grow one tree on rows ``samples`` of float32 ``X``.
+
+    Returns ``(tree, rows, leaf)``: the :class:`Tree` arrays, the samples in
+    their final order and the leaf (node id) each of them reached, so the
+    training rows' leaves need no second walk down the tree.
 
     Each node tries ``n_proj`` candidate projections, and up to ``n_batches``
     batches of them while no candidate has a positive gain; with
@@ -264,6 +268,8 @@ def build_tree(
     st_parent = np.empty(cap, dtype=np.int64)
     st_isleft = np.empty(cap, dtype=np.bool_)
     st_batches = np.empty(cap, dtype=np.int64)
+    node_lo = np.empty(cap, dtype=np.int64)  # each node's range of ``samples``
+    node_hi = np.empty(cap, dtype=np.int64)
     st_batches[0] = n_batches
     st_lo[0] = 0
     st_hi[0] = n
@@ -281,6 +287,8 @@ def build_tree(
         depth = st_depth[top]
         node = n_nodes
         n_nodes += 1
+        node_lo[node] = lo
+        node_hi[node] = hi
         parent = st_parent[top]
         node_batches = st_batches[top]
         if parent >= 0:
@@ -396,7 +404,13 @@ def build_tree(
         st_isleft[top + 1] = True
         top += 2
 
-    return (
+    # The leaf of every sample: partitions are final, so each leaf's range of
+    # ``samples`` holds exactly the samples that reach it.
+    sample_leaf = np.empty(n, dtype=np.int32)
+    for node in range(n_nodes):
+        if left[node] == -1:
+            sample_leaf[node_lo[node] : node_hi[node]] = node
+    tree = (
         left[:n_nodes].copy(),
         right[:n_nodes].copy(),
         threshold[:n_nodes].copy(),
@@ -407,6 +421,7 @@ def build_tree(
         gain[:n_nodes].copy(),
         value[:n_nodes].copy(),
     )
+    return tree, samples, sample_leaf
 
 
 @njit(nogil=True, cache=True)
@@ -432,12 +447,25 @@ def apply_flat(X, lo, hi, nodes, threshold, proj_idx, proj_w, node_offset, out):
         for t in range(n_trees):
             base = node_offset[t]
             for i in range(b0, b1):
-                node = 0
-                while True:
-                    g = base + node
-                    child = nodes[g, 0]
-                    if child == -1:
-                        break
-                    z = project_row(X, i, proj_idx, proj_w, nodes[g, 2], nodes[g, 3])
-                    node = child if z <= threshold[g] else nodes[g, 1]
-                out[i - lo, t] = node
+                out[i - lo, t] = _walk(X, i, nodes, threshold, proj_idx, proj_w, base)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _walk(X, i, nodes, threshold, proj_idx, proj_w, base):
+    """Leaf (local id) of row ``i`` of ``X`` in the tree whose root is global node ``base``."""
+    node = 0
+    while True:
+        g = base + node
+        child = nodes[g, 0]
+        if child == -1:
+            return node
+        z = project_row(X, i, proj_idx, proj_w, nodes[g, 2], nodes[g, 3])
+        node = child if z <= threshold[g] else nodes[g, 1]
+
+
+@njit(nogil=True, cache=True)
+def apply_tree_rows(X, rows, t, nodes, threshold, proj_idx, proj_w, node_offset, out):
+    """Leaf (local id) of rows ``rows`` of ``X`` in tree ``t`` of a flat forest, into ``out``."""
+    base = node_offset[t]
+    for k in range(rows.shape[0]):
+        out[k] = _walk(X, rows[k], nodes, threshold, proj_idx, proj_w, base)

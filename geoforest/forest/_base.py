@@ -21,7 +21,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._engine.builder import Tree, apply_flat, build_tree
+from .._engine.builder import Tree, apply_flat, apply_tree_rows, build_tree
 from .._engine.projections import GAUSSIAN
 from .._engine.rng import make_state
 from .._engine.sampling import canonical_order, draw_tree_sample
@@ -144,7 +144,7 @@ def _fit_tree(
         counts = np.bincount(samples, minlength=X.shape[0]).astype(np.int32)
         rows = np.flatnonzero(counts)
         sample_weight = sample_weight * counts
-    arrays = build_tree(
+    arrays, rows, leaf = build_tree(
         X,
         rows,
         cfg.projection,
@@ -165,7 +165,7 @@ def _fit_tree(
         n_classes,
         cfg.decay_batches,
     )
-    return Tree(*arrays), samples
+    return Tree(*arrays), samples, rows, leaf
 
 
 def _progress(iterable, total, verbose, desc):
@@ -185,6 +185,13 @@ def _apply_rows(X, lo, hi, *flat) -> np.ndarray:
     """Leaves of rows ``lo:hi`` of ``X`` in every tree of a :class:`FlatForest`."""
     out = np.empty((hi - lo, flat[-1].shape[0] - 1), dtype=np.int32)
     apply_flat(X, lo, hi, *flat, out)
+    return out
+
+
+def _tree_rows_leaves(X, rows, t, *flat) -> np.ndarray:
+    """Leaves of rows ``rows`` of ``X`` in tree ``t`` of a :class:`FlatForest`."""
+    out = np.empty(rows.shape[0], dtype=np.int32)
+    apply_tree_rows(X, rows, t, *flat, out)
     return out
 
 
@@ -322,10 +329,14 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")
         trees = []
         inbag = np.zeros((n_samples, self.n_estimators), dtype=np.uint8)
+        # The training rows' leaves: the in-bag ones come with each tree; the
+        # rest (-1 here) are walked down their trees on first use.
+        leaves = np.full((n_samples, self.n_estimators), -1, dtype=np.int32)
         results = _progress(parallel(jobs), self.n_estimators, self.verbose, "trees")
-        for t, (tree, samples) in enumerate(results):  # in tree order
+        for t, (tree, samples, rows, leaf) in enumerate(results):  # in tree order
             trees.append(tree)
             inbag[:, t] = np.minimum(np.bincount(samples, minlength=n_samples), 255)
+            leaves[rows, t] = leaf
         self.trees_ = trees
         self.inbag_counts_ = inbag
         self.n_features_in_ = n_features
@@ -333,7 +344,15 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         self._X_fit = X
         self._flat = FlatForest.from_trees(self.trees_)
         self._train_leaves = None
+        self._inbag_leaves = leaves
         return self
+
+    def __getstate__(self):
+        # The training leaves are a cache (n x trees int32): recomputed after loading.
+        state = super().__getstate__()
+        state["_train_leaves"] = None
+        state["_inbag_leaves"] = None
+        return state
 
     # ------------------------------------------------------------------ leaves
     def _apply(self, X: np.ndarray) -> np.ndarray:
@@ -350,6 +369,29 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             out[lo:hi] = block
         return out
 
+    def _training_leaves(self) -> np.ndarray:
+        """Leaves of the training rows: the fit's in-bag leaves, the rest walked.
+
+        Each tree walks only the rows it did not see (``-1`` in the fit's
+        matrix; half the rows at ``max_samples=0.5``); without that matrix
+        (a loaded or merged forest) every row walks every tree.
+        """
+        leaves = getattr(self, "_inbag_leaves", None)
+        if leaves is None:
+            return self._apply(self._X_fit)
+        self._inbag_leaves = None  # completed in place below
+        missing = [np.flatnonzero(leaves[:, t] < 0) for t in range(leaves.shape[1])]
+        todo = [t for t in range(leaves.shape[1]) if missing[t].size]
+        parallel = Parallel(
+            n_jobs=self._n_jobs_for(len(todo)), prefer="threads", return_as="generator"
+        )
+        blocks = parallel(
+            delayed(_tree_rows_leaves)(self._X_fit, missing[t], t, *self._flat) for t in todo
+        )
+        for t, block in zip(todo, blocks, strict=True):
+            leaves[missing[t], t] = block
+        return leaves
+
     def _n_jobs_for(self, n_tasks: int) -> int:
         return max(1, min(effective_n_jobs(self.n_jobs), n_tasks))
 
@@ -357,7 +399,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         """Leaves of ``X`` (None: the training data, cached); returns (leaves, is_train)."""
         if X is None:
             if self._train_leaves is None:
-                self._train_leaves = self._apply(self._X_fit)
+                self._train_leaves = self._training_leaves()
             return self._train_leaves, True
         return self._apply(self._validate_X(X, reset=False)), False
 
@@ -618,6 +660,8 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
     merged._X_fit = first._X_fit
     merged._flat = FlatForest.from_trees(merged.trees_)
     merged._train_leaves = None
+    parts = [f._train_leaves if f._train_leaves is not None else f._inbag_leaves for f in forests]
+    merged._inbag_leaves = None if any(p is None for p in parts) else np.hstack(parts)
     if hasattr(first, "classes_"):  # classifiers: labels and leaf class distributions
         merged.classes_ = first.classes_
         merged.n_classes_ = first.n_classes_
