@@ -25,7 +25,13 @@ from .._engine.builder import Tree, apply_flat, apply_tree_rows, build_tree
 from .._engine.projections import GAUSSIAN
 from .._engine.rng import make_state
 from .._engine.sampling import canonical_order, draw_tree_sample
-from ..proximity import ProximityCounts, coleaf_counts, forest_kneighbors, leaf_lists
+from ..proximity import (
+    ProximityCounts,
+    coleaf_counts,
+    forest_kneighbors,
+    leaf_lists,
+    locality_order,
+)
 
 _MAX_SEED = np.iinfo(np.int32).max
 _METHODS = ("all", "inbag", "oob")
@@ -118,6 +124,7 @@ def resolve_max_samples(max_samples: Any, n_samples: int) -> int:
 _NO_LABELS = np.zeros(0, dtype=np.int32)
 _NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 _NO_COUNTS = np.zeros(0, dtype=np.int32)
+_IDENTITY = np.zeros(0, dtype=np.int64)  # leaf_lists without a permutation
 
 
 def _fit_tree(
@@ -196,14 +203,15 @@ def _tree_rows_leaves(X, rows, t, *flat) -> np.ndarray:
 
 
 def _kneighbors_rows(
-    qleaves, qmask, lo, hi, node_offset, ptr, members, n_ref, k, exclude_self
+    qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, k, exclude_self
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` forest neighbours ``(ind, sim)`` of queries ``lo:hi``."""
+    """Top-``k`` forest neighbours ``(ind, sim)`` of queries ``qorder[lo:hi]``."""
     ind = np.empty((hi - lo, k), dtype=np.int64)
     sim = np.empty((hi - lo, k), dtype=np.float64)
     forest_kneighbors(
-        qleaves, qmask, lo, hi, node_offset, ptr, members, qmask, n_ref, k, exclude_self, ind, sim
-    )
+        qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, qmask, ref_index, n_ref, k,
+        exclude_self, ind, sim,
+    )  # fmt: skip
     return ind, sim
 
 
@@ -481,7 +489,9 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         yleaves, y_train = self._leaves_of(Y)
         mask = self._masks(method, x_train and y_train)
         empty = np.zeros((0, 0), dtype=np.uint8)
-        ptr, members = leaf_lists(yleaves, self._flat.node_offset, empty if mask is None else mask)
+        ptr, members = leaf_lists(
+            yleaves, self._flat.node_offset, empty if mask is None else mask, _IDENTITY
+        )
         n_rows, n_cols = xleaves.shape[0], yleaves.shape[0]
         chunks = _chunks(n_rows)
         qmask = empty if mask is None else mask
@@ -562,8 +572,12 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         mask = self._masks(method, is_train)
         empty = np.zeros((0, 0), dtype=np.uint8)
         train_leaves, _ = self._leaves_of(None)
+        # Reference points numbered, and queries visited, in a leaf order: forest
+        # neighbours then sit close together in memory (locality_order).
+        ref_order = locality_order(train_leaves)
+        qorder = ref_order if is_train else locality_order(qleaves)
         ptr, members = leaf_lists(
-            train_leaves, self._flat.node_offset, empty if mask is None else mask
+            train_leaves, self._flat.node_offset, empty if mask is None else mask, ref_order
         )
         n_q = qleaves.shape[0]
         ind = np.empty((n_q, n_neighbors), dtype=np.int64)
@@ -577,11 +591,13 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             delayed(_kneighbors_rows)(
                 qleaves,
                 qmask,
+                qorder,
                 lo,
                 hi,
                 self._flat.node_offset,
                 ptr,
                 members,
+                ref_order,
                 n_train,
                 n_neighbors,
                 is_train,
@@ -591,8 +607,8 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         for (lo, hi), (b_ind, b_sim) in _progress(
             zip(chunks, blocks, strict=True), len(chunks), self.verbose, "neighbours"
         ):
-            ind[lo:hi] = b_ind
-            sim[lo:hi] = b_sim
+            ind[qorder[lo:hi]] = b_ind
+            sim[qorder[lo:hi]] = b_sim
         if return_distance:
             return 1.0 - sim, ind
         return ind
