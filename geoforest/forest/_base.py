@@ -78,7 +78,7 @@ class FlatForest(NamedTuple):
         nnz = np.array([t.proj_idx.shape[0] for t in trees], dtype=np.int64)
         nnz_offset = np.concatenate([[0], np.cumsum(nnz)])
         nodes = np.empty((int(node_offset[-1]), 4), dtype=np.int64)
-        for t, tree, o in zip(range(len(trees)), trees, nnz_offset[:-1], strict=True):
+        for t, (tree, o) in enumerate(zip(trees, nnz_offset[:-1], strict=True)):
             rows = slice(node_offset[t], node_offset[t + 1])
             nodes[rows, 0] = tree.left
             nodes[rows, 1] = tree.right
