@@ -92,18 +92,30 @@ def _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched):
 
 
 @njit(nogil=True, cache=True)
-def coleaf_counts(qleaves, qmask, lo, hi, node_offset, ptr, members, n_ref):
-    """Co-leaf counts ``L`` of queries ``lo:hi`` as CSR pieces (sorted columns)."""
+def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref):
+    """Co-leaf counts ``L`` of queries ``qorder[lo:hi]`` as CSR pieces (sorted columns).
+
+    Row ``pos - lo`` of the piece is query ``qorder[pos]``.  ``members`` hold
+    positions ``r`` of the reference points (see :func:`leaf_lists`);
+    ``ref_index[r]`` is the point, which is what the column indices give.
+    """
     counts = np.zeros(n_ref, dtype=np.int32)
     touched = np.empty(n_ref, dtype=np.int32)
+    keys = np.empty(n_ref, dtype=np.int64)
     indptr = np.zeros(hi - lo + 1, dtype=np.int64)
     cap = max(16, 8 * (hi - lo))
     indices = np.empty(cap, dtype=np.int32)
     data = np.empty(cap, dtype=np.int32)
     nnz = 0
-    for i in range(lo, hi):
+    for pos in range(lo, hi):
+        i = qorder[pos]
         n_touched = _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
-        row = np.sort(touched[:n_touched])
+        # (point, count) packed in one key (counts < 2^31), sorted by point.
+        for q in range(n_touched):
+            r = touched[q]
+            keys[q] = (np.int64(ref_index[r]) << 31) | counts[r]
+            counts[r] = 0
+        row = np.sort(keys[:n_touched])
         if nnz + n_touched > cap:
             cap = max(2 * cap, nnz + n_touched)
             new_indices = np.empty(cap, dtype=np.int32)
@@ -113,13 +125,21 @@ def coleaf_counts(qleaves, qmask, lo, hi, node_offset, ptr, members, n_ref):
             indices = new_indices
             data = new_data
         for q in range(n_touched):
-            j = row[q]
-            indices[nnz] = j
-            data[nnz] = counts[j]
-            counts[j] = 0
+            indices[nnz] = row[q] >> 31
+            data[nnz] = row[q] & 0x7FFFFFFF
             nnz += 1
-        indptr[i - lo + 1] = nnz
+        indptr[pos - lo + 1] = nnz
     return indptr, indices[:nnz].copy(), data[:nnz].copy()
+
+
+@njit(nogil=True, cache=True)
+def scatter_rows(indptr, indices, data, rows, out_indptr, out_indices, out_data):
+    """Copy CSR piece row ``p`` to row ``rows[p]`` of the output (its slot in ``out_indptr``)."""
+    for p in range(rows.shape[0]):
+        start = out_indptr[rows[p]]
+        for q in range(indptr[p], indptr[p + 1]):
+            out_indices[start + q - indptr[p]] = indices[q]
+            out_data[start + q - indptr[p]] = data[q]
 
 
 @njit(nogil=True, cache=True)

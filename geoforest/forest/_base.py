@@ -31,6 +31,7 @@ from ..proximity import (
     forest_kneighbors,
     leaf_lists,
     locality_order,
+    scatter_rows,
 )
 
 _MAX_SEED = np.iinfo(np.int32).max
@@ -124,7 +125,6 @@ def resolve_max_samples(max_samples: Any, n_samples: int) -> int:
 _NO_LABELS = np.zeros(0, dtype=np.int32)
 _NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 _NO_COUNTS = np.zeros(0, dtype=np.int32)
-_IDENTITY = np.zeros(0, dtype=np.int64)  # leaf_lists without a permutation
 
 
 def _fit_tree(
@@ -489,31 +489,40 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         yleaves, y_train = self._leaves_of(Y)
         mask = self._masks(method, x_train and y_train)
         empty = np.zeros((0, 0), dtype=np.uint8)
+        # Columns numbered, and rows visited, in leaf order (see kneighbors).
+        col_order = locality_order(yleaves)
+        row_order = col_order if xleaves is yleaves else locality_order(xleaves)
         ptr, members = leaf_lists(
-            yleaves, self._flat.node_offset, empty if mask is None else mask, _IDENTITY
+            yleaves, self._flat.node_offset, empty if mask is None else mask, col_order
         )
         n_rows, n_cols = xleaves.shape[0], yleaves.shape[0]
         chunks = _chunks(n_rows)
         qmask = empty if mask is None else mask
         pieces = Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
             delayed(coleaf_counts)(
-                xleaves, qmask, lo, hi, self._flat.node_offset, ptr, members, n_cols
-            )
+                xleaves,
+                qmask,
+                row_order,
+                lo,
+                hi,
+                self._flat.node_offset,
+                ptr,
+                members,
+                col_order,
+                n_cols,
+            )  # fmt: skip
             for lo, hi in chunks
         )
-        indptr = [np.zeros(1, dtype=np.int64)]
-        offset = 0
-        for p_indptr, p_indices, _ in pieces:
-            indptr.append(p_indptr[1:] + offset)
-            offset += p_indices.shape[0]
-        coleaf = sp.csr_array(
-            (
-                np.concatenate([p[2] for p in pieces]),
-                np.concatenate([p[1] for p in pieces]),
-                np.concatenate(indptr),
-            ),
-            shape=(n_rows, n_cols),
-        )
+        # Pieces hold rows in row_order: place each row at its own index.
+        row_nnz = np.empty(n_rows, dtype=np.int64)
+        for (lo, hi), (p_indptr, _, _) in zip(chunks, pieces, strict=True):
+            row_nnz[row_order[lo:hi]] = np.diff(p_indptr)
+        indptr = np.concatenate([[0], np.cumsum(row_nnz)])
+        indices = np.empty(indptr[-1], dtype=np.int32)
+        data = np.empty(indptr[-1], dtype=np.int32)
+        for (lo, hi), (p_indptr, p_indices, p_data) in zip(chunks, pieces, strict=True):
+            scatter_rows(p_indptr, p_indices, p_data, row_order[lo:hi], indptr, indices, data)
+        coleaf = sp.csr_array((data, indices, indptr), shape=(n_rows, n_cols))
         return ProximityCounts(coleaf, len(self.trees_), mask, mask)
 
     def proximity(self, X=None, Y=None, method: str = "all", dense: bool = False):
