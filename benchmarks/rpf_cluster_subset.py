@@ -14,7 +14,10 @@ parts.  ::
 the estimator's default), ``--methods`` runs only the methods named (comma
 separated, names as in ``rpf_cluster.METHODS``; the oracle and the consensus
 columns need ``rpfCluster``), and ``--kernel-neighbors NAME=M`` sets a data
-set's ``kernel_neighbors`` (MAGIC has 50 by default).
+set's ``kernel_neighbors`` (MAGIC has 50 by default); ``--first-seed S`` runs
+seeds S, S + 1, ... (to add seeds to an earlier run); ``--sweep-dir DIR``
+saves the oracle's candidates per data set and seed for
+``benchmarks/rpf_rule_eval.py``.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ def main() -> None:
     parser.add_argument("datasets", help="comma-separated names")
     parser.add_argument("out", type=Path)
     parser.add_argument("seeds", type=int, nargs="?", default=None)
+    parser.add_argument("--first-seed", type=int, default=0, help="seeds first, first + 1, ...")
+    parser.add_argument("--sweep-dir", type=Path, default=None, help="save every candidate")
     parser.add_argument("--selection", choices=("consensus", "eigengap", "unfragmented"))
     parser.add_argument("--methods", default=None)
     parser.add_argument("--kernel-neighbors", action="append", default=[], metavar="NAME=M")
@@ -39,6 +44,7 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"unknown data sets {sorted(unknown)}; known: {rpf_cluster.DATASETS_FULL}")
     full = {**rpf_cluster.settings(False), "datasets": names, "selection": args.selection}
+    full["sweep_dir"] = args.sweep_dir
     if args.seeds is not None:
         full["seeds"] = args.seeds
     if args.methods is not None:
@@ -54,7 +60,9 @@ def main() -> None:
         key, _, value = item.partition("=")
         full["kernel_neighbors"][key] = None if value in ("", "none") else int(value)
     rpf_cluster.settings = lambda quick: full
-    config = ExperimentConfig(out=Path(args.out), n_jobs=1, seed=0, show_progress=True)
+    config = ExperimentConfig(
+        out=Path(args.out), n_jobs=1, seed=args.first_seed, show_progress=True
+    )
     run_experiment("rpf-cluster", config)
 
 

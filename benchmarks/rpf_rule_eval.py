@@ -14,6 +14,11 @@ oracle (best accuracy on the grid) and the oracle-to-rule gap.  Rules:
 * ``cons_w``   mean ARI weighted by the other candidates' relative eigengap
 * ``gap``      largest eigengap lambda_K - lambda_{K+1}
 * ``stage2``   per beta_1 the ``cons`` pick over beta_2, then ``cons`` among those
+* ``refuse2``, ``refuse3``  ``cons_tb`` among the candidates whose lambda_{K+1} is
+               below 1 - 1e-2 (1e-3): candidates whose graph has at least K + 1
+               (almost) disconnected pieces are refused.  Needs the spectrum, so
+               on caches written by the experiment's ``--sweep-dir`` it only
+               means something on the default grid.
 
     python benchmarks/rpf_rule_eval.py /tmp/rules
 """
@@ -71,7 +76,12 @@ def rules(d: dict, mask: np.ndarray) -> dict[str, int]:
     full[np.ix_(idx, idx)] = A
     ev = d["eigenvalues"]
     gap = ev[:, K - 1] - ev[:, K]
-    khat = np.array([estimate_n_clusters(s, max_clusters=10) for s in d["spectra"]])
+    khat = np.array(
+        [
+            estimate_n_clusters(s, max_clusters=min(10, s.size - 1)) if np.isfinite(s).all() else -1
+            for s in d["spectra"]
+        ]
+    )
     out = {"cons": cons_pick(full, idx)}
     pairs = d["pairs"]
     out["cons_tb"] = int(idx[select_best(cons_scores(full, idx), pairs[idx, 1], pairs[idx, 0])])
@@ -80,6 +90,12 @@ def rules(d: dict, mask: np.ndarray) -> dict[str, int]:
     rel = np.nan_to_num((1 - ev[:, K]) / np.maximum(1 - ev[:, K - 1], 1e-12), nan=0.0)
     out["cons_w"] = cons_pick(full, idx, weights=np.log1p(rel))
     out["gap"] = int(idx[np.nanargmax(gap[idx])])
+    # refuse candidates whose lambda_{K+1} is 1 to within tol (at least K + 1 almost
+    # disconnected pieces); only where the spectrum was computed (the default grid)
+    for tol, key in ((1e-2, "refuse2"), (1e-3, "refuse3")):
+        ok = idx[np.isfinite(ev[idx, K]) & (1.0 - ev[idx, K] > tol)]
+        sub = ok if ok.size else idx
+        out[key] = int(sub[select_best(cons_scores(full, sub), pairs[sub, 1], pairs[sub, 0])])
     firsts = []
     for b1 in np.unique(pairs[idx, 0]):
         firsts.append(cons_pick(full, idx[pairs[idx, 0] == b1]))
@@ -102,7 +118,9 @@ def main() -> None:
             for rule, i in picks.items():
                 table[(name, grid, rule)].append((acc[i], cocluster_accuracy(y, d["labels"][i])))
     names = sorted({k[0] for k in table})
-    rule_names = ("oracle", "cons", "cons_tb", "cons_k", "cons_w", "gap", "stage2")
+    rule_names = (
+        "oracle", "cons", "cons_tb", "cons_k", "cons_w", "gap", "stage2", "refuse2", "refuse3"
+    )  # fmt: skip
     print("dataset grid seeds " + " ".join(f"{r:>13}" for r in rule_names))
     for name in names:
         for grid in ("default", "fine"):

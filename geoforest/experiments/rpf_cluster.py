@@ -228,6 +228,45 @@ def _full_labels(model, pair: tuple[float, float], sweep_labels: np.ndarray, see
     return model._candidate(model.kernel_, *pair, seed)["_res"].labels
 
 
+def _save_sweep(path, model, sweep, y: np.ndarray, K: int) -> None:
+    """Write the sweep's candidates for ``benchmarks/rpf_rule_eval.py`` (one ``.npz``).
+
+    Labels of every candidate on the selection points, the pairs, the true
+    labels of those points, and for the default grid the 11 leading
+    eigenvalues of each candidate's normalised affinity (``spectra``; enough
+    to estimate K up to 10) and the number of connected components of its
+    graph (other pairs: NaN / -1).
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    from ..cluster import spectral_eigs
+    from ..cluster._forest import SCALES
+
+    pairs = list(sweep)
+    default = np.array([b2 in SCALES for _, b2 in pairs])
+    n_sel = model.selection_kernel_.shape[0]
+    n_eigs = min(11, n_sel)
+    spectra = np.full((len(pairs), n_eigs), np.nan)
+    components = np.full(len(pairs), -1)
+    for i, pair in enumerate(pairs):
+        if default[i]:
+            A = sweep[pair]["_A"]
+            spectra[i] = spectral_eigs(A, n_eigs, solver="dense")[0][:n_eigs]
+            components[i] = connected_components(A, directed=False)[0]
+    sub = model.selection_indices_
+    np.savez_compressed(
+        path,
+        pairs=np.array(pairs),
+        labels=np.array([sweep[p]["_res"].labels for p in pairs]),
+        eigenvalues=spectra[:, : K + 1],
+        spectra=spectra,
+        components=components,
+        y=y if sub is None else y[sub],
+        K=K,
+        default_grid=default,
+    )
+
+
 def _oracle(model, y: np.ndarray, seed: int, sweep) -> tuple[np.ndarray, dict[str, Any]]:
     """The best (beta_1, beta_2) *by accuracy against y* on a fitted rpfCluster's kernel.
 
@@ -288,6 +327,10 @@ def run(config: ExperimentConfig) -> ExperimentResult:
                     with Timer() as timer:
                         if "sweep" not in cache:
                             cache["sweep"] = _sweep(cache["rpfCluster"], seed)
+                            if s.get("sweep_dir"):
+                                s["sweep_dir"].mkdir(parents=True, exist_ok=True)
+                                path = s["sweep_dir"] / f"{name}_t{s['n_trees']}_s{seed}.npz"
+                                _save_sweep(path, cache["rpfCluster"], cache["sweep"], y, K)
                         rule = _oracle if method == "rpfCluster (oracle)" else _consensus
                         if rule is _oracle:
                             labels, info = _oracle(cache["rpfCluster"], y, seed, cache["sweep"])
