@@ -25,6 +25,9 @@ oracle (best accuracy on the grid) and the oracle-to-rule gap.  Rules:
                after the directory), then ``cons_tb`` over beta_2 at that beta_1; on
                the fine grid this is consensus over the fine beta_2 grid
 * ``unf_r3``   ``unf`` refusing candidates with lambda_{K+1} > 1 - 1e-3 (default grid)
+* ``unf_w``    ``unf`` with the ``cons_w`` weights (default grid)
+* ``unf_sharp`` at ``unf``'s beta_1 the smallest beta_2 whose graph has at most K
+               connected components and lambda_{K+1} < 1 - 1e-3 (default grid)
 
     python benchmarks/rpf_rule_eval.py /tmp/rules
     python benchmarks/rpf_rule_eval.py .rpf-sweeps docs/results/rpf-cluster/*/rpf_cluster.csv
@@ -111,6 +114,12 @@ def rules(d: dict, mask: np.ndarray, beta1: float | None = None) -> dict[str, in
         ok = at[np.isfinite(ev[at, K]) & (1.0 - ev[at, K] > 1e-3)]
         sub = ok if ok.size else at
         out["unf_r3"] = int(sub[select_best(cons_scores(full, sub), pairs[sub, 1], pairs[sub, 0])])
+        # the sharpest beta_2 at that beta_1 whose graph is not in more than K pieces
+        comp = d["components"] if "components" in d else np.full(len(pairs), -1)
+        whole = at[(comp[at] >= 1) & (comp[at] <= K) & (1.0 - ev[at, K] > 1e-3)]
+        out["unf_sharp"] = int(whole[np.argmin(pairs[whole, 1])]) if whole.size else out["unf"]
+        w = np.log1p(rel)
+        out["unf_w"] = int(at[select_best(cons_scores(full, at, w), pairs[at, 1], pairs[at, 0])])
     firsts = []
     for b1 in np.unique(pairs[idx, 0]):
         firsts.append(cons_pick(full, idx[pairs[idx, 0] == b1]))
@@ -149,7 +158,7 @@ def main() -> None:
     names = sorted({k[0] for k in table})
     rule_names = (
         "oracle", "cons", "cons_tb", "cons_k", "cons_w", "gap", "stage2", "refuse2", "refuse3",
-        "unf", "unf_r3",
+        "unf", "unf_r3", "unf_w", "unf_sharp",
     )  # fmt: skip
     print("dataset grid seeds " + " ".join(f"{r:>13}" for r in rule_names))
     for name in names:
