@@ -326,7 +326,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     WDBC 0.874 (0.874), heart 0.616 (0.612).  It clusters 10 candidates
     instead of 50.  Per seed it can lose a little (segment: 3 of 10 seeds by
     0.001-0.021).  On the other large sets (candidates compared on 1,000
-    points): satimage 0.722 against consensus 0.391 (5 seeds), but musk2
+    points): satimage 0.721 against consensus 0.328 (10 seeds), but musk2
     0.540 against 0.572 and MAGIC (``kernel_neighbors=50``) 0.615 against
     0.636 (5 seeds each; on both, no method measured beats putting every
     point in one cluster, 0.846 and 0.648, by more than 0.001).
