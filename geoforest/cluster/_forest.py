@@ -327,8 +327,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     instead of 50.  Per seed it can lose a little (segment: 3 of 10 seeds by
     0.001-0.021).  On the other large sets (candidates compared on 1,000
     points): satimage 0.721 against consensus 0.328 (10 seeds), but musk2
-    0.539 against 0.554 (10 seeds) and MAGIC (``kernel_neighbors=50``) 0.615
-    against 0.636 (5 seeds; on both, no method measured beats putting every
+    0.539 against 0.554 and MAGIC (``kernel_neighbors=50``) 0.615 against
+    0.633 (10 seeds each; on both, no method measured beats putting every
     point in one cluster, 0.846 and 0.648, by more than 0.001).
 
     Examples
