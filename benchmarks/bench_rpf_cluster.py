@@ -66,7 +66,7 @@ def load(data: str, n: int):
 
 
 def child(
-    kind: str, data: str, n: int, kernel_neighbors: int | None, selection: str = "consensus"
+    kind: str, data: str, n: int, kernel_neighbors: int | None, selection: str = "unfragmented"
 ) -> dict:
     import warnings
 
@@ -132,7 +132,7 @@ def main() -> None:
     parser.add_argument("--n", default=None, help="comma-separated sizes")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per child")
     parser.add_argument("--kernel-neighbors", type=int, default=None)
-    parser.add_argument("--selection", default="consensus", help="the estimator's selection")
+    parser.add_argument("--selection", default="unfragmented", help="the estimator's selection")
     parser.add_argument("--no-sklearn", action="store_true", help="skip scikit-learn")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -221,3 +221,28 @@ def test_rpf_cluster_sklearn_baseline_runs_in_a_child_with_a_timeout():
     labels = _sklearn_spectral(X, 3, 0, timeout=120.0)
     assert np.array_equal(labels, SpectralClustering(3, random_state=0).fit_predict(X))
     assert _sklearn_spectral(X, 3, 0, timeout=0.01) is None
+
+
+@pytest.mark.parametrize("max_selection_samples", [None, 80])
+def test_rpf_cluster_consensus_column_is_the_consensus_estimator(max_selection_samples):
+    # The experiment's "rpfCluster (consensus)" column is derived from the oracle's sweep
+    # of the default-rule model; it must be exactly what the estimator with
+    # selection="consensus" gives on the same data and seed (with and without the
+    # selection subset).
+    from sklearn.datasets import load_iris
+
+    from geoforest import ForestSpectralClustering, RandomProjectionForest
+    from geoforest.experiments.rpf_cluster import _consensus, _sweep
+
+    X = load_iris().data
+    common = dict(
+        forest=RandomProjectionForest(40),
+        max_selection_samples=max_selection_samples,
+        random_state=3,
+        n_jobs=1,
+    )
+    model = ForestSpectralClustering(3, selection="unfragmented", **common).fit(X)
+    reference = ForestSpectralClustering(3, selection="consensus", **common).fit(X)
+    labels, info = _consensus(model, 3, _sweep(model, 3))
+    assert (info["threshold"], info["scale"]) == (reference.threshold_, reference.scale_)
+    assert np.array_equal(labels, reference.labels_)

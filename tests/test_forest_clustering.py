@@ -56,7 +56,7 @@ def test_fixed_betas_equal_kernel_spectral_clustering_of_the_sharpened_kernel():
 
 def test_auto_selection_is_the_consensus_candidate():
     X, y, _ = _kernel(seed=1)
-    model = gf.ForestSpectralClustering(3, random_state=0).fit(X)
+    model = gf.ForestSpectralClustering(3, selection="consensus", random_state=0).fit(X)
     cands = model.candidates_
     assert len(cands) == 5 * 10
     # Recompute every candidate's labels independently and the consensus scores.
@@ -256,7 +256,9 @@ def test_unfragmented_selection_is_consensus_at_that_threshold():
     from geoforest.cluster._forest import SCALES, unfragmented_threshold
 
     X, y, _ = _kernel(seed=1)
-    model = gf.ForestSpectralClustering(3, selection="unfragmented", random_state=0).fit(X)
+    # the default rule since segment (docs/results/rpf-cluster.md)
+    model = gf.ForestSpectralClustering(3, random_state=0).fit(X)
+    assert model.selection == "unfragmented"
     b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
     cands = model.candidates_
     assert [c["scale"] for c in cands] == list(SCALES)
@@ -264,3 +266,18 @@ def test_unfragmented_selection_is_consensus_at_that_threshold():
     fixed = gf.ForestSpectralClustering(3, threshold=b1, random_state=0).fit(X)
     assert model.scale_ == fixed.scale_ and np.array_equal(model.labels_, fixed.labels_)
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
+    # The consensus among the 10 scales, recomputed independently (each candidate by
+    # KernelSpectralClustering of the sharpened kernel, scores by scikit-learn's ARI).
+    labels = [
+        gf.KernelSpectralClustering(3, random_state=0)
+        .fit(sharpen_kernel(model.kernel_, b1, b2))
+        .labels_
+        for b2 in SCALES
+    ]
+    scores = [
+        np.mean([adjusted_rand_score(a, b) for j, b in enumerate(labels) if j != i])
+        for i, a in enumerate(labels)
+    ]
+    assert np.allclose(scores, [c["score"] for c in cands])
+    tied = [i for i, v in enumerate(scores) if v >= max(scores) - 1e-9]
+    assert model.scale_ == max(SCALES[i] for i in tied)

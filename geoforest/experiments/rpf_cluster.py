@@ -7,7 +7,9 @@ classes K given to every method, over several seeds.  Methods:
 ``rpfCluster``
     :class:`geoforest.ForestSpectralClustering` with its label-free defaults
     (200 random projection trees, ``n_s = 30``, beta_1 and beta_2 chosen by
-    the consensus rule over the paper's grid).
+    the estimator's default ``selection``), or the ``selection`` of the
+    settings; ``kernel_neighbors`` per data set from :data:`KERNEL_NEIGHBORS`
+    (MAGIC: 50).
 ``rpfCluster (oracle)``
     The same fitted kernel with the (beta_1, beta_2) of best *accuracy
     against the labels*, over the paper's beta_1 grid and a fine beta_2 grid
@@ -16,6 +18,11 @@ classes K given to every method, over several seeds.  Methods:
     so it is not a clustering method.  On data sets larger than the model's
     ``max_selection_samples`` the pairs are compared on its selection subset
     and the chosen pair then clusters every point.
+``rpfCluster (consensus)``
+    What ``selection="consensus"`` (the consensus over the full beta_1 x
+    beta_2 grid) picks on the same kernel, computed from the oracle's
+    candidates, so that both label-free rules are measured on every data set
+    and seed from one forest.
 ``URerF kernel``
     ForestSpectralClustering on an :class:`~geoforest.UnsupervisedForest`
     kernel (our own combination; same label-free rule).
@@ -50,6 +57,7 @@ DATASETS_FULL = datasets.CLUSTERING_BENCHMARKS
 METHODS = (
     "rpfCluster",
     "rpfCluster (oracle)",
+    "rpfCluster (consensus)",
     "URerF kernel",
     "K-means",
     "NJW (self-tuning)",
@@ -95,11 +103,29 @@ def _sklearn_spectral(X: np.ndarray, K: int, seed: int, timeout: float):
         return np.load(dst)
 
 
+#: ``kernel_neighbors`` of the forest methods per data set (others: the full kernel).
+#: MAGIC's full kernel holds about 17.5 M non-zeros (1.4 GB peak, a minute per
+#: clustering on 2 cores); 50 neighbours per point hold 1.1 M (``docs/benchmarks.md``).
+KERNEL_NEIGHBORS: dict[str, int] = {"magic": 50}
+
+
 def settings(quick: bool) -> dict[str, Any]:
-    """Data sets, seeds and forest sizes of the full and the quick run."""
+    """Data sets, seeds, forest sizes and methods of the full and the quick run.
+
+    ``selection`` is passed to every :class:`~geoforest.ForestSpectralClustering`
+    (``None``: the estimator's default) and ``kernel_neighbors`` maps data sets
+    to the estimator's ``kernel_neighbors``.
+    """
+    common = {"methods": METHODS, "selection": None, "kernel_neighbors": dict(KERNEL_NEIGHBORS)}
     if quick:
-        return {"datasets": ("iris", "wine"), "seeds": 2, "n_trees": 100, "kmeans_init": 10}
-    return {"datasets": DATASETS_FULL, "seeds": 10, "n_trees": 200, "kmeans_init": 100}
+        return {
+            **common,
+            "datasets": ("iris", "wine"),
+            "seeds": 2,
+            "n_trees": 100,
+            "kmeans_init": 10,
+        }
+    return {**common, "datasets": DATASETS_FULL, "seeds": 10, "n_trees": 200, "kmeans_init": 100}
 
 
 def prepare(name: str) -> tuple[np.ndarray, np.ndarray, int]:
@@ -128,7 +154,7 @@ def self_tuning_affinity(X: np.ndarray, n_neighbors: int = 15, scale_rank: int =
     return W.maximum(W.T)
 
 
-def _run_method(method, X, K, seed, s, config, cache):
+def _run_method(method, X, K, seed, s, config, cache, name=""):
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
@@ -137,12 +163,18 @@ def _run_method(method, X, K, seed, s, config, cache):
 
     if method in ("rpfCluster", "URerF kernel"):
         base = RandomProjectionForest if method == "rpfCluster" else UnsupervisedForest
+        extra = {} if s.get("selection") is None else {"selection": s["selection"]}
         model = ForestSpectralClustering(
-            K, forest=base(s["n_trees"]), random_state=seed, n_jobs=config.n_jobs
+            K,
+            forest=base(s["n_trees"]),
+            kernel_neighbors=s.get("kernel_neighbors", {}).get(name),
+            random_state=seed,
+            n_jobs=config.n_jobs,
+            **extra,
         ).fit(X)
         cache[method] = model
         return model.labels_, {"threshold": model.threshold_, "scale": model.scale_}
-    if method == "rpfCluster (oracle)":
+    if method in ("rpfCluster (oracle)", "rpfCluster (consensus)"):
         return None, {}  # scored from the cached rpfCluster model's candidates
     if method == "K-means":
         # one OpenMP thread, as in geoforest's spectral step (2 threads on a loaded
@@ -173,50 +205,137 @@ ORACLE_SCALES: tuple[float, ...] = tuple(
 )
 
 
-def _oracle(model, y: np.ndarray, K: int, seed: int) -> tuple[np.ndarray, dict[str, Any]]:
+def _sweep(model, seed: int) -> dict[tuple[float, float], dict[str, Any]]:
+    """Every (beta_1, beta_2) of the oracle grid, clustered on the model's selection kernel.
+
+    ``model._candidate`` is the model's own procedure for one pair: sharpen,
+    spectral clustering, cut-off points attached through the kernel.  The
+    kernel is the model's selection kernel (its subset forest's, when it
+    compared candidates on a subset), so the same seed gives exactly the
+    candidates the estimator itself would compute.
+    """
+    from ..cluster._forest import SCALES, THRESHOLDS
+
+    S = model.selection_kernel_
+    scales = sorted(set(ORACLE_SCALES) | set(SCALES))
+    return {(b1, b2): model._candidate(S, b1, b2, seed) for b1 in THRESHOLDS for b2 in scales}
+
+
+def _full_labels(model, pair: tuple[float, float], sweep_labels: np.ndarray, seed: int):
+    """Labels of every point for ``pair``: the sweep's, or one more clustering of all points."""
+    if model.selection_indices_ is None:
+        return sweep_labels
+    return model._candidate(model.kernel_, *pair, seed)["_res"].labels
+
+
+def _save_sweep(path, model, sweep, y: np.ndarray, K: int) -> None:
+    """Write the sweep's candidates for ``benchmarks/rpf_rule_eval.py`` (one ``.npz``).
+
+    Labels of every candidate on the selection points, the pairs, the true
+    labels of those points, and for the default grid the 11 leading
+    eigenvalues of each candidate's normalised affinity (``spectra``; enough
+    to estimate K up to 10) and the number of connected components of its
+    graph (other pairs: NaN / -1).
+    """
+    from scipy.sparse.csgraph import connected_components
+
+    from ..cluster import spectral_eigs
+    from ..cluster._forest import SCALES
+
+    pairs = list(sweep)
+    default = np.array([b2 in SCALES for _, b2 in pairs])
+    n_sel = model.selection_kernel_.shape[0]
+    n_eigs = min(11, n_sel)
+    spectra = np.full((len(pairs), n_eigs), np.nan)
+    components = np.full(len(pairs), -1)
+    for i, pair in enumerate(pairs):
+        if default[i]:
+            A = sweep[pair]["_A"]
+            spectra[i] = spectral_eigs(A, n_eigs, solver="dense")[0][:n_eigs]
+            components[i] = connected_components(A, directed=False)[0]
+    sub = model.selection_indices_
+    np.savez_compressed(
+        path,
+        pairs=np.array(pairs),
+        labels=np.array([sweep[p]["_res"].labels for p in pairs]),
+        eigenvalues=spectra[:, : K + 1],
+        spectra=spectra,
+        components=components,
+        y=y if sub is None else y[sub],
+        K=K,
+        default_grid=default,
+    )
+
+
+def _oracle(model, y: np.ndarray, seed: int, sweep) -> tuple[np.ndarray, dict[str, Any]]:
     """The best (beta_1, beta_2) *by accuracy against y* on a fitted rpfCluster's kernel.
 
     Every beta_1 of the paper's grid with every beta_2 of :data:`ORACLE_SCALES`
     clusters the model's kernel (restricted to its selection subset when it has
     one); the best pair by accuracy then clusters every point.
     """
-    from ..cluster._forest import THRESHOLDS
-
-    # model._candidate is the model's own procedure for one (beta_1, beta_2):
-    # sharpen, spectral clustering, cut-off points attached through the kernel.
     sub = model.selection_indices_
-    S = model.selection_kernel_
     y_sel = y if sub is None else y[sub]
-    best, best_acc, best_labels = None, -1.0, None
-    for b1 in THRESHOLDS:
-        for b2 in ORACLE_SCALES:
-            labels = model._candidate(S, b1, b2, seed)["_res"].labels
-            acc = metrics.clustering_accuracy(y_sel, labels)
-            if acc > best_acc:
-                best, best_acc, best_labels = (b1, b2), acc, labels
-    info = {"threshold": best[0], "scale": best[1]}
-    if sub is None:
-        return best_labels, info
-    return model._candidate(model.kernel_, *best, seed)["_res"].labels, info
+    best, best_acc = None, -1.0
+    for pair, cand in sweep.items():
+        if pair[1] not in ORACLE_SCALES:
+            continue
+        acc = metrics.clustering_accuracy(y_sel, cand["_res"].labels)
+        if acc > best_acc:
+            best, best_acc = pair, acc
+    labels = _full_labels(model, best, sweep[best]["_res"].labels, seed)
+    return labels, {"threshold": best[0], "scale": best[1]}
+
+
+def _consensus(model, seed: int, sweep) -> tuple[np.ndarray, dict[str, Any]]:
+    """What ``ForestSpectralClustering(selection="consensus")`` picks on the same kernel.
+
+    The consensus over the default :data:`THRESHOLDS` x :data:`SCALES` grid,
+    scored by the estimator's own ``_select`` on the sweep's candidates (the
+    same subset, forest and seed as the model, hence the same candidates).
+    Reported beside the default rule so that both label-free rules are
+    measured on every data set and seed from one forest.
+    """
+    from sklearn.base import clone
+
+    from ..cluster._forest import SCALES, THRESHOLDS
+
+    pairs = [(b1, b2) for b1 in THRESHOLDS for b2 in SCALES]
+    cands = [dict(sweep[p]) for p in pairs]
+    best = clone(model).set_params(selection="consensus")._select(cands, seed)
+    pair = pairs[best]
+    labels = _full_labels(model, pair, cands[best]["_res"].labels, seed)
+    return labels, {"threshold": pair[0], "scale": pair[1]}
 
 
 def run(config: ExperimentConfig) -> ExperimentResult:
     """Both accuracies of every method on every data set and seed."""
     s = settings(config.quick)
     rows: list[dict[str, Any]] = []
-    bar = progress(len(s["datasets"]) * s["seeds"] * len(METHODS), "rpf-cluster", config)
+    methods = s.get("methods", METHODS)
+    bar = progress(len(s["datasets"]) * s["seeds"] * len(methods), "rpf-cluster", config)
     for name in s["datasets"]:
         X, y, K = prepare(name)
         for rep in range(s["seeds"]):
             seed = config.seed + rep
             cache: dict[str, Any] = {}
-            for method in METHODS:
+            for method in methods:
                 bar.set_postfix_str(f"{name} #{rep} {method}")
                 with Timer() as timer:
-                    labels, info = _run_method(method, X, K, seed, s, config, cache)
-                if method == "rpfCluster (oracle)":
+                    labels, info = _run_method(method, X, K, seed, s, config, cache, name)
+                if method in ("rpfCluster (oracle)", "rpfCluster (consensus)"):
                     with Timer() as timer:
-                        labels, info = _oracle(cache["rpfCluster"], y, K, seed)
+                        if "sweep" not in cache:
+                            cache["sweep"] = _sweep(cache["rpfCluster"], seed)
+                            if s.get("sweep_dir"):
+                                s["sweep_dir"].mkdir(parents=True, exist_ok=True)
+                                path = s["sweep_dir"] / f"{name}_t{s['n_trees']}_s{seed}.npz"
+                                _save_sweep(path, cache["rpfCluster"], cache["sweep"], y, K)
+                        rule = _oracle if method == "rpfCluster (oracle)" else _consensus
+                        if rule is _oracle:
+                            labels, info = _oracle(cache["rpfCluster"], y, seed, cache["sweep"])
+                        else:
+                            labels, info = _consensus(cache["rpfCluster"], seed, cache["sweep"])
                 row = {
                     "dataset": name,
                     "n_samples": X.shape[0],
@@ -245,7 +364,7 @@ def run(config: ExperimentConfig) -> ExperimentResult:
 def _summary(rows: list[dict[str, Any]], s: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for name in s["datasets"]:
-        for method in METHODS:
+        for method in s.get("methods", METHODS):
             sel = select(rows, dataset=name, method=method)
             acc = np.array([r["accuracy"] for r in sel], dtype=float)
             co = np.array([r["cocluster"] for r in sel], dtype=float)
