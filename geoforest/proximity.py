@@ -31,14 +31,13 @@ def leaf_lists(leaves, node_offset, mask, order):
     ``leaves[i, t]`` is the local leaf of point ``i`` in tree ``t``; only pairs
     with ``mask[i, t]`` set are listed (an empty ``mask`` lists everything).
     Returns ``(ptr, members)`` with members of global node ``g`` in
-    ``members[ptr[g]:ptr[g + 1]]``, in increasing order.  With a permutation
-    ``order`` the members are positions ``r`` in it (point ``order[r]``),
-    otherwise (``order`` empty) the points themselves.
+    ``members[ptr[g]:ptr[g + 1]]``, in increasing order.  Members are
+    positions ``r`` in the permutation ``order`` (point ``order[r]``; see
+    :func:`locality_order`).
     """
     n, n_trees = leaves.shape
     n_total = node_offset[n_trees]
     use_mask = mask.shape[0] > 0
-    permuted = order.shape[0] > 0
     ptr = np.zeros(n_total + 1, dtype=np.int64)
     for i in range(n):
         for t in range(n_trees):
@@ -50,7 +49,7 @@ def leaf_lists(leaves, node_offset, mask, order):
     fill = ptr[:-1].copy()
     members = np.empty(ptr[n_total], dtype=np.int32)
     for r in range(n):
-        i = order[r] if permuted else r
+        i = order[r]
         for t in range(n_trees):
             if use_mask and mask[i, t] == 0:
                 continue
