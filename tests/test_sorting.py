@@ -44,3 +44,62 @@ def test_radix_orders_signed_zero_as_ties():
     a = np.array([0.0, -0.0, -1.0, 1.0, -0.0])
     radix_sort_inplace(a, 5, np.empty(5, np.uint64), np.empty(5, np.uint64))
     assert a[0] == -1.0 and a[-1] == 1.0 and np.all(a[1:4] == 0.0)
+
+
+def _hard_inputs(rng, n):
+    yield "normal", rng.normal(size=n)
+    yield "ties", np.round(rng.normal(size=n), 1)
+    yield "few levels", rng.integers(0, 3, size=n).astype(float)
+    yield "sorted", np.sort(rng.normal(size=n))
+    yield "reverse", np.sort(rng.normal(size=n))[::-1].copy()
+    yield "all equal", np.full(n, -1.25)
+    yield "signed zeros", rng.choice([0.0, -0.0, 1.0, -1.0], size=n)
+    mag = 10.0 ** rng.uniform(-300, 300, size=n)
+    yield "magnitudes", np.where(rng.random(n) < 0.5, -mag, mag)
+    yield "organ pipe", np.r_[np.arange(n // 2), np.arange(n - n // 2)[::-1]].astype(float)
+    yield "sawtooth", (np.arange(n) % 17).astype(float)
+
+
+def test_sort_values_matches_numpy_on_random_sizes():
+    rng = np.random.default_rng(1)
+    sizes = np.r_[np.arange(0, 70), rng.integers(70, 6001, size=40), 6000]
+    for n in sizes:
+        for kind, z in _hard_inputs(rng, int(n)):
+            a = np.r_[z, np.full(3, 7.0)]
+            keys = np.empty(n, dtype=np.uint64)  # exactly n: the scratch bound
+            tmp = np.empty(n, dtype=np.uint64)
+            sort_values(a, n, keys, tmp)
+            np.testing.assert_array_equal(a[:n], np.sort(z), err_msg=f"{kind}, n={n}")
+            # Same bit patterns (no -0.0 turned into 0.0), only reordered.
+            np.testing.assert_array_equal(
+                np.sort(a[:n].view(np.uint64)), np.sort(z.view(np.uint64)), err_msg=kind
+            )
+            np.testing.assert_array_equal(a[n:], 7.0)
+
+
+def test_leaf_networks_every_size():
+    from geoforest._engine.sorting import _leaf, _network16
+
+    rng = np.random.default_rng(2)
+    for m in range(2, 33):
+        for z in (rng.normal(size=m), rng.integers(0, 3, size=m).astype(float)):
+            a = np.r_[-5.0, z, 5.0]
+            _leaf(a, 1, m)
+            np.testing.assert_array_equal(a, np.r_[-5.0, np.sort(z), 5.0])
+    # 0-1 principle: the 16-input network sorts every 0/1 sequence.
+    bits = (np.arange(1 << 16)[:, None] >> np.arange(16)) & 1
+    for row in bits[::7]:
+        a = row.astype(float)
+        _network16(a, 0, 16)
+        assert np.all(np.diff(a) >= 0)
+
+
+def test_heapsort_fallback():
+    from geoforest._engine.sorting import _heapsort
+
+    rng = np.random.default_rng(3)
+    for n in (2, 3, 31, 1000):
+        z = np.round(rng.normal(size=n), 1)
+        a = np.r_[9.0, z, -9.0]
+        _heapsort(a, 1, n + 1)
+        np.testing.assert_array_equal(a, np.r_[9.0, np.sort(z), -9.0])
