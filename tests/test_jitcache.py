@@ -1,0 +1,78 @@
+"""The numba cache guard: stale machine code is dropped when a kernel module changes."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from geoforest._jitcache import STAMP_NAME, fingerprint, invalidate_stale_caches
+
+
+def _package(tmp_path: Path) -> Path:
+    root = tmp_path / "pkg"
+    (root / "_engine" / "__pycache__").mkdir(parents=True)
+    (root / "other" / "__pycache__").mkdir(parents=True)
+    (root / "_engine" / "sorting.py").write_text("def f(): pass\n")
+    (root / "_engine" / "builder.py").write_text("def g(): pass\n")
+    (root / "proximity.py").write_text("def h(): pass\n")
+    (root / "cli.py").write_text("print('not a kernel module')\n")
+    return root
+
+
+def _cache_files(root: Path) -> list[Path]:
+    files = []
+    for sub in ("_engine", "other"):
+        for name in ("k.nbi", "k.nbc"):
+            path = root / sub / "__pycache__" / f"{sub}.{name}"
+            path.write_bytes(b"x")
+            files.append(path)
+    return files
+
+
+def test_first_check_clears_and_records_then_nothing_until_a_kernel_changes(tmp_path):
+    root = _package(tmp_path)
+    files = _cache_files(root)
+    (root / "_engine" / "__pycache__" / "sorting.cpython-311.pyc").write_bytes(b"keep")
+    assert invalidate_stale_caches(root)  # no stamp yet: caches of unknown age go
+    assert not any(f.exists() for f in files)
+    assert (root / "_engine" / "__pycache__" / "sorting.cpython-311.pyc").exists()
+    assert (root / "__pycache__" / STAMP_NAME).read_text() == fingerprint(root)
+
+    files = _cache_files(root)
+    assert not invalidate_stale_caches(root)  # unchanged sources: caches kept
+    assert all(f.exists() for f in files)
+
+    (root / "cli.py").write_text("print('edited, but no kernel here')\n")
+    assert not invalidate_stale_caches(root)
+    assert all(f.exists() for f in files)
+
+    sorting = root / "_engine" / "sorting.py"
+    sorting.write_text("def f(): return 1\n")
+    st = sorting.stat()
+    os.utime(sorting, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert invalidate_stale_caches(root)  # a callee changed: every kernel recompiles
+    assert not any(f.exists() for f in files)
+    assert not invalidate_stale_caches(root)
+
+
+def test_read_only_package_is_left_alone(tmp_path):
+    root = _package(tmp_path)
+    files = _cache_files(root)
+    os.chmod(root, 0o555)
+    try:
+        if os.access(root, os.W_OK):
+            pytest.skip("permissions do not bind this user (root)")
+        assert not invalidate_stale_caches(root)
+        assert all(f.exists() for f in files)
+    finally:
+        os.chmod(root, 0o755)
+
+
+def test_the_package_records_its_own_kernel_modules():
+    import geoforest
+
+    root = Path(geoforest.__file__).parent
+    text = fingerprint(root)
+    assert "_engine/builder.py" in text and "_engine/sorting.py" in text
+    assert "llpd/_llpd.py" in text and "proximity.py" in text
+    assert "cli.py" not in text
