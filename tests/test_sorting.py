@@ -103,3 +103,71 @@ def test_heapsort_fallback():
         a = np.r_[9.0, z, -9.0]
         _heapsort(a, 1, n + 1)
         np.testing.assert_array_equal(a, np.r_[9.0, np.sort(z), -9.0])
+
+
+def _pair_inputs(rng, n):
+    yield from _hard_inputs(rng, n)
+    yield "binary", rng.integers(0, 2, size=n).astype(float)
+    yield "20 levels", rng.integers(0, 20, size=n) * 0.37
+    # Values equal above the bits that carry the positions: the insertion pass sorts them.
+    yield "one ulp apart", 1.0 + rng.integers(0, max(n, 1), size=n) * 2.0**-52
+    yield (
+        "near ties, both signs",
+        rng.choice([-1.0, 1.0], size=n) * (1.0 + rng.integers(0, 50, size=n) * 2.0**-52),
+    )
+    yield "distinct in the low bits only", 1.0 + np.arange(n)[::-1] * 2.0**-52
+    yield "subnormals", rng.choice([0.0, -0.0, 5e-324, -5e-324, 1e-310, -1e-310], size=n)
+
+
+def _check_pairs(kind, n, z, seed):
+    from geoforest._engine.sorting import sort_pairs
+
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(3 * n + 7)[:n].astype(np.int64) - n  # arbitrary, negatives too
+    a = np.r_[z, np.full(3, 7.0)]  # the tails must stay untouched
+    idx = np.r_[labels, np.full(3, -9)].astype(np.int64)
+    sort_pairs(a, idx, n)
+    msg = f"{kind}, n={n}"
+    expect = z[np.argsort(z, kind="stable")]
+    np.testing.assert_array_equal(a[:n], expect, err_msg=msg)
+    # idx is the same permutation as the values: every value went with its label.
+    where = {int(lab): i for i, lab in enumerate(labels)}
+    src = np.array([where[int(lab)] for lab in idx[:n]], dtype=np.int64)
+    np.testing.assert_array_equal(np.sort(src), np.arange(n), err_msg=msg)
+    np.testing.assert_array_equal(a[:n].view(np.uint64), z[src].view(np.uint64), err_msg=msg)
+    np.testing.assert_array_equal(a[n:], 7.0)
+    np.testing.assert_array_equal(idx[n:], -9)
+
+
+def test_sort_pairs_matches_stable_argsort_on_random_sizes():
+    rng = np.random.default_rng(4)
+    sizes = np.r_[np.arange(0, 80), rng.integers(80, 5001, size=30), 2048, 4095, 4096]
+    for n in sizes:
+        for kind, z in _pair_inputs(rng, int(n)):
+            _check_pairs(kind, int(n), z, int(n))
+
+
+def test_sort_pairs_worst_cases():
+    from geoforest._engine.sorting import _finish_pairs, _heapsort_pairs
+
+    rng = np.random.default_rng(5)
+    # Every value in one group of keys, reversed: the insertion pass gives up
+    # after 8 n moves and the heapsort finishes.
+    n = 4000
+    z = 1.0 + np.arange(n)[::-1] * 2.0**-52
+    _check_pairs("one group, reversed", n, z, 0)
+    for n in (2, 3, 33, 500):
+        z = np.round(rng.normal(size=n), 1)
+        a = z.copy()
+        idx = np.arange(n, dtype=np.int64)
+        _heapsort_pairs(a, idx, 0, n)
+        np.testing.assert_array_equal(a, np.sort(z))
+        np.testing.assert_array_equal(z[idx], a)
+        a = z.copy()
+        idx = np.arange(n, dtype=np.int64)
+        _finish_pairs(a, idx, n)
+        np.testing.assert_array_equal(a, np.sort(z))
+        np.testing.assert_array_equal(z[idx], a)
+    # Many levels, each repeated: group after group is split off.
+    for n in (1000, 20000):
+        _check_pairs("sawtooth", n, (np.arange(n) % 300).astype(float), 1)
