@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from geoforest._engine.sorting import (
-    RADIX_MIN,
-    radix_sort_inplace,
+    BUCKET_MIN,
+    _distribute,
+    bucket_sort,
     sort_inplace,
     sort_values,
 )
@@ -13,7 +14,7 @@ from geoforest._engine.sorting import (
 
 def _inputs():
     rng = np.random.default_rng(0)
-    for n in (0, 1, 2, 3, 15, 16, 17, 100, RADIX_MIN - 1, RADIX_MIN, 5000):
+    for n in (0, 1, 2, 3, 15, 16, 17, 100, BUCKET_MIN - 1, BUCKET_MIN, 5000):
         yield rng.normal(size=n)
         yield rng.integers(-3, 4, size=n).astype(float)  # heavy ties, negatives, zeros
         yield np.sort(rng.normal(size=n))[::-1].copy()  # reversed
@@ -21,7 +22,7 @@ def _inputs():
         yield np.full(n, 2.5)
 
 
-@pytest.mark.parametrize("which", ["introsort", "radix", "dispatch"])
+@pytest.mark.parametrize("which", ["introsort", "bucket", "dispatch"])
 def test_sorts_match_numpy(which):
     for z in _inputs():
         n = z.shape[0]
@@ -30,20 +31,59 @@ def test_sorts_match_numpy(which):
         tmp = np.empty(max(n, 1), dtype=np.uint64)
         if which == "introsort":
             sort_inplace(a, n)
-        elif which == "radix":
-            if n == 0:
-                continue
-            radix_sort_inplace(a, n, keys, tmp)
+        elif which == "bucket":
+            bucket_sort(a, n, tmp.view(np.float64), keys.view(np.int64))
         else:
             sort_values(a, n, keys, tmp)
         np.testing.assert_array_equal(a[:n], np.sort(z))
         np.testing.assert_array_equal(a[n:], 9.0)
 
 
-def test_radix_orders_signed_zero_as_ties():
+def test_bucket_sort_orders_signed_zero_as_ties():
     a = np.array([0.0, -0.0, -1.0, 1.0, -0.0])
-    radix_sort_inplace(a, 5, np.empty(5, np.uint64), np.empty(5, np.uint64))
+    bucket_sort(a, 5, np.empty(5), np.empty(5, np.int64))
     assert a[0] == -1.0 and a[-1] == 1.0 and np.all(a[1:4] == 0.0)
+
+
+@pytest.mark.parametrize(
+    "kind", ["normal", "cauchy", "outlier", "two scales", "ties", "huge range", "one value"]
+)
+@pytest.mark.parametrize("n", [2, 33, 600, 5000, 40000])
+def test_bucket_sort_matches_numpy_and_keeps_every_bit(kind, n):
+    """Skewed data takes the crowded-bucket and fallback paths; bits are only moved."""
+    rng = np.random.default_rng(n)
+    z = {
+        "normal": rng.normal(size=n),
+        "cauchy": rng.standard_cauchy(n),
+        "outlier": np.r_[rng.normal(size=n - 1), 1e12],
+        "two scales": np.r_[rng.normal(size=n // 2) * 1e-9, rng.normal(size=n - n // 2)],
+        "ties": np.round(rng.normal(size=n), 1),
+        "huge range": np.r_[rng.normal(size=n - 2), -1.7e308, 1.7e308],  # hi - lo overflows
+        "one value": np.full(n, 3.0),
+    }[kind]
+    a = np.r_[z, np.full(3, 7.0)]
+    bucket_sort(a, n, np.empty(n), np.empty(n, np.int64))
+    np.testing.assert_array_equal(a[:n], np.sort(z))
+    np.testing.assert_array_equal(np.sort(a[:n].view(np.int64)), np.sort(z.view(np.int64)))
+    np.testing.assert_array_equal(a[n:], 7.0)
+
+
+def test_distribute_makes_ordered_buckets():
+    """Every value of a bucket is <= every value of the next, sizes add up."""
+    rng = np.random.default_rng(3)
+    for z in (rng.normal(size=3000), rng.standard_cauchy(3000), np.round(rng.normal(size=3000))):
+        a = z.copy()
+        start = _distribute(a, a.shape[0], np.empty(a.shape[0]))
+        assert start[0] == 0 and start[-1] == a.shape[0] and np.all(np.diff(start) >= 0)
+        assert start.shape[0] - 1 == a.shape[0] // 8
+        np.testing.assert_array_equal(np.sort(a), np.sort(z))
+        bounds = [
+            (a[s:e].min(), a[s:e].max())
+            for s, e in zip(start[:-1], start[1:], strict=True)
+            if e > s
+        ]
+        assert all(hi <= lo for (_, hi), (lo, _) in zip(bounds[:-1], bounds[1:], strict=True))
+    assert _distribute(np.full(50, 1.0), 50, np.empty(50)).shape[0] == 0
 
 
 def _hard_inputs(rng, n):
