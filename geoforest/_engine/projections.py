@@ -262,8 +262,11 @@ def project_samples(X, samples, lo, hi, idx, w, start, end, out):
     m = hi - lo
     for s in range(m):
         out[s] = 0.0
+    rows = samples[lo:hi]
     for q in range(start, end):
-        f = idx[q]
+        col = X[:, idx[q]]  # contiguous: the column-major copy
         wq = w[q]
+        # Unsigned indices: no negative-index wraparound in the gather.
         for s in range(m):
-            out[s] += wq * X[samples[lo + s], f]
+            u = np.uint64(s)
+            out[u] += wq * col[np.uint64(rows[u])]
