@@ -281,3 +281,61 @@ def test_unfragmented_selection_is_consensus_at_that_threshold():
     assert np.allclose(scores, [c["score"] for c in cands])
     tied = [i for i, v in enumerate(scores) if v >= max(scores) - 1e-9]
     assert model.scale_ == max(SCALES[i] for i in tied)
+
+
+def test_stability_selection_against_independently_redrawn_forests():
+    """Scores recomputed from forests fitted by hand (documented seeds), fragments refused."""
+    from sklearn.datasets import load_iris
+
+    from geoforest.cluster._forest import SCALES, unfragmented_threshold
+
+    X = load_iris().data
+    model = gf.ForestSpectralClustering(
+        3,
+        forest=gf.RandomProjectionForest(60),
+        selection="stability",
+        stability_forests=3,
+        random_state=1,
+    ).fit(X)
+    b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
+    cands = model.candidates_
+    assert [c["scale"] for c in cands] == list(SCALES)
+    assert {c["threshold"] for c in cands} == {b1}
+
+    # The same partitions from scratch: forests with seeds 1 + 7919 b, each
+    # candidate by spectral clustering of the sharpened kernel, points the
+    # threshold cut off attached through the raw kernel (tested above).
+    def partition(S, b2):
+        res = spectral_clustering(sharpen_kernel(S, b1, b2), 3, n_init=10, random_state=1)
+        return attach_by_kernel(S, res.labels, res.unembedded)
+
+    kernels = [
+        gf.RandomProjectionForest(60, random_state=(1 + 7919 * b) % (2**31 - 1)).fit(X).proximity()
+        for b in range(3)
+    ]
+    np.testing.assert_allclose(kernels[0].toarray(), model.kernel_.toarray())
+    parts = [[partition(S, b2) for b2 in SCALES] for S in kernels]
+    scores = [
+        np.mean(
+            [adjusted_rand_score(parts[a][j], parts[b][j]) for a, b in ((0, 1), (0, 2), (1, 2))]
+        )
+        for j in range(len(SCALES))
+    ]
+    assert np.allclose(scores, [c["score"] for c in cands])
+    fragmented = [np.bincount(parts[0][j]).min() < 5 for j in range(len(SCALES))]
+    assert [c["fragmented"] for c in cands] == fragmented
+    assert not all(fragmented)
+    allowed = [j for j in range(len(SCALES)) if not fragmented[j]]
+    best = max(scores[j] for j in allowed)
+    tied = [j for j in allowed if scores[j] >= best - 1e-9]
+    assert model.scale_ == max(SCALES[j] for j in tied)
+    again = gf.ForestSpectralClustering(
+        3,
+        forest=gf.RandomProjectionForest(60),
+        selection="stability",
+        stability_forests=3,
+        random_state=1,
+    ).fit(X)
+    assert np.array_equal(model.labels_, again.labels_)
+    with pytest.raises(ValueError):
+        gf.ForestSpectralClustering(3, selection="stability", stability_forests=1).fit(X)

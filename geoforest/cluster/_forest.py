@@ -238,6 +238,15 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
       (:func:`unfragmented_threshold`, on the full kernel), and beta_2 the
       consensus candidate over :data:`SCALES` at that beta_1 (10 candidates
       instead of 50).
+    * ``"stability"``: beta_1 as for ``"unfragmented"``; beta_2 is the scale
+      whose partition changes least when the forest is redrawn: the
+      candidates at each scale are also computed from ``stability_forests - 1``
+      further forests (other seeds, same data or subset), and the scale with
+      the largest mean adjusted Rand index between the forests' partitions
+      wins (ties as in :func:`select_best`), among the candidates without a
+      cluster under ``max(5, 2 % of n)`` points when there are any (a few
+      outliers split off are stable for a trivial reason).  The labels are
+      the first forest's.  Costs ``stability_forests - 1`` more forests and kernels.
 
     Parameters
     ----------
@@ -253,8 +262,11 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         beta_1.
     scale : float > 0 or "auto", default="auto"
         beta_2.
-    selection : {"unfragmented", "consensus", "eigengap"}, default="unfragmented"
+    selection : {"unfragmented", "stability", "consensus", "eigengap"}, default="unfragmented"
         How ``"auto"`` picks a candidate (see above and Notes).
+    stability_forests : int, default=4
+        Forests compared by ``selection="stability"`` (the fitted one
+        included); ignored by the other rules.
     max_clusters : int, default=10
         Largest K the eigengap may choose when ``n_clusters`` is None.
     n_init : int, default=10
@@ -347,7 +359,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         "forest": [None, HasMethods(["fit", "proximity"])],
         "threshold": [Interval(numbers.Real, 0.0, 1.0, closed="left"), StrOptions({"auto"})],
         "scale": [Interval(numbers.Real, 0.0, None, closed="neither"), StrOptions({"auto"})],
-        "selection": [StrOptions({"consensus", "eigengap", "unfragmented"})],
+        "selection": [StrOptions({"consensus", "eigengap", "unfragmented", "stability"})],
+        "stability_forests": [Interval(numbers.Integral, 2, None, closed="left")],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "eigen_solver": [StrOptions({"auto", "dense", "arpack", "lobpcg"})],
@@ -366,6 +379,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         threshold="auto",
         scale="auto",
         selection: str = "unfragmented",
+        stability_forests: int = 4,
         max_clusters: int = 10,
         n_init: int = 10,
         eigen_solver: str = "auto",
@@ -380,6 +394,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self.threshold = threshold
         self.scale = scale
         self.selection = selection
+        self.stability_forests = stability_forests
         self.max_clusters = max_clusters
         self.n_init = n_init
         self.eigen_solver = eigen_solver
@@ -433,7 +448,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self.kernel_ = S
         if self.threshold != "auto":
             thresholds = (float(self.threshold),)
-        elif self.selection == "unfragmented":
+        elif self.selection in ("unfragmented", "stability"):
             thresholds = (unfragmented_threshold(S, THRESHOLDS),)
         else:
             thresholds = THRESHOLDS
@@ -464,6 +479,9 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             sub = None
             S_sel = S
         candidates = [self._candidate(S_sel, b1, b2, seed) for b1, b2 in grid]
+        if self.selection == "stability" and len(grid) > 1:
+            X_sel = forest._X_fit if sub is None else forest._X_fit[sub]
+            self._score_stability(candidates, grid, X_sel, seed)
         best = self._select(candidates, seed)
         chosen = (
             candidates[best]
@@ -513,10 +531,55 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         res.labels = attach_by_kernel(S, res.labels, res.unembedded)
         return {"threshold": b1, "scale": b2, "n_clusters": res.n_clusters, "_res": res, "_A": A}
 
+    def _score_stability(self, candidates, grid, X_sel, seed: int) -> None:
+        """Score each candidate by its partition's agreement across redrawn forests."""
+        partitions = [[c["_res"].labels for c in candidates]]
+        for b in range(1, self.stability_forests):
+            # Further forests: the same data (or subset), seeds derived from ``seed``.
+            other = self._make_forest().set_params(random_state=(seed + 7919 * b) % (2**31 - 1))
+            other.fit(X_sel)
+            m = X_sel.shape[0]
+            if self.kernel_neighbors is None:
+                S_b = sp.csr_array(other.proximity())
+            else:
+                S_b = truncated_kernel(other, min(self.kernel_neighbors, m - 1))
+            partitions.append(
+                [self._candidate(S_b, b1, b2, seed)["_res"].labels for b1, b2 in grid]
+            )
+        # A partition with a cluster of a few points is stable for a trivial
+        # reason (the same outliers split off in every forest): such candidates
+        # only win when every candidate has one.  Same size as the
+        # unfragmented threshold's.
+        m = partitions[0][0].shape[0]
+        min_size = min(max(5, int(np.ceil(0.02 * m))), m)
+        fragmented = [np.bincount(lab).min() < min_size for lab in partitions[0]]
+        for j, c in enumerate(candidates):
+            labels = [p[j] for p in partitions]
+            c["fragmented"] = bool(fragmented[j])
+            c["score"] = float(
+                np.mean(
+                    [
+                        adjusted_rand_score(labels[a], labels[b])
+                        for a in range(len(labels))
+                        for b in range(a + 1, len(labels))
+                    ]
+                )
+            )
+
     def _select(self, candidates: list[dict[str, Any]], seed: int) -> int:
         if len(candidates) == 1:
             candidates[0]["score"] = np.nan
             return 0
+        if self.selection == "stability":
+            scores = np.array([c["score"] for c in candidates])
+            fragmented = np.array([c.get("fragmented", False) for c in candidates])
+            if not fragmented.all():
+                scores = np.where(fragmented, -np.inf, scores)
+            return select_best(
+                scores,
+                np.array([c["scale"] for c in candidates]),
+                np.array([c["threshold"] for c in candidates]),
+            )
         if self.selection in ("consensus", "unfragmented"):
             labels = [c["_res"].labels for c in candidates]
             for i, c in enumerate(candidates):
