@@ -343,6 +343,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     0.633 (10 seeds each; on both, no method measured beats putting every
     point in one cluster, 0.846 and 0.648, by more than 0.001).
 
+    ``selection="stability"`` (same protocol, 10 seeds,
+    ``docs/results/rpf-cluster.md``) reaches iris 0.935 (co-cluster 0.924),
+    wine 0.947, heart 0.618, segment 0.740 and MAGIC 0.619 (WDBC 0.873), but
+    picks sharp scales on satimage and scores 0.646 there against 0.721, so
+    it is not the default.
+
     Examples
     --------
     >>> import geoforest as gf
