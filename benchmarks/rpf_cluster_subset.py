@@ -35,7 +35,9 @@ def main() -> None:
     parser.add_argument("seeds", type=int, nargs="?", default=None)
     parser.add_argument("--first-seed", type=int, default=0, help="seeds first, first + 1, ...")
     parser.add_argument("--sweep-dir", type=Path, default=None, help="save every candidate")
-    parser.add_argument("--selection", choices=("consensus", "eigengap", "unfragmented", "stability"))
+    parser.add_argument(
+        "--selection", choices=("consensus", "eigengap", "unfragmented", "stability")
+    )
     parser.add_argument("--methods", default=None)
     parser.add_argument("--kernel-neighbors", action="append", default=[], metavar="NAME=M")
     args = parser.parse_args()
