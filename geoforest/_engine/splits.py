@@ -179,6 +179,35 @@ def _approx_log(x, fbuf, ibuf):
     return ((bits >> 52) - 1023) * _LN2 + _LOG_MANTISSA[(bits >> 42) & 1023]
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _sides_sse(s1, s2, n1, n2, tot1, tot2):
+    """SSE of the ``n1`` values left of a cut and the ``n2`` right of it.
+
+    ``s1``, ``s2``: running sums of the centred values and their squares left
+    of the cut; ``tot1``, ``tot2``: the node's.  Every scan computes them
+    here, by the same operations, so their results agree bit for bit.
+    """
+    sse1 = max(s2 - s1 * s1 / n1, 0.0)
+    sse2 = max((tot2 - s2) - (tot1 - s1) * (tot1 - s1) / n2, 0.0)
+    return sse1, sse2
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _exact_gain(sse1, sse2, n1, n, floor, xlogx, log_n, bic_one):
+    """Exact Fast-BIC gain of one cut: ``BIC_1 - min(BIC_diff, BIC_same)``."""
+    n2 = n - n1
+    var1 = max(sse1 / n1, floor)
+    var2 = max(sse2 / n2, floor)
+    var_pooled = max((sse1 + sse2) / n, floor)
+    # -2 (n1 log(n1/n) + n2 log(n2/n)), from the k log k table.
+    weights = -2.0 * (xlogx[n1] + xlogx[n2] - xlogx[n])
+    bic_diff = (
+        weights + n1 * (_LOG_2PI + np.log(var1)) + n2 * (_LOG_2PI + np.log(var2)) + n + 5.0 * log_n
+    )
+    bic_same = weights + n * (_LOG_2PI + np.log(var_pooled)) + n + 4.0 * log_n
+    return bic_one - min(bic_diff, bic_same)
+
+
 @njit(nogil=True, cache=True)
 def _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws):
     """Fast-BIC gain of every cut of sorted ``z[:n]``; the best cut (one cut at a time).
@@ -231,8 +260,7 @@ def _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws):
             continue
         n1 = pos
         n2 = n - pos
-        sse1 = max(s2 - s1 * s1 / n1, 0.0)
-        sse2 = max((tot2 - s2) - (tot1 - s1) * (tot1 - s1) / n2, 0.0)
+        sse1, sse2 = _sides_sse(s1, s2, n1, n2, tot1, tot2)
         if sse1 + sse2 < km_sse:
             km_sse = sse1 + sse2
             km_pos = pos
@@ -263,24 +291,7 @@ def _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws):
         if cut_score[c] > limit:
             continue
         pos = int(cut_at[c])
-        sse1 = cut_sse1[c]
-        sse2 = cut_sse2[c]
-        n1 = pos
-        n2 = n - pos
-        var1 = max(sse1 / n1, floor)
-        var2 = max(sse2 / n2, floor)
-        var_pooled = max((sse1 + sse2) / n, floor)
-        # -2 (n1 log(n1/n) + n2 log(n2/n)), from the k log k table.
-        weights = -2.0 * (xlogx[n1] + xlogx[n2] - xlogx[n])
-        bic_diff = (
-            weights
-            + n1 * (_LOG_2PI + np.log(var1))
-            + n2 * (_LOG_2PI + np.log(var2))
-            + n
-            + 5.0 * log_n
-        )
-        bic_same = weights + n * (_LOG_2PI + np.log(var_pooled)) + n + 4.0 * log_n
-        gain = bic_one - min(bic_diff, bic_same)
+        gain = _exact_gain(cut_sse1[c], cut_sse2[c], pos, n, floor, xlogx, log_n, bic_one)
         if gain > best_gain:
             best_gain = gain
             best_pos = pos
@@ -362,8 +373,7 @@ def _approx_scores(xlogx, inv, a_s1, a_s2, z, a_f, a_sse, first, last, n, tot1, 
         s2 = a_s2[i]
         n1 = pos
         n2 = n - pos
-        sse1 = max(s2 - s1 * s1 / n1, 0.0)
-        sse2 = max((tot2 - s2) - (tot1 - s1) * (tot1 - s1) / n2, 0.0)
+        sse1, sse2 = _sides_sse(s1, s2, n1, n2, tot1, tot2)
         var1 = max(sse1 * inv[i], floor)
         var2 = max(sse2 * inv[np.uint64(n2)], floor)
         var_pooled = max((sse1 + sse2) * inv_n, floor)
@@ -449,25 +459,8 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
     for pos in range(first, last + 1):
         if not a_f[np.uint64(pos)] <= limit:
             continue
-        s1 = a_s1[pos]
-        s2 = a_s2[pos]
-        n1 = pos
-        n2 = n - pos
-        sse1 = max(s2 - s1 * s1 / n1, 0.0)
-        sse2 = max((tot2 - s2) - (tot1 - s1) * (tot1 - s1) / n2, 0.0)
-        var1 = max(sse1 / n1, floor)
-        var2 = max(sse2 / n2, floor)
-        var_pooled = max((sse1 + sse2) / n, floor)
-        weights = -2.0 * (xlogx[n1] + xlogx[n2] - xlogx[n])
-        bic_diff = (
-            weights
-            + n1 * (_LOG_2PI + np.log(var1))
-            + n2 * (_LOG_2PI + np.log(var2))
-            + n
-            + 5.0 * log_n
-        )
-        bic_same = weights + n * (_LOG_2PI + np.log(var_pooled)) + n + 4.0 * log_n
-        gain = bic_one - min(bic_diff, bic_same)
+        sse1, sse2 = _sides_sse(a_s1[pos], a_s2[pos], pos, n - pos, tot1, tot2)
+        gain = _exact_gain(sse1, sse2, pos, n, floor, xlogx, log_n, bic_one)
         if gain > best_gain:
             best_gain = gain
             best_pos = pos
@@ -494,8 +487,8 @@ def _twomeans(z, n, min_leaf):
             break
         if not z[pos - 1] < z[pos]:
             continue
-        n2 = n - pos
-        sse = max(s2 - s1 * s1 / pos, 0.0) + max((tot2 - s2) - (tot1 - s1) * (tot1 - s1) / n2, 0.0)
+        sse1, sse2 = _sides_sse(s1, s2, pos, n - pos, tot1, tot2)
+        sse = sse1 + sse2
         if sse < best_sse:
             best_sse = sse
             best_pos = pos
