@@ -290,13 +290,17 @@ def test_stability_selection_against_independently_redrawn_forests():
     from geoforest.cluster._forest import SCALES, unfragmented_threshold
 
     X = load_iris().data
-    model = gf.ForestSpectralClustering(
-        3,
-        forest=gf.RandomProjectionForest(60),
-        selection="stability",
-        stability_forests=3,
-        random_state=1,
-    ).fit(X)
+
+    def stability_model():
+        return gf.ForestSpectralClustering(
+            3,
+            forest=gf.RandomProjectionForest(60),
+            selection="stability",
+            stability_forests=3,
+            random_state=1,
+        ).fit(X)
+
+    model = stability_model()
     b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
     cands = model.candidates_
     assert [c["scale"] for c in cands] == list(SCALES)
@@ -329,13 +333,6 @@ def test_stability_selection_against_independently_redrawn_forests():
     best = max(scores[j] for j in allowed)
     tied = [j for j in allowed if scores[j] >= best - 1e-9]
     assert model.scale_ == max(SCALES[j] for j in tied)
-    again = gf.ForestSpectralClustering(
-        3,
-        forest=gf.RandomProjectionForest(60),
-        selection="stability",
-        stability_forests=3,
-        random_state=1,
-    ).fit(X)
-    assert np.array_equal(model.labels_, again.labels_)
+    assert np.array_equal(model.labels_, stability_model().labels_)
     with pytest.raises(ValueError):
         gf.ForestSpectralClustering(3, selection="stability", stability_forests=1).fit(X)
