@@ -237,6 +237,51 @@ def test_lobpcg_falls_back_to_arpack(random_affinity, reference_eigs, monkeypatc
     np.testing.assert_allclose(values, reference_eigs[0][:6], atol=1e-10)
 
 
+def _weakly_joined_paths(n_paths=3, length=500, link=1e-4):
+    """Paths joined end to end by weak edges: a connected graph whose top
+    eigenvalues crowd within 1e-7 of 1, where plain Lanczos stalls."""
+    n = n_paths * length
+    W = sp.lil_array((n, n))
+    idx = np.arange(n - 1)
+    W[idx, idx + 1] = 1.0
+    W[idx + 1, idx] = 1.0
+    for cut in range(length, n, length):
+        W[cut - 1, cut] = W[cut, cut - 1] = link
+    return sp.csr_array(W)
+
+
+def test_arpack_stall_goes_to_shift_invert(monkeypatch):
+    W = _weakly_joined_paths()
+    M, _ = normalized_affinity(W)
+    calls = []
+    real = _spectral._eigs_shift_invert
+    monkeypatch.setattr(
+        _spectral, "_eigs_shift_invert", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    values, vectors = _spectral._eigs_arpack(M, 3, np.random.RandomState(0), 1e-6)
+    assert calls == [1]  # the bounded plain Lanczos gave up
+    dense_values, dense_vectors = np.linalg.eigh(M.toarray())
+    # the crowded gaps (1e-7) are resolved, which tol=1e-6 Lanczos cannot do
+    np.testing.assert_allclose(1 - values, 1 - dense_values[::-1][:3], rtol=1e-6, atol=1e-14)
+    overlap = np.abs(vectors.T @ dense_vectors[:, ::-1][:, :3])
+    np.testing.assert_allclose(overlap, np.eye(3), atol=1e-6)
+    labels = spectral_clustering(W, 3, solver="arpack", random_state=0, tol=1e-6).labels
+    np.testing.assert_array_equal(labels, np.repeat([0, 1, 2], 500))
+
+
+def test_arpack_stall_on_linear_operator_uses_larger_krylov_space(monkeypatch):
+    W = _weakly_joined_paths()
+    reference = spectral_eigs(W, 3, solver="dense")[0]
+    ncv = []
+    real = _spectral.eigsh
+    monkeypatch.setattr(
+        _spectral, "eigsh", lambda *a, **k: ncv.append(k.get("ncv")) or real(*a, **k)
+    )
+    values, _ = spectral_eigs(aslinearoperator(W), 3, solver="arpack", random_state=0, tol=1e-10)
+    assert ncv == [None, 64]  # no LU of an operator: a larger Krylov space instead
+    np.testing.assert_allclose(1 - values, 1 - reference, rtol=1e-4, atol=1e-12)
+
+
 def test_isolated_point_has_zero_row_and_is_reported():
     W = sparse_with_isolated(seed=2, n=30)
     W = W + sp.csr_matrix(np.kron(np.eye(2), np.ones((15, 15))))  # make it well connected
