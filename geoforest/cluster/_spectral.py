@@ -230,7 +230,14 @@ def _eigs_dense(M, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _eigs_shift_invert(M, k: int, v0: np.ndarray, tol: float):
-    """Leading eigenpairs of ``M`` by ARPACK on ``(M - (1 + shift) I)^-1`` (sparse LU)."""
+    """Leading eigenpairs of a symmetric ``M`` (spectrum in [-1, 1]) by shift-invert ARPACK.
+
+    ARPACK runs on ``(M - s I)^-1`` with ``s = 1 + 1e-6`` (a sparse LU,
+    SuperLU), which spreads eigenvalues crowded just below 1 apart: ``1 -
+    lambda`` of ``1e-7`` and ``1e-6`` become ``-1e6 / 1.1`` and ``-1e6 / 2``.
+    Used by :class:`~geoforest.DiffusionMap` above 1,000 points and as the
+    fallback of :func:`_eigs_arpack`.  Eigenvalues come out descending.
+    """
     values, vectors = eigsh(sp.csc_matrix(M), k=k, sigma=1.0 + _SHIFT, which="LM", v0=v0, tol=tol)
     order = np.argsort(values)[::-1]
     return values[order], vectors[:, order]

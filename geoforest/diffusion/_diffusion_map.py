@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from scipy.sparse.linalg import eigsh
 from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator
 from sklearn.neighbors import NearestNeighbors
@@ -16,36 +15,20 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..cluster._spectral import _fix_signs, _leading_eigs, normalized_affinity
+from ..cluster._spectral import (
+    _eigs_shift_invert,
+    _fix_signs,
+    _leading_eigs,
+    normalized_affinity,
+)
 from ._graph import bridge_components, knn, symmetrize
 
 __all__ = ["DiffusionMap"]
 
 #: ``eigen_solver="auto"`` is dense up to this many points, shift-invert ARPACK above.
 AUTO_DENSE_MAX_N = 1000
-#: Shift above 1 of the shift-invert eigensolver.
-_SHIFT = 1e-6
 #: Eigenvalues smaller than this (in absolute value) are not used to re-average ``psi``.
 _MIN_STABLE_EIGENVALUE = 1e-3
-
-
-def _eigs_shift_invert(M, k: int, random_state, tol: float) -> tuple[np.ndarray, np.ndarray]:
-    """Leading eigenpairs of a symmetric ``M`` (spectrum in [-1, 1]) by shift-invert ARPACK.
-
-    The top of a diffusion spectrum is crowded just below 1 (``1 - lambda``
-    of order ``1e-9`` to ``1e-5`` for well separated clusters and long thin
-    ones at large ``n``), where plain Lanczos needs thousands of restarts
-    (194 s for 20 eigenpairs at n = 20,000, tolerance 1e-8).  ARPACK on
-    ``(M - s I)^-1`` with ``s = 1 + 1e-6`` (a sparse LU, SuperLU) spreads
-    them apart: 1.1 s at n = 20,000, 12 s at n = 100,000 (d = 10, intrinsic
-    dimension 2; ``docs/results/lund.md``).
-    """
-    n = M.shape[0]
-    v0 = check_random_state(random_state).uniform(-1.0, 1.0, n)
-    A = sp.csc_matrix(M)
-    values, vectors = eigsh(A, k=k, sigma=1.0 + _SHIFT, which="LM", v0=v0, tol=tol)
-    order = np.argsort(values)[::-1]
-    return values[order], _fix_signs(vectors[:, order])
 
 
 def _check_sparse_graph(G, name: str) -> sp.csr_matrix:
@@ -370,8 +353,12 @@ class DiffusionMap(BaseEstimator):
         if solver == "auto" or (solver != "dense" and self.n_components >= n):
             solver = "dense" if n <= AUTO_DENSE_MAX_N or self.n_components >= n else "shift-invert"
         if solver == "shift-invert":
-            values, phi = _eigs_shift_invert(M, self.n_components, self.random_state,
-                                             float(self.eigen_tol))  # fmt: skip
+            # The top of a diffusion spectrum is crowded just below 1, where plain
+            # Lanczos needs thousands of restarts (194 s for 20 pairs at n = 20,000,
+            # tol 1e-8); shift-invert: 1.1 s (``docs/results/lund.md``).
+            v0 = check_random_state(self.random_state).uniform(-1.0, 1.0, n)
+            values, phi = _eigs_shift_invert(M, self.n_components, v0, float(self.eigen_tol))
+            phi = _fix_signs(phi)
         else:
             values, phi = _leading_eigs(M, degree, self.n_components, solver,
                                         self.random_state, float(self.eigen_tol))  # fmt: skip
