@@ -12,8 +12,9 @@ saves its features; ``evaluate`` prints mean accuracy / co-cluster accuracy
 of each rule's pick on those selection points.  ::
 
     python benchmarks/rpf_rule_features.py collect iris /tmp/rules 0 10
-    python benchmarks/rpf_rule_features.py evaluate /tmp/rules              # at the default's beta_1
-    python benchmarks/rpf_rule_features.py evaluate /tmp/rules --grid       # over the 5 x 10 grid
+    python benchmarks/rpf_rule_features.py evaluate /tmp/rules         # at the default's beta_1
+    python benchmarks/rpf_rule_features.py evaluate /tmp/rules --grid  # over the 5 x 10 grid
+    python benchmarks/rpf_rule_features.py evaluate /tmp/rules --by-scale  # each fixed beta_2
 
 Rules (every one but ``unf`` refuses candidates with a cluster under
 ``max(5, 2 % n)`` points, as ``selection="stability"`` does; ties as in
@@ -145,13 +146,36 @@ RULES = {
 }
 
 
-def evaluate(folder: Path, grid: bool) -> None:
+def _load(folder: Path) -> dict:
     data = {}
     for path in sorted(folder.glob("*.pkl")):
         with open(path, "rb") as fh:
             d = pickle.load(fh)
         K, runs = data.get(d["name"], (d["K"], []))
         data[d["name"]] = (K, runs + d["runs"])
+    return data
+
+
+def by_scale(folder: Path) -> None:
+    """Mean accuracy / co-cluster of every fixed beta_2 at the default's beta_1."""
+    data = _load(folder)
+    names = list(data)
+    print("| beta_2 | " + " | ".join(names) + " |")
+    print("| ---: |" + " --- |" * len(names))
+    for scale in SCALES:
+        cells = []
+        for name in names:
+            chosen = [
+                next(c for c in r["cands"] if c["b1"] == r["unf_b1"] and c["b2"] == scale)
+                for r in data[name][1]
+            ]
+            acc = np.mean([c["acc"] for c in chosen])
+            cells.append(f"{acc:.3f}/{np.mean([c['co'] for c in chosen]):.3f}")
+        print(f"| {scale:g} | " + " | ".join(cells) + " |")
+
+
+def evaluate(folder: Path, grid: bool) -> None:
+    data = _load(folder)
     names = list(data)
     print("| rule | " + " | ".join(f"{m} ({len(data[m][1])})" for m in names) + " |")
     print("| --- |" + " --- |" * len(names))
@@ -184,9 +208,12 @@ def main() -> None:
     e = sub.add_parser("evaluate")
     e.add_argument("folder", type=Path)
     e.add_argument("--grid", action="store_true", help="choose over the whole 5 x 10 grid")
+    e.add_argument("--by-scale", action="store_true", help="every fixed beta_2 instead")
     args = parser.parse_args()
     if args.command == "collect":
         collect(args.name, args.out, args.first, args.stop)
+    elif args.by_scale:
+        by_scale(args.folder)
     else:
         evaluate(args.folder, args.grid)
 
