@@ -254,18 +254,23 @@ def _eigs_arpack(M, k: int, rng: np.random.RandomState, tol: float):
     So plain Lanczos gets :data:`_ARPACK_MAXITER` restarts (healthy affinities
     converge in 1-3); past that, a sparse matrix goes to shift-invert ARPACK,
     which separates the crowded eigenvalues (28 s there, most of it the LU,
-    0.5 GB: the forest kernel's LU is nearly dense) and a LinearOperator to a
-    larger Krylov space with no restart limit.  Problems of at most
+    0.5 GB: the forest kernel's LU is nearly dense).  A LinearOperator (LLPD's
+    affinity) cannot be factorised: it keeps plain Lanczos with ARPACK's
+    own budget, then a larger Krylov space.  Problems of at most
     :data:`DENSE_MAX_N` points end with the dense solver if all else fails.
     """
     n = M.shape[0]
     v0 = rng.uniform(-1.0, 1.0, size=n)
+    operator = isinstance(M, LinearOperator)
     try:
-        return eigsh(M, k=k, which="LA", v0=v0, tol=tol, maxiter=_ARPACK_MAXITER)
+        # An operator cannot be factorised: its plain Lanczos keeps ARPACK's own
+        # budget (10 n restarts), as before the fallback existed (LLPD's results).
+        maxiter = None if operator else _ARPACK_MAXITER
+        return eigsh(M, k=k, which="LA", v0=v0, tol=tol, maxiter=maxiter)
     except ArpackNoConvergence:
         pass
     try:
-        if isinstance(M, LinearOperator):
+        if operator:
             ncv = min(n - 1, max(4 * k + 1, 64))
             return eigsh(M, k=k, which="LA", v0=v0, tol=tol, ncv=ncv, maxiter=20 * n)
         return _eigs_shift_invert(M, k, v0, tol)
