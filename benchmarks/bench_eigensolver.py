@@ -69,8 +69,8 @@ def main() -> None:
         except ArpackNoConvergence:
             found = f"not converged in {args.max_restarts} restarts"
         rows.append(("plain Lanczos", time.perf_counter() - t0, count[0], found))
-        # the module's path: the same products counted through a LinearOperator
-        # would skip the shift-invert fallback, so count plain Lanczos' share only
+        # the module's path, products not counted: a counting LinearOperator
+        # would take the operator path, which has no shift-invert fallback
         t0 = time.perf_counter()
         values = _spectral._eigs_arpack(M, args.k, np.random.RandomState(0), args.tol)[0]
         found = ", ".join(f"{v:.2e}" for v in np.sort(1.0 - values))

@@ -51,7 +51,8 @@ from geoforest.forest import RandomProjectionForest
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
 
 
-def _features(S, res, labels, K: int) -> dict:
+def _features(res, labels, K: int, S, D, degree) -> dict:
+    """One candidate's features; ``D = 1 - S`` and the degrees are per kernel."""
     emb = np.setdiff1d(np.arange(labels.shape[0]), res.unembedded)
     E = res.embedding[emb]
     lab = labels[emb]
@@ -60,14 +61,12 @@ def _features(S, res, labels, K: int) -> dict:
         for k in range(K)
         if np.any(lab == k)
     ) / max(emb.size, 1)
-    D = 1.0 - S.toarray()
-    np.fill_diagonal(D, 0.0)
     sil = silhouette_score(D, labels, metric="precomputed") if np.unique(labels).size > 1 else -1.0
     onehot = sp.csr_array(
         (np.ones(labels.size), (np.arange(labels.size), labels)), shape=(labels.size, K)
     )
     within = np.asarray((onehot.T @ (S @ onehot)).toarray()).diagonal()
-    volume = np.bincount(labels, weights=np.asarray(S.sum(axis=1)).ravel(), minlength=K)
+    volume = np.bincount(labels, weights=degree, minlength=K)
     ncut = float(np.sum((volume - within) / np.maximum(volume, 1e-300)))
     return {"distortion": distortion, "sil": float(sil), "ncut": ncut}
 
@@ -86,6 +85,9 @@ def collect(name: str, out: Path, first: int, stop: int) -> None:
         sub = model.selection_indices_
         y_sel = y if sub is None else y[sub]
         model.selection = "eigengap"  # the candidates then carry K + 1 eigenvalues
+        D = 1.0 - S.toarray()  # the forest distance, at most 1,000 x 1,000
+        np.fill_diagonal(D, 0.0)
+        degree = np.asarray(S.sum(axis=1)).ravel()
         cands = []
         for b1 in THRESHOLDS:
             for b2 in SCALES:
@@ -100,7 +102,7 @@ def collect(name: str, out: Path, first: int, stop: int) -> None:
                         "sizes": np.bincount(labels, minlength=K),
                         "acc": clustering_accuracy(y_sel, labels),
                         "co": cocluster_accuracy(y_sel, labels),
-                        **_features(S, res, labels, K),
+                        **_features(res, labels, K, S, D, degree),
                     }
                 )
         runs.append({"seed": seed, "unf_b1": model.threshold_, "n": y_sel.size, "cands": cands})

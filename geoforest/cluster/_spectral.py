@@ -431,7 +431,10 @@ def spectral_eigs(
         ``"dense"``: :func:`scipy.linalg.eigh` on the materialised ``M``
         (``n <= 2000`` only; a LinearOperator is applied to the identity in
         blocks).  ``"arpack"``: :func:`scipy.sparse.linalg.eigsh` with
-        ``which="LA"``.  ``"lobpcg"``: :func:`scipy.sparse.linalg.lobpcg` with
+        ``which="LA"``; on a matrix that has not converged after 100 restarts
+        (top eigenvalues crowded just below 1), shift-invert ARPACK, which
+        factorises ``M`` (sparse LU); a LinearOperator keeps ARPACK's own
+        budget.  ``"lobpcg"``: :func:`scipy.sparse.linalg.lobpcg` with
         ``largest=True``, falling back to ARPACK with a
         :class:`~sklearn.exceptions.ConvergenceWarning` if it does not reach the
         tolerance.  ``"auto"``: dense for ``n <= 1000``, otherwise ARPACK.
