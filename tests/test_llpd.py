@@ -18,8 +18,10 @@ from geoforest.llpd import (
     LLPDSpectralClustering,
     auto_noise_threshold,
     euclidean_mst,
+    jump_threshold,
     sigma_grid,
     single_linkage,
+    two_population_threshold,
 )
 from geoforest.llpd import _llpd as llpd_module
 from geoforest.llpd._mst import _resolve_method
@@ -227,6 +229,59 @@ def test_auto_threshold_rules():
     values = np.r_[np.full(80, 0.1), np.full(20, 1.0)]
     assert auto_noise_threshold(values) == pytest.approx(np.sqrt(0.1))
     assert auto_noise_threshold(np.zeros(5)) == 0.0
+
+
+def test_two_population_threshold_matches_sklearn_mixture():
+    from sklearn.mixture import GaussianMixture
+
+    rng = np.random.default_rng(4)
+    z = np.r_[rng.normal(-4.0, 0.4, 1600), rng.normal(-1.8, 0.3, 400)]
+    theta, fit = two_population_threshold(np.exp(z), return_fit=True)
+    gm = GaussianMixture(2, n_init=5, random_state=0, tol=1e-10, max_iter=1000).fit(z[:, None])
+    order = np.argsort(gm.means_.ravel())
+    np.testing.assert_allclose(fit["means"], gm.means_.ravel()[order], atol=1e-3)
+    np.testing.assert_allclose(fit["stds"], np.sqrt(gm.covariances_.ravel()[order]), atol=1e-3)
+    assert fit["weight_noise"] == pytest.approx(gm.weights_[order[1]], abs=1e-3)
+    # The threshold is where the weighted densities cross: equal posteriors there.
+    post = gm.predict_proba(np.log([[theta]]))[0]
+    assert post[0] == pytest.approx(0.5, abs=1e-3)
+
+
+def test_two_population_threshold_refusals():
+    rng = np.random.default_rng(5)
+    assert two_population_threshold(np.exp(rng.normal(0.0, 0.5, 2000))) is None  # one population
+    # Two separated populations, but the upper one is half the points: not noise.
+    half = np.exp(np.r_[rng.normal(-4, 0.2, 1000), rng.normal(-2.8, 0.3, 1000)])
+    assert two_population_threshold(half) is None
+    assert two_population_threshold(half, max_noise_fraction=0.6) is not None
+    # Overlapping populations (D < 3) are refused.
+    close = np.exp(np.r_[rng.normal(0, 0.5, 1500), rng.normal(1.0, 0.5, 500)])
+    assert two_population_threshold(close) is None
+    assert two_population_threshold(np.ones(10)) is None
+
+
+def test_in_plane_noise_is_removed_and_k_found():
+    # Background noise in the clusters' own plane: the sorted k-NN LLPDs rise
+    # without a jump, so only the two-population rule can find the level.
+    X, y = make_ldln(
+        3000, n_clusters=4, ambient_dim=2, intrinsic_dim=1, cluster_noise=0.02,
+        separation=0.3, noise_fraction=0.2, random_state=3,
+    )  # fmt: skip
+    values = LLPD().fit(X).knn_distance(10)
+    assert jump_threshold(values) is None
+    model = LLPDSpectralClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 4
+    core = (y >= 0) & model.kept_
+    assert core.sum() >= 0.97 * (y >= 0).sum()
+    assert np.mean(model.kept_[y < 0]) < 0.1
+    assert clustering_accuracy(y[core], model.labels_[core]) >= 0.99
+
+
+def test_one_gaussian_blob_is_one_cluster():
+    X = np.random.default_rng(0).standard_normal((1500, 5))
+    model = LLPDSpectralClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 1
+    assert model.kept_.all()
 
 
 # ----------------------------------------------------------------- approximation

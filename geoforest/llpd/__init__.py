@@ -4,6 +4,7 @@
   component-pruned Borůvka above);
 * :class:`Dendrogram`, :func:`single_linkage` — the union-find dendrogram as flat
   arrays, with ``to_scipy_linkage()``;
+* :func:`auto_noise_threshold` — the denoising rule (a jump, else two log-populations);
 * :class:`LLPD` — neighbours, k-th neighbour distances, denoising and the
   ``exp(-rho^2 / sigma^2)`` kernel as a ``LinearOperator``;
 * :class:`LLPDSpectralClustering` — denoising, eigengap over a scale grid, NJW
@@ -12,8 +13,9 @@
 
 from ._clustering import LLPDSpectralClustering, sigma_grid
 from ._dendrogram import DENDROGRAM_DTYPE, Dendrogram, single_linkage
-from ._llpd import LLPD, auto_noise_threshold
+from ._llpd import LLPD
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
+from ._noise import auto_noise_threshold, jump_threshold, two_population_threshold
 
 __all__ = [
     "AUTO_KDTREE_MAX_DIM",
@@ -23,6 +25,8 @@ __all__ = [
     "Dendrogram",
     "auto_noise_threshold",
     "euclidean_mst",
+    "jump_threshold",
     "sigma_grid",
     "single_linkage",
+    "two_population_threshold",
 ]

@@ -101,10 +101,11 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     k_nse : int, default=10
         Neighbour rank of the denoising rule (at most ``n_samples - 1`` is used).
     threshold : "auto", float or None, default="auto"
-        Denoising threshold ``theta``: ``"auto"`` from the largest jump of the
-        sorted ``k_nse``-th neighbour LLPDs
-        (:func:`geoforest.llpd.auto_noise_threshold`), a float, or ``None``
-        to keep every point.
+        Denoising threshold ``theta``: ``"auto"`` from the sorted
+        ``k_nse``-th neighbour LLPDs (:func:`geoforest.llpd.auto_noise_threshold`:
+        a jump of 2x, else two well separated log-populations with at most a
+        third of the points above, else no noise), a float, or ``None`` to
+        keep every point.
     sigma : float, array-like of float or None, default=None
         Kernel scale(s) to consider; ``None`` uses :func:`sigma_grid`.
     n_init : int, default=10

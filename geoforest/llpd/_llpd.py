@@ -21,80 +21,12 @@ from ._dendrogram import (
     single_linkage,
 )
 from ._mst import euclidean_mst
+from ._noise import auto_noise_threshold
 
-__all__ = ["LLPD", "auto_noise_threshold"]
+__all__ = ["LLPD"]
 
 #: ``pairwise()`` refuses more points than this (an n x n float64 matrix).
 PAIRWISE_MAX_N = 30_000
-#: The automatic denoising threshold needs a jump of at least this factor...
-AUTO_THRESHOLD_MIN_RATIO = 2.0
-#: ... over a window of this fraction of the sorted values.
-AUTO_THRESHOLD_WINDOW = 0.005
-
-
-def auto_noise_threshold(
-    values: np.ndarray,
-    *,
-    min_ratio: float = AUTO_THRESHOLD_MIN_RATIO,
-    window: float = AUTO_THRESHOLD_WINDOW,
-) -> float:
-    """Denoising threshold at the widest jump of the sorted k-th neighbour distances.
-
-    Background noise in ``D`` dimensions is much sparser than clusters of
-    intrinsic dimension ``d << D``, so its k-th neighbour LLPD is larger by a
-    factor, while within the clusters the values form a continuum.  With the
-    values sorted, ``v_1 <= ... <= v_n``, and ``m = max(1, round(window * n))``:
-
-    1. the window of ``m`` steps with the largest ratio ``v_(j+m) / v_j`` is
-       the valley between the two populations (a window rather than a single
-       step, because at large ``n`` a few noise points close to a cluster fill
-       the valley in with small steps);
-    2. if that ratio is below ``min_ratio`` there is no noise level: every
-       point is kept (the threshold is ``v_n``);
-    3. otherwise the threshold is the geometric mean of the two values around
-       the largest single step inside the window.
-
-    Zeros (duplicate points) are raised to the smallest positive value;
-    infinite values (points the m-scale approximation leaves unconnected) are
-    always above the threshold.  The rule and its constants were measured on
-    :func:`~geoforest.datasets.make_ldln` data (n from 2,000 to 10^6, D = 5
-    and 10, noise fractions 0 to 0.8, intrinsic dimension 1, 2, mixed):
-    docs/results/llpd.md.
-
-    Parameters
-    ----------
-    values : ndarray of shape (n,)
-        Non-negative distances.
-    min_ratio : float, default=2.0
-        Smallest jump (over the window) taken as the edge between clusters and noise.
-    window : float, default=0.005
-        Width of the window as a fraction of the points.
-
-    Returns
-    -------
-    float
-        The threshold ``theta``: points with ``values > theta`` are noise.
-
-    Examples
-    --------
-    >>> round(auto_noise_threshold(np.array([0.1, 0.11, 0.12, 0.1, 0.13, 2.0, 2.5])), 4)
-    0.5099
-    >>> auto_noise_threshold(np.array([1.0, 1.1, 1.2, 1.3]))
-    1.3
-    """
-    v = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))
-    v = v[np.isfinite(v)]
-    if v.size < 2:
-        return float(v[-1]) if v.size else 0.0
-    positive = v[v > 0]
-    logs = np.log(np.maximum(v, positive[0] if positive.size else 1.0))
-    m = min(max(1, int(round(window * v.size))), v.size - 1)
-    spans = logs[m:] - logs[:-m]
-    j = int(np.argmax(spans))
-    if spans[j] < np.log(min_ratio):
-        return float(v[-1])
-    t = j + int(np.argmax(np.diff(logs[j : j + m + 1])))
-    return float(np.exp(0.5 * (logs[t] + logs[t + 1])))
 
 
 @njit(nogil=True, cache=True)
