@@ -6,6 +6,7 @@ array, a scipy sparse matrix/array or a
 always through the normalised affinity ``M = D^{-1/2} W D^{-1/2}``.
 """
 
+from ._choice import LabelFreeChoiceWarning, eigengap_scores, explain_choice
 from ._forest import ForestSpectralClustering, sharpen_kernel, truncated_kernel
 from ._kernel import KernelSpectralClustering
 from ._spectral import (
@@ -20,6 +21,9 @@ from ._spectral import (
 __all__ = [
     "ForestSpectralClustering",
     "KernelSpectralClustering",
+    "LabelFreeChoiceWarning",
+    "eigengap_scores",
+    "explain_choice",
     "canonical_labels",
     "estimate_n_clusters",
     "normalized_affinity",

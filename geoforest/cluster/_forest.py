@@ -13,6 +13,7 @@ from sklearn.metrics import adjusted_rand_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from ._choice import eigengap_scores, explain_choice
 from ._spectral import AUTO_DENSE_MAX_N, canonical_labels, spectral_clustering
 
 __all__ = [
@@ -323,6 +324,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     forest_ : fitted forest
     eigenvalues_ : ndarray
         Leading eigenvalues of the chosen normalised affinity.
+    n_clusters_scores_ : ndarray of shape (max_clusters,)
+        The evidence behind ``n_clusters_``: the eigengaps of the chosen
+        affinity (:func:`~geoforest.cluster.eigengap_scores`; NaN where not
+        computed); a :class:`~geoforest.cluster.LabelFreeChoiceWarning` says
+        when ``K = 1`` was chosen or the runner-up scored within 10 % of the
+        winner.
 
     Notes
     -----
@@ -501,6 +508,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self.labels_ = chosen["_res"].labels
         self.n_clusters_ = int(chosen["n_clusters"])
         self.eigenvalues_ = chosen["_res"].eigenvalues
+        self.n_clusters_scores_ = eigengap_scores(self.eigenvalues_, self.max_clusters)
+        if self.n_clusters is None:
+            explain_choice(
+                type(self).__name__, self.n_clusters_, self.n_clusters_scores_,
+                criterion="eigengap",
+            )  # fmt: skip
         self.affinity_matrix_ = chosen["_A"]
         self.threshold_ = chosen["threshold"]
         self.scale_ = chosen["scale"]

@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
+from ._choice import eigengap_scores, explain_choice
 from ._spectral import spectral_clustering
 
 #: Relative tolerance (to the largest entry) of the symmetry check.
@@ -73,6 +74,10 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         The number of clusters used (given or estimated).
     eigenvalues_ : ndarray
         Leading eigenvalues of ``M``, descending.
+    n_clusters_scores_ : ndarray of shape (max_clusters,)
+        The eigengaps behind ``n_clusters_`` (:func:`eigengap_scores`); a
+        :class:`LabelFreeChoiceWarning` says when ``K = 1`` was chosen or the
+        runner-up scored within 10 % of the winner.
     embedding_ : ndarray of shape (n_samples, n_clusters_)
         The row-normalised spectral embedding that k-means clustered.
     affinity_matrix_ : ndarray, sparse matrix or LinearOperator
@@ -209,6 +214,12 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         self.labels_ = result.labels
         self.n_clusters_ = result.n_clusters
         self.eigenvalues_ = result.eigenvalues
+        self.n_clusters_scores_ = eigengap_scores(result.eigenvalues, self.max_clusters)
+        if self.n_clusters is None:
+            explain_choice(
+                type(self).__name__, self.n_clusters_, self.n_clusters_scores_,
+                criterion="eigengap",
+            )  # fmt: skip
         self.embedding_ = result.embedding
         self.isolated_ = result.isolated
         return self

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..cluster._choice import explain_choice
 from ._diffusion_map import DiffusionMap
 from ._graph import spatial_knn
 
@@ -26,6 +27,7 @@ __all__ = [
     "LUND",
     "estimate_n_modes",
     "free_subtree_sizes",
+    "mode_ratios",
     "multiscale_times",
     "nearest_denser",
     "propagate_labels",
@@ -170,15 +172,37 @@ def estimate_n_modes(scores, max_clusters: int) -> int:
     >>> estimate_n_modes([1.0, 0.2, 0.19, 0.01], 1)
     1
     """
+    ratio = mode_ratios(scores, max_clusters)
+    if not np.any(np.isfinite(ratio) | np.isinf(ratio)):
+        return 1
+    return int(np.nanargmax(ratio)) + 1
+
+
+def mode_ratios(scores, max_clusters: int) -> np.ndarray:
+    """The ratios ``S_K / S_(K+1)`` of the sorted scores behind :func:`estimate_n_modes`.
+
+    Returns
+    -------
+    ndarray of shape (max_clusters,)
+        Entry ``K - 1`` is the ratio for ``K`` (``inf`` after a zero score,
+        1 between zeros, NaN where there is no ``S_(K+1)``).
+
+    Examples
+    --------
+    >>> mode_ratios([1.0, 0.5, 0.25, 0.0], 4)
+    array([ 2.,  2., inf, nan])
+    """
     s = np.sort(np.asarray(scores, dtype=np.float64).reshape(-1))[::-1]
+    out = np.full(int(max_clusters), np.nan)
     k_max = min(int(max_clusters), s.size - 1)
     if k_max < 1:
-        return 1
+        return out
     num, den = s[:k_max], s[1 : k_max + 1]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.inf)
     ratio[(num <= 0)] = 1.0
-    return int(np.argmax(ratio)) + 1
+    out[:k_max] = ratio
+    return out
 
 
 def propagate_labels(
@@ -365,6 +389,11 @@ class LUND(ClusterMixin, BaseEstimator):
     parent_ : ndarray of shape (n_samples,)
         Each point's ``D_t``-nearest point of higher density (``-1`` for the
         densest).
+    n_clusters_scores_ : ndarray of shape (max_clusters,)
+        The evidence behind ``n_clusters_`` at ``t_``: entry ``K - 1`` is the
+        ratio ``S_K / S_(K+1)`` of the sorted scores (:func:`mode_ratios`); a
+        :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when ``K = 1``
+        was chosen or the runner-up scored within 10 % of the winner.
     t_ : float
         Diffusion time used.
     multiscale_ : dict or None
@@ -512,6 +541,11 @@ class LUND(ClusterMixin, BaseEstimator):
         else:
             self.multiscale_ = None
             self._set_state(self._at_time(dm, density, rank, float(self.t)))
+        if self.n_clusters is None:
+            explain_choice(
+                type(self).__name__, self.n_clusters_, self.n_clusters_scores_,
+                criterion="mode-score ratio",
+            )  # fmt: skip
         self.labels_ = self._final_labels(y_partial)
         return self
 
@@ -540,6 +574,7 @@ class LUND(ClusterMixin, BaseEstimator):
         scale = float(rho.max()) if rho.max() > 0 else 1.0
         rho = rho / scale
         scores = density * rho
+        ratios = mode_ratios(scores, int(self.max_clusters))
         if self.n_clusters is None:
             k = estimate_n_modes(scores, int(self.max_clusters))
         else:
@@ -551,7 +586,7 @@ class LUND(ClusterMixin, BaseEstimator):
         modes = np.lexsort((rank, key))[:k]
         labels = propagate_labels(rank, parent, modes, np.arange(k))
         return {"t": t, "rho": rho, "rho_scale": scale, "parent": parent, "scores": scores,
-                "modes": modes, "labels": labels, "k": k}  # fmt: skip
+                "modes": modes, "labels": labels, "k": k, "ratios": ratios}  # fmt: skip
 
     def _set_state(self, state: dict) -> None:
         self.t_ = state["t"]
@@ -561,6 +596,7 @@ class LUND(ClusterMixin, BaseEstimator):
         self.scores_ = state["scores"]
         self.modes_ = state["modes"]
         self.n_clusters_ = state["k"]
+        self.n_clusters_scores_ = state["ratios"]
         self._unsupervised_labels = state["labels"]
 
     def _fit_multiscale(self, dm: DiffusionMap, density, rank) -> None:

@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
+from ..cluster._choice import explain_choice
 from ..cluster._spectral import spectral_clustering, spectral_eigs
 from ._llpd import LLPD
 
@@ -139,6 +140,11 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         Points kept by the denoising.
     sigmas_ : ndarray
         The scales scanned.
+    n_clusters_scores_ : ndarray of shape (max_clusters,)
+        The evidence behind ``n_clusters_``: entry ``K - 1`` is the largest
+        eigengap after ``K`` over the scales (NaN where not computed); a
+        :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when ``K = 1``
+        was chosen or the runner-up scored within 10 % of the winner.
     eigengaps_ : ndarray of shape (len(sigmas_), max_clusters)
         ``eigengaps_[s, K - 1] = lambda_K - lambda_(K+1)`` at ``sigmas_[s]``
         (``n_clusters`` columns when ``n_clusters`` is given).
@@ -247,6 +253,11 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             k = int(self.n_clusters)
             best_s = int(np.argmax(gaps[:, k - 1])) if k < n_eigs else 0
         sigma = float(sigmas[best_s])
+        with np.errstate(invalid="ignore"):
+            k_scores = np.max(gaps[:, :max_k], axis=0)
+        k_scores[~np.isfinite(k_scores)] = np.nan
+        if self.n_clusters is None:
+            explain_choice(type(self).__name__, k, k_scores, criterion="eigengap")
         labels = np.full(n, -1, dtype=np.intp)
         if k == 1:
             labels[kept] = 0
@@ -268,6 +279,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.sigma_ = sigma
         self.sigmas_ = sigmas
         self.eigengaps_ = gaps[:, :max_k]
+        self.n_clusters_scores_ = k_scores
         self.threshold_ = theta
         self.kept_ = kept
         self.llpd_ = llpd
