@@ -19,6 +19,7 @@ from ._simulations import (
     make_sphere,
     minmax_rescale,
 )
+from ._suite import RESERVED_DATASETS, SUITE_DATASETS, load_suite_dataset
 
 __all__ = [
     "CLUSTERING_BENCHMARKS",
@@ -27,6 +28,9 @@ __all__ = [
     "add_noise_dims",
     "helix_arc_length",
     "load_clustering_benchmark",
+    "load_suite_dataset",
+    "RESERVED_DATASETS",
+    "SUITE_DATASETS",
     "load_drosophila",
     "load_mnist35",
     "make_bars",

@@ -43,6 +43,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "rpf_cluster",
         "rpfCluster vs k-means and spectral clustering on real data (rpfCluster paper)",
     ),
+    "clustering-suite": (
+        "clustering_suite",
+        "label-free K on real data: geoforest clusterers vs k-means, HDBSCAN, UMAP+HDBSCAN, GMM",
+    ),
     "llpd": (
         "llpd",
         "LLPD spectral clustering vs Euclidean spectral, HDBSCAN, DBSCAN on LDLN data by noise",

