@@ -256,9 +256,10 @@ def test_unfragmented_selection_is_consensus_at_that_threshold():
     from geoforest.cluster._forest import SCALES, unfragmented_threshold
 
     X, y, _ = _kernel(seed=1)
-    # the default rule since segment (docs/results/rpf-cluster.md)
+    # With K given, the default ("auto") is the unfragmented rule (docs/results/rpf-cluster.md).
     model = gf.ForestSpectralClustering(3, random_state=0).fit(X)
-    assert model.selection == "unfragmented"
+    explicit = gf.ForestSpectralClustering(3, selection="unfragmented", random_state=0).fit(X)
+    assert model.selection == "auto" and np.array_equal(model.labels_, explicit.labels_)
     b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
     cands = model.candidates_
     assert [c["scale"] for c in cands] == list(SCALES)

@@ -6,7 +6,16 @@ array, a scipy sparse matrix/array or a
 always through the normalised affinity ``M = D^{-1/2} W D^{-1/2}``.
 """
 
-from ._choice import LabelFreeChoiceWarning, eigengap_scores, explain_choice
+from ._choice import (
+    MIN_RELATIVE_GAP,
+    LabelFreeChoiceWarning,
+    choose_by_relative_gap,
+    eigengap_scores,
+    explain_choice,
+    min_cluster_size,
+    n_components,
+    relative_gaps,
+)
 from ._forest import ForestSpectralClustering, sharpen_kernel, truncated_kernel
 from ._kernel import KernelSpectralClustering
 from ._spectral import (
@@ -16,12 +25,18 @@ from ._spectral import (
     spectral_clustering,
     spectral_eigs,
     spectral_embedding_njw,
+    spectral_partitions,
 )
 
 __all__ = [
     "ForestSpectralClustering",
     "KernelSpectralClustering",
     "LabelFreeChoiceWarning",
+    "MIN_RELATIVE_GAP",
+    "choose_by_relative_gap",
+    "min_cluster_size",
+    "n_components",
+    "relative_gaps",
     "eigengap_scores",
     "explain_choice",
     "canonical_labels",
@@ -30,6 +45,7 @@ __all__ = [
     "spectral_clustering",
     "spectral_eigs",
     "spectral_embedding_njw",
+    "spectral_partitions",
     "sharpen_kernel",
     "truncated_kernel",
 ]

@@ -1,4 +1,19 @@
-"""What a label-free choice of the number of clusters rests on, told to the user.
+"""The label-free choice of the number of clusters, and what it rests on, told to the user.
+
+**The rule** (:func:`choose_by_relative_gap`), shared by the spectral
+clusterers: among candidate affinities (kernel scales) and ``K = 2 ..
+K_max``, take the pair with the largest *relative* spectral gap
+``mu_(K+1) / mu_K`` of the normalised Laplacian (``mu = 1 - lambda``),
+counting only pairs whose ``K``-way spectral partition has no cluster under
+:func:`min_cluster_size` points; below :data:`MIN_RELATIVE_GAP` there is no
+cluster structure and ``K = 1``.  By the higher-order Cheeger inequalities a
+small ``mu_K`` means ``K`` nearly separate groups and a large
+``mu_(K+1)`` means no ``(K+1)``-th; their ratio is free of the kernel's scale,
+so scales and ``K`` compete on one footing, which the absolute eigengap
+``lambda_K - lambda_(K+1)`` is not (sharper kernels have larger gaps, and
+``K = 1`` always wins at the smoothest scale).  The size floor keeps a few
+outliers cut off by a sharp kernel from counting as clusters.  Chosen on the
+selection half of the clustering suite (``docs/results/clustering-suite.md``).
 
 Every geoforest clusterer that estimates ``K`` scores each candidate ``K``
 (an eigengap, a ratio of mode scores, ...) and keeps the best.  Real data
@@ -15,10 +30,121 @@ import warnings
 
 import numpy as np
 
-__all__ = ["CLOSE_FRACTION", "LabelFreeChoiceWarning", "eigengap_scores", "explain_choice"]
+__all__ = [
+    "CLOSE_FRACTION",
+    "MIN_RELATIVE_GAP",
+    "LabelFreeChoiceWarning",
+    "choose_by_relative_gap",
+    "eigengap_scores",
+    "explain_choice",
+    "min_cluster_size",
+    "n_components",
+    "relative_gaps",
+]
 
 #: A runner-up scoring at least this fraction of the winner's score is a close call.
 CLOSE_FRACTION = 0.9
+#: Smallest relative gap ``mu_(K+1) / mu_K`` taken as ``K``-cluster structure.
+#: One Gaussian blob gives at most 1.5 (over scales and K <= 10, 1,500 points in 5-D).
+MIN_RELATIVE_GAP = 2.0
+#: Laplacian eigenvalues below this count as 0 (connected components) in the ratios.
+_MU_FLOOR = 1e-6
+
+
+def min_cluster_size(n: int) -> int:
+    """Smallest cluster a label-free choice accepts: ``max(5, 2 % of n)`` (at most ``n``)."""
+    return int(min(max(5, np.ceil(0.02 * n)), n))
+
+
+def relative_gaps(eigenvalues, max_clusters: int) -> np.ndarray:
+    """Relative spectral gaps ``mu_(K+1) / mu_K`` for ``K = 1 .. max_clusters``.
+
+    ``mu_k = 1 - lambda_k`` are the normalised Laplacian's eigenvalues from the
+    affinity's ``lambda`` (descending), floored at 1e-6 (components).
+
+    Returns
+    -------
+    ndarray of shape (max_clusters,)
+        Entry ``K - 1`` for ``K`` above the number of connected components
+        ``c`` (:func:`n_components`); NaN for ``K <= c`` (``mu_K = 0``) and
+        where ``lambda_(K+1)`` was not computed.
+
+    Examples
+    --------
+    >>> relative_gaps([1.0, 0.99, 0.9, 0.2], 3)
+    array([nan, 10.,  8.])
+    """
+    values = np.sort(np.asarray(eigenvalues, dtype=np.float64).reshape(-1))[::-1]
+    mu = np.maximum(1.0 - values, _MU_FLOOR)
+    out = np.full(int(max_clusters), np.nan)
+    for k in range(max(2, n_components(values) + 1), min(int(max_clusters), values.size - 1) + 1):
+        out[k - 1] = mu[k] / mu[k - 1]
+    return out
+
+
+def n_components(eigenvalues) -> int:
+    """Connected components seen in a spectrum: eigenvalues within 1e-6 of 1 (at least 1).
+
+    Components of the affinity are clusters whatever the rule says; the
+    relative gaps judge only further splits (a detached component would
+    otherwise give ``mu_(c+1) / mu_c`` near infinity and hide all finer
+    structure: texture at the unfragmented beta_1 chose K = 2 on 4 of 5 seeds).
+
+    Examples
+    --------
+    >>> n_components([1.0, 1.0 - 1e-9, 0.98, 0.5])
+    2
+    """
+    values = np.asarray(eigenvalues, dtype=np.float64).reshape(-1)
+    return max(1, int(np.sum(1.0 - values <= _MU_FLOOR)))
+
+
+def choose_by_relative_gap(
+    gaps, fragmented, *, min_ratio: float = MIN_RELATIVE_GAP, base_k: int = 1
+):
+    """The (candidate, ``K``) with the largest relative gap among unfragmented partitions.
+
+    Parameters
+    ----------
+    gaps : array-like of shape (n_candidates, max_clusters)
+        :func:`relative_gaps` of each candidate affinity.
+    fragmented : array-like of bool, same shape
+        True where the candidate's ``K``-way partition has a cluster under
+        :func:`min_cluster_size` points (never chosen).
+    min_ratio : float, default=2.0
+        Below this everywhere, ``K = base_k``.
+    base_k : int, default=1
+        The answer without further structure: 1, or the number of connected
+        components of the affinity (each a cluster).
+
+    Returns
+    -------
+    candidate : int
+        Row of the winner (0 when ``K = base_k``).  Ties go to the first row,
+        then the smaller ``K``.
+    k : int
+    scores : ndarray of shape (max_clusters,)
+        Best unfragmented gap per ``K`` over the candidates (NaN where none);
+        entry ``base_k - 1`` is ``min_ratio``: the bar the others must reach.
+
+    Examples
+    --------
+    >>> gaps = np.array([[np.nan, 1.2, 9.0], [np.nan, 3.0, 1.1]])
+    >>> frag = np.array([[False, False, True], [False, False, False]])
+    >>> candidate, k, scores = choose_by_relative_gap(gaps, frag)
+    >>> candidate, k, scores
+    (1, 2, array([2. , 3. , 1.1]))
+    """
+    g = np.array(gaps, dtype=np.float64, ndmin=2)
+    g[np.asarray(fragmented, dtype=bool).reshape(g.shape) | ~np.isfinite(g)] = -np.inf
+    scores = np.max(g, axis=0) if g.shape[0] else np.full(g.shape[1], -np.inf)
+    scores = np.where(np.isfinite(scores), scores, np.nan)
+    scores[int(base_k) - 1] = min_ratio
+    if not np.any(np.isfinite(g)) or np.max(g) < min_ratio:
+        return 0, int(base_k), scores
+    flat = int(np.argmax(g))  # row-major: first candidate, then smaller K, on ties
+    candidate, k = np.unravel_index(flat, g.shape)
+    return int(candidate), int(k) + 1, scores
 
 
 class LabelFreeChoiceWarning(UserWarning):
@@ -105,12 +231,18 @@ def explain_choice(
     runner = max(others)[1] if others else None
     chosen = s[k - 1] if 1 <= k <= s.size else np.nan
     if k == 1:
-        tail = ""
-        if runner is not None:
-            tail = f"; the runner-up is K = {runner} ({criterion} {s[runner - 1]:.3g})"
+        if "relative" in criterion:
+            # K = 1's score is the bar the others missed.
+            why = f"no K >= 2 reaches the {criterion} of {chosen:.3g}"
+            if runner is not None:
+                why += f"; the best is K = {runner} at {s[runner - 1]:.3g}"
+        else:
+            why = f"{criterion} {chosen:.3g}"
+            if runner is not None:
+                why += f"; the runner-up is K = {runner} ({criterion} {s[runner - 1]:.3g})"
         warnings.warn(
             f"{estimator} found no cluster structure: K = 1, every point in one cluster "
-            f"({criterion} {chosen:.3g}{tail}). Pass n_clusters if you expect clusters.",
+            f"({why}). Pass n_clusters if you expect clusters.",
             LabelFreeChoiceWarning,
             stacklevel=stacklevel,
         )

@@ -37,6 +37,7 @@ __all__ = [
     "spectral_clustering",
     "spectral_eigs",
     "spectral_embedding_njw",
+    "spectral_partitions",
 ]
 
 Solver = Literal["auto", "dense", "arpack", "lobpcg"]
@@ -693,14 +694,7 @@ def spectral_clustering(
     else:
         k = int(n_clusters)
 
-    leading = vectors[:, :k].copy()
-    # Exactly zero in theory (for non-zero eigenvalues); remove the rounding
-    # noise so that the NJW normalisation does not blow it up to unit length.
-    leading[isolated] = 0.0
-    embedding = spectral_embedding_njw(leading)
-    # Rows that are exactly zero: isolated points, and the points of connected
-    # components none of the K leading eigenvectors covers (more components than K).
-    unembedded = np.flatnonzero(~np.any(embedding != 0.0, axis=1))
+    labels, embedding, unembedded = _njw_kmeans(vectors, isolated, k, n_init, random_state)
     outside = np.setdiff1d(unembedded, isolated)
     if outside.size:
         warnings.warn(
@@ -709,6 +703,29 @@ def spectral_clustering(
             UserWarning,
             stacklevel=2,
         )
+    return Bunch(
+        labels=labels,
+        n_clusters=k,
+        eigenvalues=values,
+        embedding=embedding,
+        isolated=isolated,
+        unembedded=unembedded,
+    )
+
+
+def _njw_kmeans(vectors, isolated, k: int, n_init: int, random_state, rows=None):
+    """k-means on the NJW embedding of the first ``k`` eigenvectors (of ``rows`` only)."""
+    leading = vectors[:, :k].copy()
+    # Exactly zero in theory (for non-zero eigenvalues); remove the rounding
+    # noise so that the NJW normalisation does not blow it up to unit length.
+    leading[isolated] = 0.0
+    if rows is not None:
+        leading = leading[rows]
+    n = leading.shape[0]
+    embedding = spectral_embedding_njw(leading)
+    # Rows that are exactly zero: isolated points, and the points of connected
+    # components none of the K leading eigenvectors covers (more components than K).
+    unembedded = np.flatnonzero(~np.any(embedding != 0.0, axis=1))
     labels = np.zeros(n, dtype=np.intp)
     embedded = np.setdiff1d(np.arange(n), unembedded, assume_unique=True)
     if k > 1 and embedded.size >= k:
@@ -719,11 +736,73 @@ def spectral_clustering(
         with threadpool_limits(limits=1, user_api="openmp"):
             labels[embedded] = km.fit_predict(embedding[embedded])
         labels[unembedded] = np.argmax(np.bincount(labels[embedded], minlength=k))
-    return Bunch(
-        labels=canonical_labels(labels),
-        n_clusters=k,
-        eigenvalues=values,
-        embedding=embedding,
-        isolated=isolated,
-        unembedded=unembedded,
-    )
+    return canonical_labels(labels), embedding, unembedded
+
+
+#: :func:`spectral_partitions` checks partitions on at most this many points.
+PARTITION_SAMPLE = 5000
+
+
+def spectral_partitions(
+    W,
+    max_clusters: int,
+    *,
+    n_init: int = 4,
+    solver: Solver = "auto",
+    random_state: int | np.random.RandomState | None = None,
+    tol: float = 0.0,
+    max_samples: int | None = PARTITION_SAMPLE,
+) -> Bunch:
+    """Eigenvalues and the NJW partitions for every ``K = 2 .. max_clusters`` at once.
+
+    One eigensolve of ``max_clusters + 1`` pairs, then k-means on the first
+    ``K`` eigenvectors for each ``K``: what a label-free choice of ``K``
+    needs to judge the candidates (:func:`~geoforest.cluster.choose_by_relative_gap`).
+    Above ``max_samples`` points the k-means runs on a random subset of the
+    rows (the cluster *sizes* are what is judged; 5,000 rows estimate them
+    to about 1 %).
+
+    Parameters
+    ----------
+    W : ndarray, scipy sparse matrix/array or LinearOperator of shape (n, n)
+        Symmetric non-negative affinity.
+    max_clusters : int
+        Largest ``K``.
+    n_init : int, default=4
+        k-means restarts per ``K``.
+    solver, random_state, tol
+        As in :func:`spectral_clustering`.
+    max_samples : int or None, default=5000
+        Rows the partitions are computed on (``None``: all).
+
+    Returns
+    -------
+    Bunch
+        ``eigenvalues`` (descending, up to ``max_clusters + 1``), ``rows``
+        (indices of the points partitioned) and ``labels`` (dict ``K ->``
+        labels of ``rows``, for ``K = 2 ..`` as many as the eigenvalues allow).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> W = np.kron(np.eye(3), np.ones((4, 4))) + 0.01
+    >>> parts = spectral_partitions(W, 4, random_state=0)
+    >>> parts.labels[3]
+    array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2])
+    """
+    n = _n_nodes(W)
+    resolved = _resolve_solver(solver, n)
+    n_eigs = min(int(max_clusters) + 1, n if resolved == "dense" else n - 1)
+    rng = check_random_state(random_state)
+    M, degree = normalized_affinity(W)
+    isolated = np.flatnonzero(~(degree > 0))
+    values, vectors = _leading_eigs(M, degree, n_eigs, resolved, rng, tol)
+    rows = None
+    if max_samples is not None and n > max_samples:
+        rows = np.sort(rng.choice(n, size=int(max_samples), replace=False))
+    seed = rng.randint(np.iinfo(np.int32).max)
+    labels = {
+        k: _njw_kmeans(vectors, isolated, k, n_init, seed, rows)[0]
+        for k in range(2, min(int(max_clusters), vectors.shape[1]) + 1)
+    }
+    return Bunch(eigenvalues=values, rows=np.arange(n) if rows is None else rows, labels=labels)
