@@ -469,6 +469,15 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    @property
+    def _selection(self) -> str:
+        """The rule ``selection`` stands for with these parameters."""
+        if self.selection == "auto":
+            return "relgap" if self.n_clusters is None else "unfragmented"
+        if self.selection == "relgap" and self.n_clusters is not None:
+            return "unfragmented"  # the rule chooses K; with K given, beta_2 as before
+        return self.selection
+
     def _make_forest(self):
         from ..forest import RandomProjectionForest
 
@@ -498,11 +507,6 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
-        self._selection = self.selection
-        if self.selection == "auto":
-            self._selection = "relgap" if self.n_clusters is None else "unfragmented"
-        elif self.selection == "relgap" and self.n_clusters is not None:
-            self._selection = "unfragmented"  # the rule chooses K; with K given, beta_2 as before
         forest = self._make_forest().fit(X)
         n = forest.inbag_counts_.shape[0]
         if self.n_clusters is not None and self.n_clusters > n:
