@@ -119,7 +119,7 @@ def test_choose_by_relative_gap_rules():
     np.testing.assert_allclose(scores, [2.0, 5.0, 3.0])
     assert choose_by_relative_gap(gaps / 10, frag)[:2] == (0, 1)  # nothing reaches 2
     assert choose_by_relative_gap(gaps / 10, frag, base_k=2)[:2] == (0, 2)
-    assert min_cluster_size(100) == 5 and min_cluster_size(1000) == 20 and min_cluster_size(3) == 3
+    assert min_cluster_size(100) == 5 and min_cluster_size(1000) == 20 and min_cluster_size(3) == 1
 
 
 def test_spectral_partitions_match_spectral_clustering():

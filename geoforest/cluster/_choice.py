@@ -52,8 +52,14 @@ _MU_FLOOR = 1e-6
 
 
 def min_cluster_size(n: int) -> int:
-    """Smallest cluster a label-free choice accepts: ``max(5, 2 % of n)`` (at most ``n``)."""
-    return int(min(max(5, np.ceil(0.02 * n)), n))
+    """Smallest cluster a label-free choice accepts: ``max(5, 2 % of n)``, at most ``n // 2``.
+
+    Examples
+    --------
+    >>> min_cluster_size(100), min_cluster_size(1000), min_cluster_size(6)
+    (5, 20, 3)
+    """
+    return int(max(1, min(max(5, np.ceil(0.02 * n)), n // 2)))
 
 
 def relative_gaps(eigenvalues, max_clusters: int) -> np.ndarray:

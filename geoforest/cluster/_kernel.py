@@ -11,8 +11,15 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import validate_data
 
-from ._choice import eigengap_scores, explain_choice
-from ._spectral import spectral_clustering
+from ._choice import (
+    choose_by_relative_gap,
+    eigengap_scores,
+    explain_choice,
+    min_cluster_size,
+    n_components,
+    relative_gaps,
+)
+from ._spectral import spectral_clustering, spectral_partitions
 
 #: Relative tolerance (to the largest entry) of the symmetry check.
 SYMMETRY_RTOL = 1e-8
@@ -46,18 +53,27 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
     The affinity ``A`` is normalised to ``M = D^{-1/2} A D^{-1/2}``, its leading
     eigenvectors (the smallest of the normalised Laplacian) are row-normalised
     as in Ng, Jordan & Weiss (2002) and clustered by k-means.  When
-    ``n_clusters`` is ``None`` the number of clusters is the position of the
-    largest gap among the leading eigenvalues of ``M``.  This is the estimator
+    ``n_clusters`` is ``None`` the number of clusters is chosen by
+    ``selection``: the largest relative gap ``mu_(K+1) / mu_K`` of the
+    normalised Laplacian among the ``K`` whose partition has no cluster under
+    ``max(5, 2 % of n)`` points, or 1 when none reaches 2 (``"relgap"``,
+    :func:`~geoforest.cluster.choose_by_relative_gap`), or the largest gap
+    ``lambda_K - lambda_(K+1)`` (``"eigengap"``).  This is the estimator
     behind every spectral method of geoforest (forest kernels, longest-leg path
     distances); see :func:`~geoforest.cluster.spectral_clustering`.
 
     Parameters
     ----------
     n_clusters : int or None, default=None
-        Number of clusters; ``None`` estimates it from the eigengap.
+        Number of clusters; ``None`` estimates it (``selection``).
     max_clusters : int, default=10
-        Largest number of clusters the eigengap may choose (ignored when
+        Largest number of clusters the estimate may choose (ignored when
         ``n_clusters`` is given).
+    selection : {"relgap", "eigengap"}, default="relgap"
+        How ``K`` is estimated.  ``"relgap"`` is the library's shared rule;
+        on an rpf-kernel of standardised wine, of WDBC and of the noisy helix
+        the eigengap chose ``K = 1`` (its ``lambda_1 - lambda_2`` dominates
+        any smooth affinity).
     n_init : int, default=10
         Number of k-means restarts.
     eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
@@ -118,6 +134,7 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "eigen_solver": [StrOptions({"auto", "dense", "arpack", "lobpcg"})],
+        "selection": [StrOptions({"relgap", "eigengap"})],
         "random_state": ["random_state"],
     }
 
@@ -128,10 +145,12 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         max_clusters: int = 10,
         n_init: int = 10,
         eigen_solver: str = "auto",
+        selection: str = "relgap",
         random_state=None,
     ):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
+        self.selection = selection
         self.n_init = n_init
         self.eigen_solver = eigen_solver
         self.random_state = random_state
@@ -181,6 +200,23 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         _check_symmetric_nonnegative(A)
         return A, int(A.shape[0])
 
+    def _relgap_k(self, A, n: int) -> tuple[int, np.ndarray]:
+        max_k = int(min(self.max_clusters, n - 1))
+        part = spectral_partitions(
+            A, max_k, solver=self.eigen_solver, random_state=self.random_state
+        )
+        gaps = relative_gaps(part.eigenvalues, max_k)
+        fragmented = np.ones(max_k, dtype=bool)
+        floor = min_cluster_size(part.rows.size)
+        for k, labels in part.labels.items():
+            fragmented[k - 1] = np.bincount(labels).min() < floor
+        _, k, scores = choose_by_relative_gap(
+            gaps[None], fragmented[None], base_k=n_components(part.eigenvalues)
+        )
+        out = np.full(int(self.max_clusters), np.nan)
+        out[:max_k] = scores
+        return k, out
+
     def fit(self, X, y=None):
         """Cluster the points of the affinity ``X``.
 
@@ -202,9 +238,13 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
             raise ValueError(
                 f"n_clusters={self.n_clusters} is larger than the number of samples n={n}"
             )
+        k, scores, criterion = self.n_clusters, None, "eigengap"
+        if self.n_clusters is None and self.selection == "relgap" and n > 2:
+            k, scores = self._relgap_k(A, n)
+            criterion = "relative gap"
         result = spectral_clustering(
             A,
-            self.n_clusters,
+            k,
             max_clusters=self.max_clusters,
             n_init=self.n_init,
             solver=self.eigen_solver,
@@ -214,11 +254,12 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         self.labels_ = result.labels
         self.n_clusters_ = result.n_clusters
         self.eigenvalues_ = result.eigenvalues
-        self.n_clusters_scores_ = eigengap_scores(result.eigenvalues, self.max_clusters)
+        if scores is None:
+            scores = eigengap_scores(result.eigenvalues, self.max_clusters)
+        self.n_clusters_scores_ = scores
         if self.n_clusters is None:
             explain_choice(
-                type(self).__name__, self.n_clusters_, self.n_clusters_scores_,
-                criterion="eigengap",
+                type(self).__name__, self.n_clusters_, scores, criterion=criterion
             )  # fmt: skip
         self.embedding_ = result.embedding
         self.isolated_ = result.isolated
