@@ -281,8 +281,9 @@ def plan(quick: bool, n_seeds: int, base_seed: int) -> list[tuple[str, str, int]
 def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Median of every score over seeds, per data set and method."""
     out = []
+    halves = ("selection", "report", "control", "quick")
     keys = sorted({(r["half"], r["dataset"], r["method"]) for r in rows},
-                  key=lambda t: (t[0], t[1], list(METHODS).index(t[2])))  # fmt: skip
+                  key=lambda t: (halves.index(t[0]), t[1], list(METHODS).index(t[2])))  # fmt: skip
     for half, name, method in keys:
         mine = [r for r in rows if (r["half"], r["dataset"], r["method"]) == (half, name, method)]
         entry = {
