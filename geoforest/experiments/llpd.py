@@ -12,7 +12,8 @@ Every method estimates the number of clusters itself.
 ``Euclidean spectral``
     NJW spectral clustering of a self-tuning Gaussian kernel (Zelnik-Manor &
     Perona: ``exp(-d^2 / (s_i s_j))`` on the 15-NN graph, ``s_i`` the 7th-NN
-    distance), ``K`` by the same eigengap rule (up to 10); no noise label.
+    distance), ``K`` by the same eigengap rule (up to 10;
+    ``selection="eigengap"``); no noise label.
 ``HDBSCAN``
     ``sklearn.cluster.HDBSCAN(min_cluster_size=25)``; its noise label is ``-1``.
 ``DBSCAN``
@@ -78,7 +79,9 @@ def _labels(method: str, X: np.ndarray, seed: int) -> tuple[np.ndarray, dict[str
         model = LLPDSpectralClustering(random_state=seed).fit(X)
         return model.labels_, {"sigma": model.sigma_, "threshold": model.threshold_}
     if method == "Euclidean spectral":
-        model = KernelSpectralClustering(eigen_solver="arpack", random_state=seed)
+        model = KernelSpectralClustering(
+            eigen_solver="arpack", selection="eigengap", random_state=seed
+        )
         model.fit(self_tuning_affinity(X))
         return model.labels_, {}
     if method == "HDBSCAN":
