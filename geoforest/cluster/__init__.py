@@ -15,6 +15,7 @@ from ._choice import (
     min_cluster_size,
     n_components,
     relative_gaps,
+    score_partitions,
 )
 from ._forest import ForestSpectralClustering, sharpen_kernel, truncated_kernel
 from ._kernel import KernelSpectralClustering
@@ -37,6 +38,7 @@ __all__ = [
     "min_cluster_size",
     "n_components",
     "relative_gaps",
+    "score_partitions",
     "eigengap_scores",
     "explain_choice",
     "canonical_labels",

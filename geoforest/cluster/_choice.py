@@ -40,6 +40,7 @@ __all__ = [
     "min_cluster_size",
     "n_components",
     "relative_gaps",
+    "score_partitions",
 ]
 
 #: A runner-up scoring at least this fraction of the winner's score is a close call.
@@ -103,6 +104,33 @@ def n_components(eigenvalues) -> int:
     """
     values = np.asarray(eigenvalues, dtype=np.float64).reshape(-1)
     return max(1, int(np.sum(1.0 - values <= _MU_FLOOR)))
+
+
+def score_partitions(partitions, max_clusters: int) -> tuple[np.ndarray, np.ndarray]:
+    """Relative gaps and fragmentation flags of :func:`spectral_partitions` output.
+
+    Parameters
+    ----------
+    partitions : Bunch
+        ``eigenvalues``, ``rows`` and ``labels`` (dict ``K ->`` labels), as
+        returned by :func:`~geoforest.cluster.spectral_partitions`.
+    max_clusters : int
+
+    Returns
+    -------
+    gaps : ndarray of shape (max_clusters,)
+        :func:`relative_gaps` of the eigenvalues.
+    fragmented : ndarray of bool, shape (max_clusters,)
+        True where the ``K``-way partition has a cluster under
+        :func:`min_cluster_size` points of ``rows`` (and where none was computed).
+    """
+    gaps = relative_gaps(partitions.eigenvalues, max_clusters)
+    fragmented = np.ones(int(max_clusters), dtype=bool)
+    floor = min_cluster_size(partitions.rows.size)
+    for k, labels in partitions.labels.items():
+        if k <= max_clusters:
+            fragmented[k - 1] = np.bincount(labels, minlength=k).min() < floor
+    return gaps, fragmented
 
 
 def choose_by_relative_gap(

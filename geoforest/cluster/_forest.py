@@ -19,7 +19,7 @@ from ._choice import (
     explain_choice,
     min_cluster_size,
     n_components,
-    relative_gaps,
+    score_partitions,
 )
 from ._spectral import (
     AUTO_DENSE_MAX_N,
@@ -604,10 +604,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
                     sharpen_kernel(S, b1, b2), max_k, n_init=4, solver=self.eigen_solver,
                     random_state=seed, tol=self.eigen_tol,
                 )  # fmt: skip
-            gaps[c] = relative_gaps(part.eigenvalues, max_k)
-            floor = min_cluster_size(part.rows.size)
-            for k, labels in part.labels.items():
-                fragmented[c, k - 1] = np.bincount(labels).min() < floor
+            gaps[c], fragmented[c] = score_partitions(part, max_k)
             parts.append(part)
         # Connected components of the thresholded kernel are clusters when they
         # persist at the next lower threshold (a split made by beta_1 alone is

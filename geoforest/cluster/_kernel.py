@@ -15,9 +15,8 @@ from ._choice import (
     choose_by_relative_gap,
     eigengap_scores,
     explain_choice,
-    min_cluster_size,
     n_components,
-    relative_gaps,
+    score_partitions,
 )
 from ._spectral import spectral_clustering, spectral_partitions
 
@@ -205,11 +204,7 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         part = spectral_partitions(
             A, max_k, solver=self.eigen_solver, random_state=self.random_state
         )
-        gaps = relative_gaps(part.eigenvalues, max_k)
-        fragmented = np.ones(max_k, dtype=bool)
-        floor = min_cluster_size(part.rows.size)
-        for k, labels in part.labels.items():
-            fragmented[k - 1] = np.bincount(labels).min() < floor
+        gaps, fragmented = score_partitions(part, max_k)
         _, k, scores = choose_by_relative_gap(
             gaps[None], fragmented[None], base_k=n_components(part.eigenvalues)
         )
