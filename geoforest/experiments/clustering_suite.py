@@ -26,8 +26,10 @@ above 50 features).  Randomised methods run ``n_seeds`` seeds, HDBSCAN once.
 Metrics: ``accuracy`` (Hungarian; predicted noise and true background each
 count as a cluster of their own), ``ari``, ``ami``, ``k_hat``, ``abs_k_err``,
 ``noise_fraction`` (predicted ``-1``), ``accuracy_core`` (on true cluster
-points the method kept), ``seconds``.  A method that raises gives a row with
-its ``error`` and NaN scores.
+points the method kept), ``seconds``, and ``warning``: ``k=1`` or ``close``
+when the estimator raised a :class:`~geoforest.cluster.LabelFreeChoiceWarning`
+(no structure found, or a close runner-up).  A method that raises gives a
+row with its ``error`` and NaN scores.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .. import datasets, metrics
+from ..cluster import LabelFreeChoiceWarning
 from ._runner import ExperimentConfig, ExperimentResult, progress, write_csv
 
 SELECTION = ("iris", "wdbc", "wdbc-raw", "segment", "musk2", "texture", "vowel", "mnist10",
@@ -245,16 +248,22 @@ def run_one(name: str, method: str, seed: int, max_n: int, quick: bool) -> dict[
     build, given, _ = METHODS[method]
     row: dict[str, Any] = {"dataset": name, "half": half, "method": method, "seed": seed,
                            "n": int(X.shape[0]), "p": int(X.shape[1]), "k_true": k_true,
-                           "error": ""}  # fmt: skip
+                           "warning": "", "error": ""}  # fmt: skip
     try:
         model = (
             _hdbscan(X.shape[0]) if method == "HDBSCAN" else build(k_true if given else None, seed)
         )
         start = time.perf_counter()
-        with threadpool_limits(limits=1), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with threadpool_limits(limits=1), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             model.fit(X)
         seconds = time.perf_counter() - start
+        # Did the estimator say its K was doubtful?  "k=1" (no structure found) or
+        # "close" (a named runner-up within 10 %): is the warning there when K^ is wrong?
+        said = [str(w.message) for w in caught if issubclass(w.category, LabelFreeChoiceWarning)]
+        row["warning"] = (
+            "k=1" if any("no cluster structure" in m for m in said) else "close" if said else ""
+        )
         labels = np.asarray(model.labels_)
         k_hat = getattr(model, "n_clusters_", None)
         if k_hat is None:
