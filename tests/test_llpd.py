@@ -277,6 +277,27 @@ def test_in_plane_noise_is_removed_and_k_found():
     assert clustering_accuracy(y[core], model.labels_[core]) >= 0.99
 
 
+def test_in_plane_circles_in_ten_dimensions():
+    # Three noisy circles with 15 % uniform background in their plane, embedded in
+    # 10-D with jitter: no jump in the sorted k-NN LLPDs, two log-populations.
+    rng = np.random.default_rng(7)
+    centres = np.array([[0.0, 0.0], [3.0, 0.0], [1.5, 2.6]])
+    angle = rng.uniform(0, 2 * np.pi, (3, 300))
+    radius = 1.0 + 0.05 * rng.standard_normal((3, 300))
+    rings = centres[:, None, :] + np.stack([radius * np.cos(angle), radius * np.sin(angle)], -1)
+    P = rings.reshape(-1, 2)
+    background = rng.uniform(P.min(0) - 0.5, P.max(0) + 0.5, (160, 2))
+    frame, _ = np.linalg.qr(rng.standard_normal((10, 2)))
+    X = np.vstack([P, background]) @ frame.T + 0.01 * rng.standard_normal((1060, 10))
+    y = np.r_[np.repeat([0, 1, 2], 300), -np.ones(160, dtype=int)]
+    assert jump_threshold(LLPD().fit(X).knn_distance(10)) is None
+    model = LLPDSpectralClustering(random_state=0).fit(X)
+    assert model.n_clusters_ == 3
+    core = (y >= 0) & model.kept_
+    assert core.sum() >= 0.95 * 900 and np.mean(model.kept_[y < 0]) < 0.3
+    assert clustering_accuracy(y[core], model.labels_[core]) >= 0.99
+
+
 def test_one_gaussian_blob_is_one_cluster():
     X = np.random.default_rng(0).standard_normal((1500, 5))
     model = LLPDSpectralClustering(random_state=0).fit(X)
