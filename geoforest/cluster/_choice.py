@@ -45,8 +45,8 @@ __all__ = [
 
 #: A runner-up scoring at least this fraction of the winner's score is a close call.
 CLOSE_FRACTION = 0.9
-#: Smallest relative gap ``mu_(K+1) / mu_K`` taken as ``K``-cluster structure.
-#: One Gaussian blob gives at most 1.5 (over scales and K <= 10, 1,500 points in 5-D).
+#: Smallest relative gap ``mu_(K+1) / mu_K`` taken as ``K``-cluster structure; above
+#: what one Gaussian blob gives (docs/defaults.md).
 MIN_RELATIVE_GAP = 2.0
 #: Laplacian eigenvalues below this count as 0 (connected components) in the ratios.
 _MU_FLOOR = 1e-6
@@ -95,7 +95,7 @@ def n_components(eigenvalues) -> int:
     Components of the affinity are clusters whatever the rule says; the
     relative gaps judge only further splits (a detached component would
     otherwise give ``mu_(c+1) / mu_c`` near infinity and hide all finer
-    structure: texture at the unfragmented beta_1 chose K = 2 on 4 of 5 seeds).
+    structure).
 
     Examples
     --------

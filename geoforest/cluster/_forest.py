@@ -370,14 +370,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
 
     Notes
     -----
-    **Why ``"relgap"`` chooses K** (the clustering suite's selection half,
-    ``docs/results/clustering-suite.md``): the old rule (eigengap per
-    candidate, consensus over scales) gave iris K = 7-8, raw WDBC 9-10 and
-    fragmented the in-plane-noise controls (9-10 clusters); the relative gap
-    gives iris 3, raw WDBC 2, every control right on at least 4 of 5 seeds
-    and one Gaussian blob K = 1 on 10 of 10, median ``|K^ - K|`` 1 instead of
-    2 on the selection half.  It prefers the dominant level of a hierarchy:
-    texture (11 classes) and segment (7) come out at 2-3.
+    **Why ``"relgap"`` chooses K**: chosen on the selection half of the
+    clustering suite and checked on its report half
+    (``docs/results/clustering-suite.md``): it stops the eigengap rule's
+    over-splitting of small tabular sets and noisy data, at the price of
+    taking the dominant level of a hierarchy (fewer clusters than classes
+    where one class sits apart).
 
     **Why ``selection="unfragmented"`` is the rule with K given** (measured with
     ``benchmarks/rpf_cluster_subset.py``, K given, 200 trees, 10 seeds;
@@ -608,8 +606,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             parts.append(part)
         # Connected components of the thresholded kernel are clusters when they
         # persist at the next lower threshold (a split made by beta_1 alone is
-        # not: one Gaussian blob fell into two components at beta_1 = 0.2 on 1 of
-        # 10 seeds); the gaps judge finer splits only.
+        # not: it can cut one Gaussian blob in two); the gaps judge finer splits.
         base_k = min(
             min(n_components(p.eigenvalues) for p in parts),
             _persistent_components(S, min(b1 for b1, _ in grid)),

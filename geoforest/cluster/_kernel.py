@@ -69,10 +69,11 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         Largest number of clusters the estimate may choose (ignored when
         ``n_clusters`` is given).
     selection : {"relgap", "eigengap"}, default="relgap"
-        How ``K`` is estimated.  ``"relgap"`` is the library's shared rule;
-        on an rpf-kernel of standardised wine, of WDBC and of the noisy helix
-        the eigengap chose ``K = 1`` (its ``lambda_1 - lambda_2`` dominates
-        any smooth affinity).
+        How ``K`` is estimated: the library's shared rule, or the largest
+        eigengap.  A smooth affinity (a raw rpf-kernel, say) shows no gap
+        under either rule and gets ``K = 1`` with a warning; sharpen it first,
+        as :class:`~geoforest.ForestSpectralClustering` does
+        (``docs/choosing-k.md``).
     n_init : int, default=10
         Number of k-means restarts.
     eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
