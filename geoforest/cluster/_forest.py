@@ -362,11 +362,13 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     eigenvalues_ : ndarray
         Leading eigenvalues of the chosen normalised affinity.
     n_clusters_scores_ : ndarray of shape (max_clusters,)
-        The evidence behind ``n_clusters_``: the eigengaps of the chosen
-        affinity (:func:`~geoforest.cluster.eigengap_scores`; NaN where not
-        computed); a :class:`~geoforest.cluster.LabelFreeChoiceWarning` says
-        when ``K = 1`` was chosen or the runner-up scored within 10 % of the
-        winner.
+        The evidence behind ``n_clusters_``: with ``"relgap"`` the best
+        relative gap of each ``K`` over the scales (the entry of the base
+        ``K`` holds the bar, 2; :func:`~geoforest.cluster.choose_by_relative_gap`),
+        otherwise the eigengaps of the chosen affinity
+        (:func:`~geoforest.cluster.eigengap_scores`); NaN where not computed.
+        A :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when
+        ``K = 1`` was chosen or the runner-up scored within 10 % of the winner.
 
     Notes
     -----
