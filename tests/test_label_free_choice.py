@@ -159,3 +159,22 @@ def test_rpfcluster_relgap_scores_recomputed_independently():
         assert model.n_clusters_scores_[2] == gf.cluster.MIN_RELATIVE_GAP
     else:
         assert model.n_clusters_scores_[2] == pytest.approx(np.nanmax(gaps))
+
+
+def test_persistent_components_need_the_lower_threshold():
+    import scipy.sparse as sp
+
+    from geoforest.cluster._forest import _persistent_components
+
+    # Two blocks of 20 points with within-block kernel 0.5, joined by weight 0.15.
+    block = np.full((20, 20), 0.5)
+    S = np.block([[block, np.full((20, 20), 0.15)], [np.full((20, 20), 0.15), block]])
+    np.fill_diagonal(S, 1.0)
+    S = sp.csr_array(S)
+    # At beta_1 = 0.2 the blocks are apart, but one grid step lower (0.1) they are
+    # joined: a split made by the threshold alone is not a cluster.
+    assert _persistent_components(S, 0.2) == 1
+    # At 0.3 the step below (0.2) still separates them: two persistent components.
+    assert _persistent_components(S, 0.3) == 2
+    # Components under min_cluster_size points do not count.
+    assert _persistent_components(sp.csr_array(np.eye(40)), 0.1) == 1
