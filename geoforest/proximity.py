@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
+
+from ._jit import njit
 
 __all__ = ["ProximityCounts"]
 

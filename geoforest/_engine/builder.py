@@ -25,8 +25,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .projections import draw_node_projections, project_samples
 from .sorting import sort_pairs, sort_values
 from .splits import best_class_cut, best_cut, make_workspace

@@ -32,8 +32,8 @@ import numbers
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .rng import normal, poisson, randint, uniform
 
 AXIS = 0

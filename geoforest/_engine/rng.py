@@ -13,7 +13,8 @@ float64 (mixing ``uint64`` with ``int64`` does that).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)

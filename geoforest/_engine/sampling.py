@@ -10,8 +10,8 @@ position and never cut between equal values — the same partition.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from .._jit import njit
 from .rng import randint
 
 _PRIME = np.uint64(0x100000001B3)

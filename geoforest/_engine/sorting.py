@@ -47,7 +47,8 @@ Dijkstra introsort before: 32 / 67 / 90); 2 levels 6 / 4 / 6 (12 / 8 / 8);
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 _LEAF = 32  # sort_values leaves (sorting networks)
 _PAD = np.inf  # network padding: sorts after every finite value

@@ -81,9 +81,10 @@ point lying between them goes left or right.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
+from .._jit import njit
 from .rng import uniform
 
 FASTBIC = 0

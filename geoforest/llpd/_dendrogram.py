@@ -21,7 +21,8 @@ always have smaller ids than their parent.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 __all__ = ["DENDROGRAM_DTYPE", "Dendrogram", "single_linkage"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from numba import njit
 from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._jit import njit
 from ._dendrogram import (
     Dendrogram,
     affinity_matmat,

@@ -35,7 +35,8 @@ from __future__ import annotations
 from typing import Literal
 
 import numpy as np
-from numba import njit
+
+from .._jit import njit
 
 __all__ = ["AUTO_KDTREE_MAX_DIM", "euclidean_mst"]
 

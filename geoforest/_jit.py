@@ -1,0 +1,74 @@
+"""``numba.njit`` whose on-disk cache can never break a working install.
+
+numba's ``cache=True`` stores compiled kernels next to their source (the
+package's ``__pycache__``) or, when that is not writable, in the user's cache
+folder.  Where neither is writable — a package installed read-only (system
+packages, containers, HPC modules) used by someone whose ``HOME`` is not
+writable — numba refuses to *decorate* the function ("cannot cache function
+...: no locator available"), so the first fit would fail with a
+``RuntimeError`` even though nothing is wrong with the kernels.  This wrapper
+compiles such kernels without the on-disk cache instead and says so once: they
+then compile on first use in every process, and ``NUMBA_CACHE_DIR`` pointed at
+a writable folder brings the cache back.
+
+Every kernel module imports :func:`njit` from here, never from numba.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from numba import njit as _numba_njit
+
+
+class KernelCacheWarning(UserWarning):
+    """numba cannot cache geoforest's compiled kernels on disk in this environment."""
+
+
+_warned = False
+
+
+def _warn_once(reason: str) -> None:
+    global _warned
+    if _warned:
+        return
+    _warned = True
+    warnings.warn(
+        "geoforest: numba cannot cache compiled kernels here (neither the package folder nor "
+        "numba's user cache folder is writable), so kernels compile on first use in every "
+        "process. Set the environment variable NUMBA_CACHE_DIR to a writable folder to keep "
+        f"them between runs. ({reason})",
+        KernelCacheWarning,
+        stacklevel=4,
+    )
+
+
+def njit(func: Callable | None = None, **options: Any):
+    """``numba.njit(**options)``, falling back to no on-disk cache where none can be written.
+
+    Parameters
+    ----------
+    func : callable, optional
+        The function to compile (decorator used without arguments).
+    **options
+        Passed to :func:`numba.njit`.  With ``cache=True``, a missing cache
+        location turns caching off for this kernel and raises one
+        :class:`KernelCacheWarning` per process.
+
+    Returns
+    -------
+    numba dispatcher, or a decorator returning one
+    """
+    if func is None:
+        return lambda f: njit(f, **options)
+    if not options.get("cache", False):
+        return _numba_njit(**options)(func)
+    try:
+        return _numba_njit(**options)(func)
+    except RuntimeError as exc:
+        if "no locator available" not in str(exc):
+            raise
+        _warn_once(str(exc))
+        return _numba_njit(**{**options, "cache": False})(func)

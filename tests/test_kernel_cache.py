@@ -1,0 +1,143 @@
+"""Kernels work where numba cannot write a cache (issue 23, item 1).
+
+A package installed read-only, used by someone whose HOME is not writable,
+leaves numba no cache location; numba then refuses to decorate a
+``cache=True`` function.  geoforest must fit anyway (compiling without the
+cache) and say so once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import geoforest as gf
+from geoforest._jit import KernelCacheWarning, njit
+
+PACKAGE = Path(gf.__file__).parent
+
+_FIT = """
+import warnings
+import numpy as np
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    import geoforest as gf
+    from geoforest._jit import KernelCacheWarning
+    X = np.random.default_rng(0).normal(size=(120, 4))
+    y = (X[:, 0] > 0).astype(int)
+    idx = gf.UnsupervisedForest(n_estimators=8, random_state=0).fit(X).kneighbors(
+        n_neighbors=4, return_distance=False)
+    acc = gf.ObliqueForestClassifier(n_estimators=8, random_state=0).fit(X, y).score(X, y)
+    llpd = gf.LLPD().fit(X).kneighbors(n_neighbors=3, return_distance=False)
+n_warn = sum(issubclass(w.category, KernelCacheWarning) for w in caught)
+print(gf.__file__)
+print(n_warn, int(idx.sum()), round(acc, 6), int(llpd.sum()))
+"""
+
+
+def test_njit_without_cache_location_compiles_uncached(monkeypatch):
+    import numba.core.caching as caching
+
+    import geoforest._jit as jit
+
+    monkeypatch.setattr(caching.CacheImpl, "_locator_classes", [])
+    monkeypatch.setattr(jit, "_warned", False)
+
+    def add(a, b):
+        return a + b
+
+    with pytest.warns(KernelCacheWarning, match="NUMBA_CACHE_DIR"):
+        fast = njit(nogil=True, cache=True)(add)
+    assert fast(2, 3) == 5
+    assert fast._cache.__class__.__name__ == "NullCache"
+
+
+def test_njit_reraises_other_errors(monkeypatch):
+    import geoforest._jit as jit
+
+    def broken(**options):
+        raise RuntimeError("something else")
+
+    monkeypatch.setattr(jit, "_numba_njit", broken)
+    with pytest.raises(RuntimeError, match="something else"):
+        njit(cache=True)(lambda a: a)
+
+
+def test_fit_without_any_cache_location_matches_cached_results():
+    """Every kernel decorated without a cache: same results, one warning."""
+    reference = subprocess.run(
+        [sys.executable, "-c", _FIT], capture_output=True, text=True, check=True
+    ).stdout.split("\n")[1]
+    no_locator = "import numba.core.caching as c; c.CacheImpl._locator_classes = []\n" + _FIT
+    out = subprocess.run(
+        [sys.executable, "-c", no_locator], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    n_warn, *results = out[1].split()
+    assert int(n_warn) == 1
+    assert results == reference.split()[1:]
+
+
+def _unprivileged() -> list[str] | None:
+    """A command prefix under which file permissions apply, or None if there is none."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return []  # an ordinary user: chmod a-w already binds
+    if shutil.which("setpriv") is None:
+        return None
+    # root without the capabilities that override file permissions: a read-only
+    # folder is then read-only to it, as to any user
+    return ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", "--"]
+
+
+def _make_read_only(top: Path) -> None:
+    for path in [top, *top.rglob("*")]:
+        os.chmod(path, path.stat().st_mode & ~0o222)
+
+
+@pytest.mark.skipif(_unprivileged() is None, reason="root without setpriv: cannot drop rights")
+def test_read_only_install_fits_and_runs_demo_without_writable_home(tmp_path):
+    """The package laid out as ``pip install --target`` does, cache compiled, then chmod a-w."""
+    site = tmp_path / "site"
+    shutil.copytree(PACKAGE, site / "geoforest", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "XDG_"))}
+    env["PYTHONPATH"] = str(site)
+    try:
+        # the installer compiles the kernels into the package's __pycache__ (cwd
+        # outside the source tree: ``python -c`` puts the cwd first on sys.path)
+        compiled = subprocess.run(
+            [sys.executable, "-c", _FIT], env=env, cwd=tmp_path, check=True,
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert compiled.stdout.startswith(str(site))
+        assert any((site / "geoforest" / "_engine" / "__pycache__").glob("*.nbi"))
+        _make_read_only(site)
+        home = tmp_path / "home"
+        home.mkdir()
+        _make_read_only(home)
+        env["HOME"] = str(home)
+        work = tmp_path / "work"
+        work.mkdir()
+        prefix = _unprivileged()
+        fit = subprocess.run(
+            [*prefix, sys.executable, "-c", _FIT], env=env, cwd=work,
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert fit.returncode == 0, fit.stderr
+        lines = fit.stdout.split("\n")
+        assert lines[0].startswith(str(site))
+        assert lines[1].split() == ["1", *compiled.stdout.split("\n")[1].split()[1:]]
+        demo = subprocess.run(
+            [*prefix, sys.executable, "-m", "geoforest.cli", "demo", "--quick",
+             "--no-progress", "--out", str(work / "out")],
+            env=env, cwd=work, capture_output=True, text=True,
+        )  # fmt: skip
+        assert demo.returncode == 0, demo.stderr
+        assert any((work / "out").glob("*.csv"))
+    finally:
+        for path in [tmp_path, *tmp_path.rglob("*")]:
+            if not path.is_symlink():
+                os.chmod(path, path.stat().st_mode | 0o200)
