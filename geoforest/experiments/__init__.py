@@ -2,18 +2,13 @@
 
 Each module has a ``run(config) -> ExperimentResult`` function that writes a
 tidy CSV and PNG figures into ``config.out``; :func:`run_experiment` times it,
-writes a JSON record of the run and prints the summary table.
+writes a JSON record of the run, publishes the files atomically and prints the
+summary table.
 """
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from pathlib import Path
-
-from scipy.sparse import SparseEfficiencyWarning
-
-from ._runner import ExperimentConfig, ExperimentResult, Timer, write_record
+from ._runner import ExperimentConfig, ExperimentResult, run_staged
 
 __all__ = ["EXPERIMENTS", "ExperimentConfig", "ExperimentResult", "run_experiment"]
 
@@ -66,8 +61,14 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
 }
 
 
-def run_experiment(name: str, config: ExperimentConfig) -> ExperimentResult:
+def run_experiment(
+    name: str, config: ExperimentConfig, *, overwrite: bool = True
+) -> ExperimentResult:
     """Run one experiment, write its files and a JSON record, print its summary.
+
+    The files appear in ``config.out`` whole or not at all
+    (:func:`~geoforest.experiments._runner.run_staged`): an interrupted or
+    failed run leaves an earlier complete run as it was.
 
     Parameters
     ----------
@@ -75,26 +76,12 @@ def run_experiment(name: str, config: ExperimentConfig) -> ExperimentResult:
         A key of :data:`EXPERIMENTS`.
     config : ExperimentConfig
         Output folder, size, threads, seed, progress.
+    overwrite : bool, default=True
+        Replace a complete earlier run of ``name`` in ``config.out``, all its
+        files (the command line refuses unless ``--overwrite`` is given).
 
     Returns
     -------
     ExperimentResult
     """
-    if name not in EXPERIMENTS:
-        raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
-    module = importlib.import_module(f".{EXPERIMENTS[name][0]}", __name__)
-    config.out = Path(config.out)
-    config.out.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings(), Timer() as timer:
-        # Isomap on disconnected neighbour graphs (noisy data) patches its graph
-        # entry by entry; scipy warns on every edit.  Say it once, not thousands of times.
-        warnings.simplefilter("ignore", SparseEfficiencyWarning)
-        warnings.filterwarnings("once", message=".*connected components.*")
-        result = module.run(config)
-    result.seconds = timer.seconds
-    record = write_record(result, config, config.out / f"{name}.json")
-    result.files.append(record)
-    print(f"\n{name}: {EXPERIMENTS[name][1]}\n")
-    print(result.summary)
-    print(f"\n{timer.seconds:.1f}s; wrote " + ", ".join(str(p) for p in result.files))
-    return result
+    return run_staged(name, config, overwrite=overwrite)

@@ -5,21 +5,57 @@ It computes *tidy* rows (one observation per row, plain ``str``/``int``/
 ``float`` values), and this module writes them as CSV next to a JSON record
 of how they were made (command, seed, versions, run time), prints the summary
 table and shows progress.
+
+Atomic output
+-------------
+:func:`run_staged` (what ``geoforest experiment`` runs) makes a run appear in
+its output folder whole or not at all:
+
+* The output folder is checked before anything is computed: it must be a
+  writable directory or creatable as one (:class:`OutputError` otherwise), and
+  a complete earlier run of the same experiment there (its ``NAME.json``
+  record) is only replaced with ``overwrite=True`` (``--overwrite``).
+* The experiment writes every file (CSV, figures, ...) into a hidden staging
+  folder ``OUT/.NAME.partial-XXXXXXXX`` on the same filesystem, the
+  experiment's ``config.out`` during the run; the experiment modules need not
+  know about it.
+* Only when the run has finished are the files moved into ``OUT`` (renames in
+  the same filesystem). When it replaces a run, the old ``NAME.json`` and every
+  file that record lists are removed first, so no file of the old run survives
+  beside the new ones. The JSON record is moved last: ``NAME.json`` present
+  means a complete run, and it describes exactly the files beside it. Ctrl-C
+  during these renames is held back until they are done.
+* On an interruption or an error during the run the staging folder is deleted
+  (and so is ``OUT`` if the run created it and it is empty): an earlier complete
+  run stays as it was, byte for byte.
+
+A process killed outright (``SIGKILL``, power loss) can leave a
+``.NAME.partial-*`` folder behind; it is never read and may be deleted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import dataclasses
+import importlib
 import json
+import os
 import platform
+import shutil
+import signal
 import sys
+import tempfile
+import threading
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.sparse import SparseEfficiencyWarning
 
 from .. import datasets, metrics
 
@@ -27,9 +63,12 @@ __all__ = [
     "SIMULATIONS",
     "ExperimentConfig",
     "ExperimentResult",
+    "OutputError",
+    "check_output",
     "forest_neighbors",
     "format_table",
     "progress",
+    "run_staged",
     "select",
     "simulation",
     "truth",
@@ -54,7 +93,9 @@ class ExperimentConfig:
     Attributes
     ----------
     out : Path
-        Folder for the CSV, PNG and JSON files (created if missing).
+        Folder for the CSV, PNG and JSON files (created if missing). Under
+        :func:`run_staged` the experiment's ``run`` sees a hidden staging
+        folder inside it instead, moved into place when the run is complete.
     quick : bool
         Small sizes and few trees (a smoke run that also checks the claims).
     n_jobs : int or None
@@ -216,6 +257,196 @@ def write_record(result: ExperimentResult, config: ExperimentConfig, path: Path)
     }
     path.write_text(json.dumps(record, indent=2) + "\n")
     return path
+
+
+# --------------------------------------------------------------------------- atomic runs
+class OutputError(ValueError):
+    """An output folder that cannot take a run; the message is one line, for the user."""
+
+
+def check_output(out: Path, name: str, *, overwrite: bool = False) -> None:
+    """Raise :class:`OutputError` unless ``out`` can take a run of experiment ``name``.
+
+    ``out`` must be a writable directory, or missing below a writable
+    directory (it is created then), and may hold a complete run of ``name``
+    (``out/NAME.json``) only with ``overwrite``.  Nothing is created or changed.
+    """
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise OutputError(f"output folder {out} is not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise OutputError(f"output folder {out} is not writable")
+    else:
+        parent = out.absolute().parent
+        while not parent.exists():
+            parent = parent.parent
+        if not parent.is_dir():
+            raise OutputError(f"cannot create output folder {out}: {parent} is not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise OutputError(f"cannot create output folder {out}: {parent} is not writable")
+    record = out / f"{name}.json"
+    if not overwrite and (record.exists() or record.is_symlink()):
+        raise OutputError(
+            f"{out} already holds a complete {name} run ({record.name}); "
+            "replace it with --overwrite or choose another --out"
+        )
+
+
+def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) -> ExperimentResult:
+    """Run an experiment and publish its files atomically (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+        A key of ``geoforest.experiments.EXPERIMENTS``.
+    config : ExperimentConfig
+        ``config.out`` is the final folder; the experiment itself gets a copy of
+        the config whose ``out`` is the staging folder.
+    overwrite : bool, default=False
+        Replace a complete earlier run of ``name`` in ``config.out`` (all its
+        files); without it such a run is an :class:`OutputError`, raised before
+        anything is computed.
+
+    Returns
+    -------
+    ExperimentResult
+        With ``files`` in ``config.out``, the JSON record last.
+
+    Raises
+    ------
+    OutputError
+        ``config.out`` is not a writable directory, or holds a complete run
+        of ``name`` and ``overwrite`` is false.
+    """
+    from . import EXPERIMENTS
+
+    if name not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {name!r}; choose from {', '.join(EXPERIMENTS)}")
+    out = Path(config.out)
+    check_output(out, name, overwrite=overwrite)
+    module = importlib.import_module(f".{EXPERIMENTS[name][0]}", __package__)
+    created = _make_dirs(out)
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=out))
+    except OSError as exc:
+        _remove_empty(created)
+        raise OutputError(f"cannot write to output folder {out}: {exc.strerror or exc}") from exc
+    try:
+        with warnings.catch_warnings(), Timer() as timer:
+            # Isomap on disconnected neighbour graphs (noisy data) patches its graph
+            # entry by entry; scipy warns on every edit.  Say it once, not thousands of times.
+            warnings.simplefilter("ignore", SparseEfficiencyWarning)
+            warnings.filterwarnings("once", message=".*connected components.*")
+            result = module.run(dataclasses.replace(config, out=staging))
+        result.seconds = timer.seconds
+        staged = [Path(f) for f in result.files]
+        listed = {f.resolve() for f in staged}
+        # Files the experiment wrote but did not list are published (and recorded) too.
+        staged += [f for f in sorted(staging.iterdir()) if f.resolve() not in listed]
+        result.files = [_moved(f, staging, out) for f in staged]
+        record = out / f"{name}.json"
+        write_record(result, config, staging / record.name)
+        with _interrupt_deferred():
+            _publish(staging, out, record, overwrite=overwrite)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        _remove_empty(created)
+        raise
+    result.files.append(record)
+    print(f"\n{name}: {EXPERIMENTS[name][1]}\n")
+    print(result.summary)
+    print(f"\n{result.seconds:.1f}s; wrote " + ", ".join(str(p) for p in result.files))
+    return result
+
+
+def _make_dirs(out: Path) -> list[Path]:
+    """Create ``out`` and missing parents; the ones created, deepest first."""
+    missing = []
+    path = out.absolute()
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _remove_empty(missing)
+        raise OutputError(f"cannot create output folder {out}: {exc.strerror or exc}") from exc
+    return missing
+
+
+def _remove_empty(folders: Iterable[Path]) -> None:
+    """Remove the folders (deepest first) that are empty; leave the others."""
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
+def _moved(path: Path, staging: Path, out: Path) -> Path:
+    """Where a file written in ``staging`` ends up in ``out``."""
+    return out / path.relative_to(staging) if path.is_relative_to(staging) else path
+
+
+def _recorded_files(record: Path) -> list[str]:
+    """The file names a JSON record lists (plain names in its folder only)."""
+    try:
+        names = json.loads(record.read_text()).get("files", [])
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(names, list):
+        return []
+    return [
+        n for n in names if isinstance(n, str) and n not in ("", ".", "..") and Path(n).name == n
+    ]
+
+
+def _publish(staging: Path, out: Path, record: Path, *, overwrite: bool) -> None:
+    """Move a finished run from ``staging`` into ``out``, its JSON record last."""
+    if record.exists() or record.is_symlink():
+        if not overwrite:
+            raise OutputError(
+                f"{out} got a complete {record.stem} run while this one ran; nothing written "
+                "(--overwrite replaces it)"
+            )
+        old_files = _recorded_files(record)
+        record.unlink()  # first: from here on the folder does not claim a complete run
+        for old in old_files:
+            path = out / old
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            elif path.is_dir():
+                shutil.rmtree(path)
+    for src in sorted(staging.iterdir()):
+        if src.name == record.name:
+            continue
+        dst = out / src.name
+        if src.is_dir() and dst.is_dir() and not dst.is_symlink():
+            shutil.rmtree(dst)
+        os.replace(src, dst)
+    os.replace(staging / record.name, record)
+    staging.rmdir()
+
+
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back until the block is done, then hand it to the old handler.
+
+    Only a Python-level handler (by default the one raising KeyboardInterrupt) is
+    deferred; an ignored or default (``SIG_IGN``, ``SIG_DFL``) SIGINT, or a
+    block outside the main thread, is left as it is.
+    """
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        yield
+        return
+    received: list[tuple[int, Any]] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: received.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        previous(*received[0])
 
 
 def format_table(
