@@ -415,3 +415,21 @@ def test_public_names_resolve():
     assert set(geoforest.__all__) <= set(dir(geoforest))
     with pytest.raises(AttributeError, match="no attribute"):
         geoforest.not_a_name  # noqa: B018
+
+
+def test_dense_proximity_refused_above_the_byte_limit_before_computing(monkeypatch):
+    """Issue 23: proximity(dense=True) checks its size in bytes before any work."""
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    f = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=r"dense 30 x 30 matrix .*max_bytes"):
+        f.proximity(dense=True, max_bytes=30 * 30 * 8 - 1)
+    assert f.proximity(dense=True, max_bytes=30 * 30 * 8).shape == (30, 30)
+    with pytest.raises(ValueError, match=r"dense 30 x 4 matrix"):
+        f.proximity(Y=X[:4], dense=True, max_bytes=10)
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("computed before the size check")
+
+    monkeypatch.setattr(type(f), "proximity_counts", no_work)
+    with pytest.raises(ValueError, match=r"100,000 x 30 matrix"):
+        f.proximity(np.zeros((100_000, 3)), dense=True, max_bytes=1e6)

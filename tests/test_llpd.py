@@ -23,7 +23,6 @@ from geoforest.llpd import (
     single_linkage,
     two_population_threshold,
 )
-from geoforest.llpd import _llpd as llpd_module
 from geoforest.llpd._mst import _resolve_method
 from geoforest.metrics import clustering_accuracy
 
@@ -417,10 +416,27 @@ def test_query_validation():
         LLPDSpectralClustering(sigma=[1.0, -2.0]).fit(np.random.default_rng(0).random((20, 2)))
 
 
-def test_pairwise_refused_when_large(monkeypatch):
-    monkeypatch.setattr(llpd_module, "PAIRWISE_MAX_N", 5)
-    with pytest.raises(ValueError, match="n x n"):
-        LLPD().fit(np.random.default_rng(0).random((10, 2))).pairwise()
+def test_pairwise_refused_above_the_byte_limit(monkeypatch):
+    import geoforest._limits as limits
+
+    model = LLPD().fit(np.random.default_rng(0).random((10, 2)))
+    with pytest.raises(ValueError, match=r"dense 10 x 10 matrix .*max_bytes"):
+        model.pairwise(max_bytes=799)  # 10 x 10 float64 = 800 bytes
+    assert model.pairwise(max_bytes=800).shape == (10, 10)
+    monkeypatch.setattr(limits, "DENSE_MAX_BYTES", 799)
+    with pytest.raises(ValueError, match="limit"):
+        model.pairwise()
+    with pytest.raises(ValueError, match="max_bytes must be"):
+        model.pairwise(max_bytes=-1)
+
+
+def test_default_limit_refuses_30000_points_before_allocating():
+    """Issue 23: exactly 30,000 points (7.2 GB) used to be allowed."""
+    from geoforest._limits import DENSE_MAX_BYTES, check_dense_size
+
+    assert DENSE_MAX_BYTES == 4 * 2**30
+    with pytest.raises(ValueError, match="30,000 x 30,000 matrix of 6.7 GiB"):
+        check_dense_size((30_000, 30_000), np.float64, what="x", max_bytes=None, hint="")
 
 
 def test_duplicate_points():

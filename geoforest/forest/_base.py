@@ -25,6 +25,7 @@ from .._engine.builder import Tree, apply_flat, apply_tree_rows, build_tree
 from .._engine.projections import GAUSSIAN
 from .._engine.rng import make_state
 from .._engine.sampling import canonical_order, draw_tree_sample
+from .._limits import check_dense_size
 from ..proximity import (
     ProximityCounts,
     coleaf_counts,
@@ -181,6 +182,12 @@ def _progress(iterable, total, verbose, desc):
     from tqdm.auto import tqdm
 
     return tqdm(iterable, total=total, desc=desc, leave=False)
+
+
+def _n_rows(X) -> int:
+    """Rows of an array-like before validation (for size checks made before any work)."""
+    shape = getattr(X, "shape", None)
+    return int(shape[0]) if shape is not None and len(shape) else len(X)
 
 
 def _chunks(n: int) -> list[tuple[int, int]]:
@@ -525,7 +532,15 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         coleaf = sp.csr_array((data, indices, indptr), shape=(n_rows, n_cols))
         return ProximityCounts(coleaf, len(self.trees_), mask, mask)
 
-    def proximity(self, X=None, Y=None, method: str = "all", dense: bool = False):
+    def proximity(
+        self,
+        X=None,
+        Y=None,
+        method: str = "all",
+        dense: bool = False,
+        *,
+        max_bytes: int | float | None = None,
+    ):
         """Forest proximity: fraction of counted trees in which two points share a leaf.
 
         Parameters
@@ -536,11 +551,30 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             See :meth:`proximity_counts`.
         dense : bool, default=False
             Return a dense ndarray (``n_X x n_Y`` memory) instead of CSR.
+        max_bytes : int, float or None, default=None
+            With ``dense``: the largest dense result allowed, in bytes (``None``:
+            ``geoforest._limits.DENSE_MAX_BYTES``, 4 GiB).  Checked before anything
+            is computed.
 
         Returns
         -------
         S : scipy.sparse.csr_array of float64, or ndarray if ``dense``
+
+        Raises
+        ------
+        ValueError
+            ``dense`` and the result would exceed ``max_bytes``.
         """
+        if dense:
+            check_is_fitted(self, "trees_")
+            n_train = self.inbag_counts_.shape[0]
+            n_rows = n_train if X is None else _n_rows(X)
+            n_cols = n_train if Y is None else _n_rows(Y)
+            check_dense_size(
+                (n_rows, n_cols), np.float64, what="proximity(dense=True)",
+                max_bytes=max_bytes,
+                hint="The sparse proximity (dense=False) or kneighbors hold the same information.",
+            )  # fmt: skip
         S = self.proximity_counts(X, Y, method=method).proximity()
         return S.toarray() if dense else S
 

@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._jit import njit
+from .._limits import check_dense_size
 from ._dendrogram import (
     Dendrogram,
     affinity_matmat,
@@ -24,9 +25,6 @@ from ._mst import euclidean_mst
 from ._noise import auto_noise_threshold
 
 __all__ = ["LLPD"]
-
-#: ``pairwise()`` refuses more points than this (an n x n float64 matrix).
-PAIRWISE_MAX_N = 30_000
 
 
 @njit(nogil=True, cache=True)
@@ -265,21 +263,31 @@ class LLPD(BaseEstimator):
         )
         return (dist, ind) if return_distance else ind
 
-    def pairwise(self) -> np.ndarray:
+    def pairwise(self, *, max_bytes: int | float | None = None) -> np.ndarray:
         """All pairwise LLPDs of the training points (dense ``n x n``, only when asked).
+
+        Parameters
+        ----------
+        max_bytes : int, float or None, default=None
+            The largest result allowed, in bytes (``None``:
+            ``geoforest._limits.DENSE_MAX_BYTES``, 4 GiB, about 23,000 points).
 
         Returns
         -------
         ndarray of shape (n_samples, n_samples)
             Symmetric, zero diagonal.
+
+        Raises
+        ------
+        ValueError
+            The matrix would exceed ``max_bytes``.
         """
         check_is_fitted(self, "dendrogram_")
         t = self.dendrogram_
-        if t.n_samples > PAIRWISE_MAX_N:
-            raise ValueError(
-                f"pairwise() builds an n x n matrix; refused for n = {t.n_samples} > "
-                f"{PAIRWISE_MAX_N}. Use kneighbors, knn_distance or affinity_operator."
-            )
+        check_dense_size(
+            (t.n_samples, t.n_samples), np.float64, what="LLPD.pairwise()", max_bytes=max_bytes,
+            hint="kneighbors, knn_distance or affinity_operator give the neighbours without it.",
+        )  # fmt: skip
         return cophenetic_matrix(
             t.n_samples, t.left, t.right, t.heights, t.start, t.node_size, t.order
         )
