@@ -34,6 +34,7 @@ from ..proximity import (
     locality_order,
     scatter_rows,
 )
+from ._input import centring_offset, input_dtype, to_float32, warn_if_rows_merged
 
 _MAX_SEED = np.iinfo(np.int32).max
 _METHODS = ("all", "inbag", "oob")
@@ -257,13 +258,29 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------------------------ fitting
     def _validate_X(self, X, reset: bool) -> np.ndarray:
-        X = validate_data(self, X, dtype=np.float32, order="C", reset=reset)
+        X_in = X
+        X = validate_data(self, X, dtype=input_dtype(X), order="C", reset=reset)
         if reset and X.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 samples to grow trees, "
                 f"got n_samples={X.shape[0]}"
             )
-        return X
+        return self._to_float32(X, X_in, reset)
+
+    def _to_float32(self, X: np.ndarray, X_in, reset: bool) -> np.ndarray:
+        """Validated ``X`` as the engine's float32 (``forest/_input.py`` says why).
+
+        At fit (``reset``) the centring offset is chosen and the result is the
+        forest's own copy; later queries get the same offset.
+        """
+        if reset:
+            self._offset = centring_offset(X)
+        X32 = to_float32(X, getattr(self, "_offset", None))
+        if reset:
+            if X32 is X_in or not X32.flags.owndata:
+                X32 = X32.copy()  # the model must not change when the caller edits X
+            warn_if_rows_merged(X, X32, stacklevel=4)
+        return X32
 
     def fit(self, X, y=None):
         """Grow the forest on ``X``.

@@ -20,6 +20,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
 from .._engine.splits import CLASS_CRITERIA
 from ._base import BaseForest, EngineConfig, resolve_max_features
+from ._input import input_dtype
 
 _IMPORTANCES = ("count", "impurity")
 
@@ -66,7 +67,10 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
     }
 
     def _validate_X(self, X, reset: bool) -> np.ndarray:
-        return validate_data(self, X, dtype=np.float32, order="C", reset=reset)
+        X_in = X
+        return self._to_float32(
+            validate_data(self, X, dtype=input_dtype(X), order="C", reset=reset), X_in, reset
+        )
 
     def fit(self, X, y, sample_weight=None):
         """Grow the forest on labelled data.
@@ -87,12 +91,14 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
             The fitted classifier.
         """
         self._validate_params()
-        X, y = validate_data(self, X, y, dtype=np.float32, order="C", reset=True)
+        X_in = X
+        X, y = validate_data(self, X, y, dtype=input_dtype(X), order="C", reset=True)
         check_classification_targets(y)
         if X.shape[0] < 2:
             raise ValueError(
                 f"{type(self).__name__} needs at least 2 samples, got n_samples={X.shape[0]}"
             )
+        X = self._to_float32(X, X_in, reset=True)
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
             raise ValueError(

@@ -172,12 +172,14 @@ class LLPD(BaseEstimator):
         self
         """
         self._validate_params()
+        X_in = X
         X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
         if self.mscale is None:
             weights, edges = euclidean_mst(X, method=self.mst_method)
         else:
             weights, edges = _mscale_tree(X, self.mscale_neighbors, self.mscale)
-        self._X = X
+        # the model keeps its own rows: a caller editing its array must not change it
+        self._X = X.copy() if X is X_in or not X.flags.owndata else X
         self.mst_weights_ = weights
         self.mst_edges_ = edges
         self.dendrogram_ = single_linkage(X.shape[0], weights, edges)
