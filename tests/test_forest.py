@@ -433,3 +433,51 @@ def test_dense_proximity_refused_above_the_byte_limit_before_computing(monkeypat
     monkeypatch.setattr(type(f), "proximity_counts", no_work)
     with pytest.raises(ValueError, match=r"100,000 x 30 matrix"):
         f.proximity(np.zeros((100_000, 3)), dense=True, max_bytes=1e6)
+
+
+def test_merge_refuses_what_cannot_be_one_forest(data):
+    """Issue 23: merging a forest with itself, other parameters or other labels."""
+    a = small_forest(random_state=0).fit(data)
+    with pytest.raises(ValueError, match="twice"):
+        merge_forests(a, a)
+    with pytest.raises(ValueError, match="holds a tree of forest 0"):
+        merge_forests(a, small_forest(random_state=0).fit(data))
+    with pytest.raises(ValueError, match="differs in min_samples_split"):
+        merge_forests(a, small_forest(random_state=1, min_samples_split=7).fit(data))
+    with pytest.raises(ValueError, match="same class"):
+        merge_forests(a, gf.RandomProjectionForest(n_estimators=3, random_state=1).fit(data))
+    # what may differ between parts of one forest
+    b = small_forest(random_state=1, n_estimators=2, n_jobs=1).fit(data)
+    merged = merge_forests(a, b)
+    assert merged.n_estimators == a.n_estimators + 2
+    assert merged.get_params()["min_samples_split"] == a.get_params()["min_samples_split"]
+
+
+def test_merge_keeps_the_centring_offset(data):
+    far = data + 1e7
+    a = small_forest(random_state=0).fit(far)
+    b = small_forest(random_state=1).fit(far)
+    merged = merge_forests(a, b)
+    np.testing.assert_array_equal(merged.apply(far), np.hstack([a.apply(far), b.apply(far)]))
+
+
+def test_oob_without_any_out_of_bag_row_is_an_error(data):
+    """Issue 23: RandomProjectionForest's defaults hold every row in every tree."""
+    f = gf.RandomProjectionForest(n_estimators=4, random_state=0).fit(data)
+    assert f.inbag_counts_.all()
+    for call in (
+        lambda: f.proximity(method="oob"),
+        lambda: f.kneighbors(n_neighbors=3, method="oob"),
+        lambda: f.proximity_counts(method="oob"),
+    ):
+        with pytest.raises(ValueError, match="nothing to count.*bootstrap"):
+            call()
+    assert f.proximity(method="inbag").shape == (data.shape[0],) * 2  # in-bag = all here
+
+
+def test_oob_warns_about_rows_never_out_of_bag(data):
+    f = small_forest(n_estimators=2, max_samples=0.9, bootstrap=False).fit(data)
+    never = int((f.inbag_counts_ > 0).all(axis=1).sum())
+    assert never > 0
+    with pytest.warns(UserWarning, match=f"{never} of {data.shape[0]} training rows are never"):
+        f.proximity(method="oob")

@@ -443,6 +443,15 @@ def test_merged_classifiers_average_all_trees():
     c = gf.ObliqueForestClassifier(n_estimators=2, random_state=0).fit(X, y + 1)
     with pytest.raises(ValueError, match="same classes"):
         gf.merge_forests(a, c)
+    # same classes, other labels: the merged model would vote with trees of other data
+    flipped = gf.ObliqueForestClassifier(n_estimators=2, random_state=3).fit(X, y[::-1])
+    with pytest.raises(ValueError, match="same labels and sample weights"):
+        gf.merge_forests(a, flipped)
+    weighted = gf.ObliqueForestClassifier(n_estimators=2, random_state=3).fit(
+        X, y, sample_weight=np.arange(1, X.shape[0] + 1)
+    )
+    with pytest.raises(ValueError, match="same labels and sample weights"):
+        gf.merge_forests(a, weighted)
 
 
 def test_sort_pairs_against_numpy():

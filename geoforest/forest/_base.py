@@ -8,6 +8,7 @@ seeds, parallel building, ``apply``, ``proximity``, ``kneighbors``,
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 import warnings
 from abc import ABCMeta, abstractmethod
@@ -490,7 +491,29 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
                 f"method={method!r} is defined for the training data only (X=None and Y=None)"
             )
         inbag = self.inbag_counts_ > 0
-        return (inbag if method == "inbag" else ~inbag).astype(np.uint8)
+        mask = inbag if method == "inbag" else ~inbag
+        # Without any such (row, tree) pair every proximity would be 0 and every
+        # distance 1, the diagonal included: an answer that only looks like one.
+        if not mask.any():
+            why = (
+                "every training row is in the sample of every tree (no bootstrap and "
+                "max_samples covering all rows); use method='all', or grow the forest "
+                "with bootstrap=True or max_samples < 1"
+                if method == "oob"
+                else "no tree holds a training row in its sample"
+            )
+            raise ValueError(f"method={method!r} has nothing to count: {why}")
+        never = np.flatnonzero(~mask.any(axis=1))
+        if never.size:
+            warnings.warn(
+                f"{never.size} of {mask.shape[0]} training rows are never "
+                f"{'out of' if method == 'oob' else 'in'} the sample of any tree: with "
+                f"method={method!r} their proximities are all 0 (distance 1). More trees "
+                "give every row its turn.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return mask.astype(np.uint8)
 
     def proximity_counts(self, X=None, Y=None, method: str = "all") -> ProximityCounts:
         """Co-leaf and tree counts of the proximity kernel (exactly mergeable).
@@ -702,11 +725,46 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         )
 
 
+#: Parameters in which parts of one forest may differ.
+_MERGE_FREE = frozenset({"n_estimators", "random_state", "n_jobs", "verbose"})
+
+
+def _same_param(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return a is b
+
+
+def tree_digest(tree: Tree) -> bytes:
+    """A digest of a tree's splits: equal for identical trees."""
+    h = hashlib.blake2b(digest_size=16)
+    for part in (tree.left, tree.right, tree.threshold, tree.proj_ptr, tree.proj_idx,
+                 tree.proj_weight, tree.n_node_samples):  # fmt: skip
+        h.update(np.ascontiguousarray(part).tobytes())
+    return h.digest()
+
+
+def targets_digest(*arrays: np.ndarray) -> bytes:
+    """A digest of a classifier's training labels and weights (what merge_forests compares)."""
+    h = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.digest()
+
+
 def merge_forests(*forests: BaseForest) -> BaseForest:
     """One forest holding the trees of several forests fitted on the same data.
 
     Proximities of the result use the summed counts (``L`` and ``T``) of the
-    parts, never an average of their normalised kernels.
+    parts, never an average of their normalised kernels.  Only forests that
+    could be parts of one bigger forest merge: same class, same training rows
+    (and, for classifiers, the same labels and sample weights), the same
+    parameters except ``n_estimators``, ``random_state``, ``n_jobs`` and
+    ``verbose``, and no tree in two parts (a forest merged with itself, or
+    parts grown with the same ``random_state``, would count its trees twice).
 
     Parameters
     ----------
@@ -714,19 +772,55 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
 
     Returns
     -------
-    forest : the merged forest (a new object; ``n_estimators`` is the total)
+    forest : the merged forest (a new object; ``n_estimators`` is the total;
+        the other parameters, ``random_state`` included, are the first part's)
+
+    Raises
+    ------
+    ValueError
+        The forests cannot be parts of one forest (the message says why).
     """
     if not forests:
         raise ValueError("merge_forests needs at least one forest")
     first = forests[0]
-    for f in forests:
+    shaping = {k: v for k, v in first.get_params(deep=False).items() if k not in _MERGE_FREE}
+    seen_trees: dict[bytes, int] = {}
+    for i, f in enumerate(forests):
         check_is_fitted(f)
         if type(f) is not type(first):
-            raise ValueError("can only merge forests of the same class")
+            raise ValueError(
+                f"can only merge forests of the same class, got {type(first).__name__} "
+                f"and {type(f).__name__}"
+            )
+        if any(f is g for g in forests[:i]):
+            raise ValueError(
+                f"forest {i} is passed to merge_forests twice: its trees would count twice"
+            )
         if f._X_fit.shape != first._X_fit.shape or not np.array_equal(f._X_fit, first._X_fit):
             raise ValueError("can only merge forests fitted on the same training data")
         if hasattr(first, "classes_") and not np.array_equal(f.classes_, first.classes_):
             raise ValueError("can only merge classifiers fitted on the same classes")
+        if getattr(f, "_targets_digest", None) != getattr(first, "_targets_digest", None):
+            raise ValueError(
+                "can only merge classifiers fitted on the same labels and sample weights: "
+                f"forest {i} saw different ones"
+            )
+        params = f.get_params(deep=False)
+        differ = sorted(k for k, v in shaping.items() if not _same_param(v, params.get(k)))
+        if differ:
+            raise ValueError(
+                "can only merge forests grown with the same parameters (apart from "
+                f"{', '.join(sorted(_MERGE_FREE))}); forest {i} differs in {', '.join(differ)}"
+            )
+        for tree in f.trees_:
+            key = tree_digest(tree)
+            if seen_trees.get(key, i) != i:
+                raise ValueError(
+                    f"forest {i} holds a tree of forest {seen_trees[key]}: merged, it would "
+                    "count twice (forests grown with the same random_state, or a forest "
+                    "merged with a copy of itself)"
+                )
+            seen_trees[key] = i
     merged = type(first)(**first.get_params())
     merged.n_estimators = sum(len(f.trees_) for f in forests)
     merged.trees_ = [t for f in forests for t in f.trees_]
@@ -734,6 +828,7 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
     merged.n_features_in_ = first.n_features_in_
     merged.n_projections_ = first.n_projections_
     merged._X_fit = first._X_fit
+    merged._offset = getattr(first, "_offset", None)
     merged._flat = FlatForest.from_trees(merged.trees_)
     merged._train_leaves = None
     parts = [f._train_leaves if f._train_leaves is not None else f._inbag_leaves for f in forests]
@@ -742,4 +837,5 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
         merged.classes_ = first.classes_
         merged.n_classes_ = first.n_classes_
         merged._leaf_proba = merged._leaf_probabilities()
+        merged._targets_digest = getattr(first, "_targets_digest", None)
     return merged

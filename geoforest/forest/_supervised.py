@@ -19,7 +19,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
 from .._engine.splits import CLASS_CRITERIA
-from ._base import BaseForest, EngineConfig, resolve_max_features
+from ._base import BaseForest, EngineConfig, resolve_max_features, targets_digest
 from ._input import input_dtype
 
 _IMPORTANCES = ("count", "impurity")
@@ -120,6 +120,7 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
         # (kept in increasing order) feature by feature, which then reads
         # memory sequentially; measured 1.8x faster on 28 x 28 images.
         self._grow(X, y_enc, sample_weight, self.n_classes_, order_data)
+        self._targets_digest = targets_digest(y_enc, sample_weight)
         self._leaf_proba = self._leaf_probabilities()
         return self
 
