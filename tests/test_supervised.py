@@ -471,3 +471,20 @@ def test_sort_pairs_against_numpy():
             np.testing.assert_array_equal(a, np.sort(z))
             np.testing.assert_array_equal(z[idx], a)
             np.testing.assert_array_equal(np.sort(idx), np.arange(n))
+
+
+@pytest.mark.parametrize("cls", [gf.ObliqueForestClassifier, gf.ManifoldForestClassifier])
+def test_classifiers_warn_on_all_identical_rows_like_the_unsupervised_forests(cls):
+    """Issue 23: the classifiers were silent where the unsupervised forests warn."""
+    X = np.ones((20, 4))
+    y = np.arange(20) % 2
+    kw = {"image_shape": (2, 2)} if cls is gf.ManifoldForestClassifier else {}
+    with pytest.warns(UserWarning, match="every feature of X is constant"):
+        cls(n_estimators=3, random_state=0, **kw).fit(X, y)
+
+
+@pytest.mark.parametrize("cls", [gf.UnsupervisedForest, gf.ObliqueForestClassifier])
+def test_n_jobs_zero_is_refused_at_validation(cls):
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    with pytest.raises(ValueError, match="'n_jobs' parameter"):
+        cls(n_jobs=0).fit(X, np.arange(20) % 2)

@@ -20,13 +20,14 @@ from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._engine.builder import Tree, apply_flat, apply_tree_rows, build_tree
 from .._engine.projections import GAUSSIAN
 from .._engine.rng import make_state
 from .._engine.sampling import canonical_order, draw_tree_sample
 from .._limits import check_dense_size
+from .._validation import N_JOBS, validate_data
 from ..proximity import (
     ProximityCounts,
     coleaf_counts,
@@ -186,6 +187,17 @@ def _progress(iterable, total, verbose, desc):
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
+def warn_if_constant(X: np.ndarray) -> None:
+    """Warn when every row of ``X`` is the same point: no tree can split it."""
+    if np.all(X.min(axis=0) == X.max(axis=0)):
+        warnings.warn(
+            "every feature of X is constant: the trees cannot split and all "
+            "points will be equally close",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def _n_rows(X) -> int:
     """Rows of an array-like before validation (for size checks made before any work)."""
     shape = getattr(X, "shape", None)
@@ -244,7 +256,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             None,
         ],
         "bootstrap": ["boolean"],
-        "n_jobs": [numbers.Integral, None],
+        "n_jobs": N_JOBS,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -300,14 +312,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         """
         self._validate_params()
         X = self._validate_X(X, reset=True)
-        n_samples, n_features = X.shape
-        if np.all(X.min(axis=0) == X.max(axis=0)):
-            warnings.warn(
-                "every feature of X is constant: the trees cannot split and all "
-                "points will be equally close",
-                UserWarning,
-                stacklevel=2,
-            )
+        warn_if_constant(X)
         return self._grow(X)
 
     def _grow(

@@ -15,11 +15,18 @@ from sklearn.base import ClassifierMixin
 from sklearn.utils import TransformerTags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
 from .._engine.splits import CLASS_CRITERIA
-from ._base import BaseForest, EngineConfig, resolve_max_features, targets_digest
+from .._validation import validate_data
+from ._base import (
+    BaseForest,
+    EngineConfig,
+    resolve_max_features,
+    targets_digest,
+    warn_if_constant,
+)
 from ._input import input_dtype
 
 _IMPORTANCES = ("count", "impurity")
@@ -99,6 +106,7 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
                 f"{type(self).__name__} needs at least 2 samples, got n_samples={X.shape[0]}"
             )
         X = self._to_float32(X, X_in, reset=True)
+        warn_if_constant(X)
         classes, y_enc = np.unique(y, return_inverse=True)
         if classes.shape[0] < 2:
             raise ValueError(
