@@ -1,0 +1,85 @@
+"""Validation shared by geoforest's estimators: parameter constraints and input checks.
+
+* :data:`N_JOBS`, the ``_parameter_constraints`` entry of every ``n_jobs``:
+  ``None`` or a non-zero integer.  joblib gives ``n_jobs=0`` no meaning and
+  fails deep inside a fit ("n_jobs == 0 in Parallel has no meaning"); the
+  constraint refuses it when the parameters are validated, with
+  scikit-learn's message naming the parameter and the allowed values.
+* :func:`validate_data`, scikit-learn's ``validate_data`` with a short
+  message for complex input (scikit-learn's prints the whole array: 17,000
+  characters for a 30 x 30 affinity).
+* :func:`check_not_complex`, that check alone, for estimators that hand
+  ``X`` on to another estimator before validating it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import validate_data as _sklearn_validate_data
+
+__all__ = ["N_JOBS", "check_not_complex", "validate_data"]
+
+#: ``n_jobs`` constraint: ``None`` (joblib's default, one job unless a
+#: ``parallel_config`` says otherwise), a positive number of jobs, or a
+#: negative one (``-1``: all cores, ``-2``: all but one, ...); never 0.
+#: Use it as ``"n_jobs": N_JOBS`` in ``_parameter_constraints`` (a list, as
+#: scikit-learn expects; copy it with ``list(N_JOBS)`` before changing it).
+N_JOBS: list = [
+    Interval(numbers.Integral, None, -1, closed="right"),
+    Interval(numbers.Integral, 1, None, closed="left"),
+    None,
+]
+
+
+def _dtype_of(X) -> np.dtype | None:
+    """The dtype ``X`` would convert to, without converting arrays (None when unknown)."""
+    dtype = getattr(X, "dtype", None)
+    if isinstance(dtype, np.dtype):
+        return dtype
+    dtypes = getattr(X, "dtypes", None)  # a pandas DataFrame
+    if dtypes is not None:
+        complex_kinds = [d for d in dtypes if getattr(d, "kind", "") == "c"]
+        return complex_kinds[0] if complex_kinds else None
+    if isinstance(X, (list, tuple)):
+        try:
+            return np.asarray(X).dtype
+        except (ValueError, TypeError):  # ragged: left to scikit-learn's message
+            return None
+    return None
+
+
+def check_not_complex(X, estimator) -> None:
+    """Raise a short ``ValueError`` when ``X`` holds complex numbers.
+
+    Parameters
+    ----------
+    X : array-like, sparse matrix or LinearOperator
+    estimator : estimator instance or str
+        Named in the message.
+
+    Raises
+    ------
+    ValueError
+        ``X`` has a complex dtype.  The message starts with scikit-learn's
+        "Complex data not supported" (what its estimator checks look for).
+    """
+    dtype = _dtype_of(X)
+    if dtype is not None and dtype.kind == "c":
+        name = estimator if isinstance(estimator, str) else type(estimator).__name__
+        raise ValueError(
+            f"Complex data not supported by {name}: X has dtype {dtype}. Pass real "
+            "features, for example X.real and X.imag as separate columns, or abs(X)."
+        )
+
+
+def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs):
+    """:func:`sklearn.utils.validation.validate_data`, refusing complex ``X`` in one line.
+
+    Same parameters and result; see :func:`check_not_complex` for the message.
+    """
+    if not (isinstance(X, str) and X == "no_validation"):
+        check_not_complex(X, _estimator)
+    return _sklearn_validate_data(_estimator, X, y, **kwargs)
