@@ -486,6 +486,35 @@ def test_estimator_input_errors(A, match):
         KernelSpectralClustering(n_clusters=2).fit(A)
 
 
+@pytest.mark.parametrize("n_clusters", [None, 2])
+@pytest.mark.parametrize(
+    "A",
+    [
+        np.zeros((10, 10)),
+        sp.csr_array((10, 10)),
+        np.eye(10),
+        sp.eye_array(10, format="csr"),
+        sp.csr_array(([0.0, 0.0], ([0, 1], [1, 0])), shape=(10, 10)),  # stored zeros only
+        matvec_operator(np.zeros((10, 10))),
+    ],
+    ids=["zeros", "sparse-empty", "identity", "sparse-identity", "stored-zeros", "operator"],
+)
+def test_affinity_without_edges_refused(A, n_clusters):
+    """Issue 23: an all-zero affinity gave n_clusters_=2 with every label 0 (np.eye: IndexError)."""
+    with pytest.raises(ValueError, match="no edge between two different points"):
+        KernelSpectralClustering(n_clusters=n_clusters, random_state=0).fit(A)
+
+
+def test_more_components_than_max_clusters_refused_by_relgap():
+    """Issue 23: 12 separate groups and max_clusters=10 raised IndexError inside the rule."""
+    A = np.kron(np.eye(12), np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"11 or more connected components, more than the 10"):
+        KernelSpectralClustering(random_state=0).fit(A)
+    model = KernelSpectralClustering(max_clusters=12, random_state=0).fit(A)
+    assert model.n_clusters_ == 12
+    assert KernelSpectralClustering(12, random_state=0).fit(A).n_clusters_ == 12
+
+
 def test_estimator_parameter_errors():
     A = _square()
     with pytest.raises(ValueError, match="larger than the number of samples"):

@@ -190,3 +190,14 @@ def test_bad_precomputed_and_queries():
         dm.kneighbors(1, n_neighbors=12)
     with pytest.raises(IndexError):
         dm.distances(1, rows=[12])
+
+
+@pytest.mark.parametrize("affinity", ["gaussian", "precomputed", "precomputed_distance"])
+def test_complex_input_refused_in_one_line(affinity):
+    """Issue 23: complex X dumped the whole array (features) or lost its imaginary part."""
+    X = sp.csr_matrix(np.ones((6, 6)) * (1 + 1j)) if affinity != "gaussian" else _blobs(12) + 1j
+    with pytest.raises(ValueError, match="^Complex data not supported by DiffusionMap") as info:
+        DiffusionMap(n_neighbors=3, n_components=2, affinity=affinity).fit(X)
+    assert "\n" not in str(info.value)
+    with pytest.raises(ValueError, match="^Complex data not supported by LUND"):
+        gf.LUND(n_neighbors=3, n_components=2, affinity=affinity).fit(X)

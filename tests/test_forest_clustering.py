@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -206,9 +208,59 @@ def test_kernel_neighbors_clusters_like_the_full_kernel():
     assert part.kernel_.nnz < full.kernel_.nnz
     assert adjusted_rand_score(y, part.labels_) > 0.95
     assert adjusted_rand_score(full.labels_, part.labels_) > 0.95
-    # capped at n - 1: keeps every co-leaf pair, i.e. the full kernel
-    capped = gf.ForestSpectralClustering(3, kernel_neighbors=10_000, **kw).fit(X)
+    # capped at n - 1, with a warning: keeps every co-leaf pair, i.e. the full kernel
+    with pytest.warns(UserWarning, match=r"kernel_neighbors=10000 is above n_samples - 1 = 299"):
+        capped = gf.ForestSpectralClustering(3, kernel_neighbors=10_000, **kw).fit(X)
     assert np.allclose(capped.kernel_.toarray(), full.kernel_.toarray())
+
+
+def _small_rpf(**params):
+    forest = gf.RandomProjectionForest(n_estimators=5, min_samples_split=5)
+    return gf.ForestSpectralClustering(
+        2, forest=forest, threshold=0.0, scale=1.0, random_state=0, **params
+    )
+
+
+def test_kernel_neighbors_above_n_minus_1_warns_at_n_minus_1_does_not():
+    """Issue 23: kernel_neighbors above n - 1 was capped without a word."""
+    X, _ = make_blobs(40, centers=2, random_state=0)
+    with pytest.warns(UserWarning, match=r"kernel_neighbors=1000 is above n_samples - 1 = 39"):
+        capped = _small_rpf(kernel_neighbors=1000).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        exact = _small_rpf(kernel_neighbors=39).fit(X)
+    assert (capped.kernel_ != exact.kernel_).nnz == 0
+
+
+def test_n_jobs_zero_refused_at_validation(monkeypatch):
+    """Issue 23: n_jobs=0 passed validation and failed inside joblib."""
+    X, _ = make_blobs(30, centers=2, random_state=0)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the forest was fitted before n_jobs was checked")
+
+    with monkeypatch.context() as m:
+        m.setattr(gf.RandomProjectionForest, "fit", no_fit)
+        with pytest.raises(ValueError, match=r"'n_jobs' parameter of ForestSpectralClustering"):
+            _small_rpf(n_jobs=0).fit(X)
+    for n_jobs in (None, 1, -1):
+        assert _small_rpf(n_jobs=n_jobs).fit(X).labels_.shape == (30,)
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.zeros((1, 3)), "minimum of 2 is required by ForestSpectralClustering"),
+        (np.full((10, 3), np.nan), "ForestSpectralClustering does not accept missing values"),
+        (np.ones((10, 3)) + 1j, "Complex data not supported by ForestSpectralClustering"),
+    ],
+    ids=["one-sample", "nan", "complex"],
+)
+def test_input_errors_name_forest_spectral_clustering(X, match):
+    """Issue 23: errors named the inner RandomProjectionForest, which the user did not call."""
+    with pytest.raises(ValueError, match=match) as info:
+        _small_rpf().fit(X)
+    assert "RandomProjectionForest" not in str(info.value)
 
 
 def _components_by_hand(A: np.ndarray) -> list[int]:

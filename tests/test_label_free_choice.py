@@ -122,6 +122,15 @@ def test_choose_by_relative_gap_rules():
     assert min_cluster_size(100) == 5 and min_cluster_size(1000) == 20 and min_cluster_size(3) == 1
 
 
+def test_more_components_than_max_clusters_is_a_clear_error():
+    """Issue 23: base_k above max_clusters indexed past the scores (IndexError)."""
+    gaps = np.full((2, 3), np.nan)
+    frag = np.zeros((2, 3), dtype=bool)
+    assert choose_by_relative_gap(gaps, frag, base_k=3)[:2] == (0, 3)
+    with pytest.raises(ValueError, match=r"4 or more connected components, more than the 3"):
+        choose_by_relative_gap(gaps, frag, base_k=4)
+
+
 def test_spectral_partitions_match_spectral_clustering():
     X, y = _blobs(240, 4, seed=2)
     W = np.exp(-((X[:, None] - X[None]) ** 2).sum(-1) / 8.0)

@@ -407,13 +407,56 @@ def test_query_validation():
         model.denoise(3, threshold="median")
     with pytest.raises(ValueError, match="non-negative"):
         model.denoise(3, threshold=-1.0)
-    # k_nse larger than the data is capped at n - 1.
-    small = LLPDSpectralClustering(k_nse=10, random_state=0).fit(
-        np.random.default_rng(0).random((10, 2))
-    )
-    assert small.labels_.shape == (10,)
     with pytest.raises(ValueError, match="sigma"):
         LLPDSpectralClustering(sigma=[1.0, -2.0]).fit(np.random.default_rng(0).random((20, 2)))
+
+
+def test_k_nse_above_n_minus_1_refused_like_denoise():
+    """Issue 23: k_nse=1000 on 60 points was capped silently where LLPD.denoise refused it."""
+    X = np.random.default_rng(0).random((60, 2))
+    message = r"k_nse must be in \[1, n_samples - 1\] = \[1, 59\], got 1000"
+    with pytest.raises(ValueError, match=message):
+        LLPDSpectralClustering(k_nse=1000, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=message):
+        LLPD().fit(X).denoise(1000)
+    ten = X[:10]
+    with pytest.raises(ValueError, match=r"k_nse .* \[1, 9\], got 10"):  # the default on 10 points
+        LLPDSpectralClustering(random_state=0).fit(ten)
+    assert LLPDSpectralClustering(k_nse=9, random_state=0).fit(ten).labels_.shape == (10,)
+    # threshold=None does not denoise, so k_nse is not used
+    small = LLPDSpectralClustering(k_nse=1000, threshold=None, random_state=0).fit(ten)
+    assert small.labels_.shape == (10,)
+
+
+def test_cut_refuses_heights_without_meaning():
+    """Issue 23: cut(nan) returned n singletons (every comparison with NaN is false)."""
+    model = LLPD().fit(np.random.default_rng(0).random((20, 2)))
+    for bad in (np.nan, -1.0, -np.inf, np.float32(-0.5)):
+        with pytest.raises(ValueError, match=r"height must be in \[0, inf\]"):
+            model.cut(bad)
+        with pytest.raises(ValueError, match=r"height must be in \[0, inf\]"):
+            model.dendrogram_.cut(bad)
+    for bad in ("1.0", None, 1 + 1j, True):
+        with pytest.raises(TypeError, match="height must be a real number"):
+            model.cut(bad)
+    # inf and 0 keep their meaning: one cluster, and only duplicates joined
+    assert np.unique(model.cut(np.inf)).size == 1
+    assert np.unique(model.cut(0)).size == 20
+    assert model.cut(np.float32(0.5)).shape == (20,)
+
+
+def test_mscale_neighbors_above_n_minus_1_refused():
+    """Issue 23: the m-scale kNN graph clipped mscale_neighbors to n - 1 silently."""
+    X = np.random.default_rng(0).random((30, 2))
+    with pytest.raises(
+        ValueError, match=r"mscale_neighbors must be in \[1, n_samples - 1\] = \[1, 29\], got 1000"
+    ):
+        LLPD(mscale=5, mscale_neighbors=1000).fit(X)
+    with pytest.raises(ValueError, match=r"mscale_neighbors .* \[1, 19\], got 20"):
+        LLPD(mscale=5).fit(X[:20])  # the default, 20, on 20 points
+    assert LLPD(mscale=5, mscale_neighbors=29).fit(X).mst_weights_.shape == (29,)
+    # the exact LLPD does not use it
+    assert LLPD(mscale_neighbors=1000).fit(X).mst_weights_.shape == (29,)
 
 
 def test_pairwise_refused_above_the_byte_limit(monkeypatch):

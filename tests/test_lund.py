@@ -386,6 +386,41 @@ def test_query_errors():
         model.query(1, strategy="margin")
 
 
+def test_random_query_bounds():
+    """Issue 23: n_queries above the unlabelled points failed inside numpy."""
+    X, _ = make_multidensity_clusters(200, n_clusters=2, random_state=0)
+    model = LUND(n_clusters=2, t=64.0, random_state=0).fit(X)
+    y = np.full(200, -1)
+    y[:150] = 0
+    for bad in (51, 1000, 0, -1, 2.5):
+        with pytest.raises(ValueError, match=r"n_queries must be an integer in \[1, 50\]"):
+            model.random_query(bad, y)
+    with pytest.raises(ValueError, match=r"\[1, 200\]"):
+        model.random_query(201)
+    picked = model.random_query(50, y)
+    assert sorted(picked.tolist()) == list(range(150, 200))
+    with pytest.raises(ValueError, match="y labels every point"):
+        model.random_query(1, np.zeros(200, dtype=int))
+
+
+@pytest.mark.parametrize(
+    "X, match",
+    [
+        (np.zeros((1, 2)), "minimum of 2 is required by LUND"),
+        (np.full((20, 2), np.nan), "LUND does not accept missing values"),
+        (np.zeros(20), "Expected 2D array"),
+        (np.zeros((20, 2, 1)), "dim <= 2 is required by LUND"),
+        (np.zeros((20, 2)) + 1j, "Complex data not supported by LUND"),
+    ],
+    ids=["one-sample", "nan", "1-d", "3-d", "complex"],
+)
+def test_input_errors_name_lund(X, match):
+    """Issue 23: LUND reused DiffusionMap's validation, whose messages named DiffusionMap."""
+    with pytest.raises(ValueError, match=match) as info:
+        LUND(n_neighbors=5).fit(X)
+    assert "DiffusionMap" not in str(info.value)
+
+
 @parametrize_with_checks([LUND(n_neighbors=5, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)

@@ -149,7 +149,8 @@ def choose_by_relative_gap(
         Below this everywhere, ``K = base_k``.
     base_k : int, default=1
         The answer without further structure: 1, or the number of connected
-        components of the affinity (each a cluster).
+        components of the affinity (each a cluster); at most ``max_clusters``
+        (``ValueError`` above: no allowed ``K`` keeps the components apart).
 
     Returns
     -------
@@ -170,6 +171,13 @@ def choose_by_relative_gap(
     (1, 2, array([2. , 3. , 1.1]))
     """
     g = np.array(gaps, dtype=np.float64, ndmin=2)
+    if int(base_k) > g.shape[1]:
+        # Components are clusters whatever the rule says, and K may not exceed max_clusters.
+        raise ValueError(
+            f"the affinity has {int(base_k)} or more connected components, more than the "
+            f"{g.shape[1]} clusters allowed (max_clusters, at most n_samples - 1); every "
+            "component is a cluster: raise max_clusters or pass n_clusters"
+        )
     g[np.asarray(fragmented, dtype=bool).reshape(g.shape) | ~np.isfinite(g)] = -np.inf
     scores = np.max(g, axis=0) if g.shape[0] else np.full(g.shape[1], -np.inf)
     scores = np.where(np.isfinite(scores), scores, np.nan)

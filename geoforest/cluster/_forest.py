@@ -13,6 +13,7 @@ from sklearn.metrics import adjusted_rand_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .._validation import N_JOBS, validate_data
 from ._choice import (
     choose_by_relative_gap,
     eigengap_scores,
@@ -321,7 +322,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     kernel_neighbors : int or None, default=None
         ``None`` clusters the full forest kernel.  An int keeps only each
         point's ``kernel_neighbors`` most similar points (see
-        :func:`truncated_kernel`; capped at ``n_samples - 1``), so memory grows
+        :func:`truncated_kernel`; capped at ``n_samples - 1`` with a
+        ``UserWarning``: that keeps every co-leaf pair, the full kernel), so memory grows
         with ``n * kernel_neighbors`` instead of ``n * n_estimators * leaf
         size``: the option for hundreds of thousands of points.
     max_selection_samples : int or None, default=1000
@@ -433,7 +435,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         "kernel_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_selection_samples": [Interval(numbers.Integral, 10, None, closed="left"), None],
         "random_state": ["random_state"],
-        "n_jobs": [numbers.Integral, None],
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -507,6 +509,9 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
+        # Validated here too, so that a bad X is reported as this estimator's input
+        # (not the inner forest's); "numeric" keeps the dtype the forest picks from.
+        X = validate_data(self, X, dtype="numeric", ensure_min_samples=2)
         forest = self._make_forest().fit(X)
         n = forest.inbag_counts_.shape[0]
         if self.n_clusters is not None and self.n_clusters > n:
@@ -516,6 +521,14 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         if self.kernel_neighbors is None:
             S = sp.csr_array(forest.proximity())
         else:
+            if self.kernel_neighbors > n - 1:
+                warnings.warn(
+                    f"kernel_neighbors={self.kernel_neighbors} is above n_samples - 1 = "
+                    f"{n - 1}; capped at {n - 1}, which keeps every co-leaf pair (the full "
+                    "kernel, as kernel_neighbors=None gives)",
+                    UserWarning,
+                    stacklevel=2,
+                )
             S = truncated_kernel(forest, min(self.kernel_neighbors, n - 1))
         self.forest_ = forest
         self.n_features_in_ = forest.n_features_in_

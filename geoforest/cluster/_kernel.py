@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
 
+from .._validation import check_not_complex, validate_data
 from ._choice import (
     choose_by_relative_gap,
     eigengap_scores,
@@ -44,6 +44,23 @@ def _check_symmetric_nonnegative(A) -> None:
             "the affinity must be symmetric: max |A - A.T| = "
             f"{max_asym:.3g} for a largest entry of {scale:.3g}"
         )
+
+
+_NO_EDGE = (
+    "the affinity X has no edge between two different points (every off-diagonal "
+    "entry is 0), so it has no cluster structure to find; KernelSpectralClustering "
+    "needs positive affinities between similar points"
+)
+
+
+def _check_has_edges(A) -> None:
+    """Raise ``ValueError`` when no two different points have a positive affinity."""
+    if sp.issparse(A):
+        off_diagonal = A.count_nonzero() - np.count_nonzero(A.diagonal())
+    else:
+        off_diagonal = np.count_nonzero(A) - np.count_nonzero(np.diagonal(A))
+    if off_diagonal == 0:
+        raise ValueError(_NO_EDGE)
 
 
 class KernelSpectralClustering(ClusterMixin, BaseEstimator):
@@ -115,6 +132,13 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
     matrices are checked to be finite, non-negative and symmetric (to a
     relative tolerance of ``1e-8``); for a LinearOperator only the shape and
     the degrees ``A @ 1`` (finite, non-negative) can be checked cheaply.
+    An affinity with no edge between two different points (all zeros, or a
+    diagonal; for a LinearOperator, all degrees 0) has no cluster structure
+    and raises ``ValueError``, whether or not ``n_clusters`` is given.  With
+    ``n_clusters=None`` every connected component is a cluster, so an
+    affinity with more components than ``max_clusters`` (at most
+    ``n_samples - 1``) raises ``ValueError`` too: raise ``max_clusters`` or
+    pass ``n_clusters``.
 
     Examples
     --------
@@ -165,6 +189,7 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
     def _validate_affinity(self, A):
         """The affinity checked and converted; returns ``(A, n)``."""
         if isinstance(A, LinearOperator):
+            check_not_complex(A, self)
             shape = A.shape
             if len(shape) != 2 or shape[0] != shape[1]:
                 raise ValueError(f"the affinity must be square (n, n), got shape {shape}")
@@ -179,6 +204,8 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
                     "Negative values in data passed to KernelSpectralClustering: the "
                     "affinity operator gives negative degrees A @ 1"
                 )
+            if not np.any(degree > 0):
+                raise ValueError(_NO_EDGE)
             self.n_features_in_ = n
             return A, n
 
@@ -198,6 +225,7 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
             A = A.copy()
             A.sum_duplicates()
         _check_symmetric_nonnegative(A)
+        _check_has_edges(A)
         return A, int(A.shape[0])
 
     def _relgap_k(self, A, n: int) -> tuple[int, np.ndarray]:

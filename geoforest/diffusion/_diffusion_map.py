@@ -13,8 +13,9 @@ from sklearn.base import BaseEstimator
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from .._validation import check_not_complex, validate_data
 from ..cluster._spectral import (
     _eigs_shift_invert,
     _fix_signs,
@@ -287,6 +288,7 @@ class DiffusionMap(BaseEstimator):
 
     def _precomputed_graph(self, G) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         self.n_bridges_ = 0
+        check_not_complex(G, self)  # a float64 cast would drop the imaginary part
         if self.affinity == "precomputed":
             K = _check_sparse_graph(G, "affinity")
             self.sigma_ = float("nan")

@@ -17,8 +17,9 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from .._validation import check_not_complex, validate_data
 from ..cluster._choice import explain_choice
 from ._diffusion_map import DiffusionMap
 from ._graph import spatial_knn
@@ -488,6 +489,11 @@ class LUND(ClusterMixin, BaseEstimator):
             random_state=self.random_state,
         )  # fmt: skip
         if self.spatial_radius is None:
+            if self.affinity == "gaussian":
+                # Validated here, so that errors name LUND and not the inner DiffusionMap.
+                X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
+            else:
+                check_not_complex(X, self)
             return dm._fit(X)
         if self.affinity != "gaussian":
             raise ValueError("spatial_radius needs affinity='gaussian' (features per pixel)")
@@ -794,9 +800,29 @@ class LUND(ClusterMixin, BaseEstimator):
         return np.array(picked, dtype=np.intp)
 
     def random_query(self, n_queries: int, y=None) -> np.ndarray:
-        """``n_queries`` unlabelled points drawn uniformly (the baseline of :meth:`query`)."""
+        """``n_queries`` unlabelled points drawn uniformly (the baseline of :meth:`query`).
+
+        Parameters
+        ----------
+        n_queries : int
+            In ``[1, number of unlabelled points]`` (without replacement).
+        y : array-like of shape (n_samples,) of int, or None
+            Labels known so far (``-1`` unlabelled); only unlabelled points
+            are drawn.
+
+        Returns
+        -------
+        ndarray of shape (n_queries,) of int
+        """
         check_is_fitted(self, "modes_")
         n = self._rank.size
         y = self._check_partial(y, n)
         pool = np.arange(n) if y is None else np.flatnonzero(y < 0)
+        if pool.size == 0:
+            raise ValueError("random_query has nothing to draw: y labels every point")
+        if not isinstance(n_queries, numbers.Integral) or not 1 <= n_queries <= pool.size:
+            raise ValueError(
+                f"n_queries must be an integer in [1, {pool.size}] (the unlabelled points), "
+                f"got {n_queries!r}"
+            )
         return check_random_state(self.random_state).choice(pool, int(n_queries), replace=False)

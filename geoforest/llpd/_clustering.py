@@ -8,8 +8,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import validate_data
 
+from .._validation import validate_data
 from ..cluster._choice import explain_choice
 from ..cluster._spectral import spectral_clustering, spectral_eigs
 from ._llpd import LLPD
@@ -100,7 +100,10 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     max_clusters : int, default=10
         Largest number of clusters considered when estimating.
     k_nse : int, default=10
-        Neighbour rank of the denoising rule (at most ``n_samples - 1`` is used).
+        Neighbour rank of the denoising rule, in ``[1, n_samples - 1]`` as
+        for :meth:`LLPD.denoise <geoforest.LLPD.denoise>` (a larger value
+        raises ``ValueError``; on 10 points or fewer lower it, or pass
+        ``threshold=None``, which does not use it).
     threshold : "auto", float or None, default="auto"
         Denoising threshold ``theta``: ``"auto"`` from the sorted
         ``k_nse``-th neighbour LLPDs (:func:`geoforest.llpd.auto_noise_threshold`:
@@ -289,10 +292,15 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         n = X.shape[0]
         if self.threshold is None:
             return np.ones(n, dtype=bool), float("inf")
+        if self.k_nse > n - 1:  # checked before the LLPD is built
+            raise ValueError(
+                f"k_nse must be in [1, n_samples - 1] = [1, {n - 1}], got {self.k_nse}; "
+                "lower k_nse, or pass threshold=None to keep every point"
+            )
         return (
             LLPD(mst_method=self.mst_method)
             .fit(X)
-            .denoise(min(self.k_nse, n - 1), self.threshold, return_threshold=True)
+            .denoise(int(self.k_nse), self.threshold, return_threshold=True)
         )
 
     def _sigmas(self, llpd: LLPD) -> np.ndarray:

@@ -20,6 +20,8 @@ always have smaller ids than their parent.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .._jit import njit
@@ -200,19 +202,38 @@ class Dendrogram:
         Parameters
         ----------
         height : float
-            Cut height.
+            Cut height, ``>= 0`` (merge heights are distances): ``0`` joins
+            only duplicate points, ``inf`` joins every point (also points an
+            approximation left at infinite height).
 
         Returns
         -------
         labels : ndarray of shape (n_samples,), int
             Cluster ids ``0, 1, ...`` numbered by first appearance.
+
+        Raises
+        ------
+        TypeError
+            ``height`` is not a real number.
+        ValueError
+            ``height`` is NaN or negative.
         """
-        rep = _cut_labels(self.parent, self.node_height, float(height))
+        rep = _cut_labels(self.parent, self.node_height, _check_height(height))
         labels = rep[: self.n_samples]
         _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
         rank = np.empty(first.size, dtype=np.intp)
         rank[np.argsort(first, kind="stable")] = np.arange(first.size)
         return rank[inverse]
+
+
+def _check_height(height) -> float:
+    """``height`` as a float in ``[0, inf]``; NaN (every comparison false) and negatives refused."""
+    if isinstance(height, bool) or not isinstance(height, numbers.Real):
+        raise TypeError(f"height must be a real number in [0, inf], got {height!r}")
+    value = float(height)
+    if not value >= 0:  # NaN fails too
+        raise ValueError(f"height must be in [0, inf] (a distance at which to cut), got {height!r}")
+    return value
 
 
 @njit(nogil=True, cache=True)

@@ -8,10 +8,11 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from .._jit import njit
 from .._limits import check_dense_size
+from .._validation import validate_data  # sklearn's, with a one-line complex-data message
 from ._dendrogram import (
     Dendrogram,
     affinity_matmat,
@@ -58,7 +59,11 @@ def _mscale_tree(X: np.ndarray, n_neighbors: int, n_scales: int):
     from sklearn.neighbors import NearestNeighbors
 
     n = X.shape[0]
-    k = min(n_neighbors, n - 1)
+    if n_neighbors > n - 1:  # the user's number, not silently clipped
+        raise ValueError(
+            f"mscale_neighbors must be in [1, n_samples - 1] = [1, {n - 1}], got {n_neighbors}"
+        )
+    k = int(n_neighbors)
     dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
     rows = np.repeat(np.arange(n), k)
     pairs = np.stack([rows, ind[:, 1:].ravel()], axis=1)
@@ -115,7 +120,9 @@ class LLPD(BaseEstimator):
         geometrically spaced scales; points the graph does not connect are at
         LLPD ``inf``.
     mscale_neighbors : int, default=20
-        Neighbours of the kNN graph of the m-scale approximation.
+        Neighbours of the kNN graph of the m-scale approximation, in
+        ``[1, n_samples - 1]`` (checked by ``fit`` when ``mscale`` is set;
+        ``n_samples - 1`` is the complete graph).
 
     Attributes
     ----------
@@ -314,7 +321,8 @@ class LLPD(BaseEstimator):
         threshold : float
             Only with ``return_threshold``.
         """
-        values = self.knn_distance(k_nse)
+        check_is_fitted(self, "dendrogram_")
+        values = self.knn_distance(_check_k(k_nse, self.dendrogram_.n_samples, "k_nse"))
         if isinstance(threshold, str):
             if threshold != "auto":
                 raise ValueError(f"threshold must be 'auto' or a float, got {threshold!r}")
@@ -329,7 +337,20 @@ class LLPD(BaseEstimator):
         return (kept, theta) if return_threshold else kept
 
     def cut(self, height: float) -> np.ndarray:
-        """Flat single-linkage clusters: points at LLPD ``<= height`` share a label."""
+        """Flat single-linkage clusters: points at LLPD ``<= height`` share a label.
+
+        Parameters
+        ----------
+        height : float
+            In ``[0, inf]``: ``0`` joins only duplicates, ``inf`` every point
+            (with ``mscale``, points never connected are at LLPD ``inf``).
+            NaN and negative heights raise ``ValueError`` (no LLPD is below 0).
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Cluster ids ``0, 1, ...`` numbered by first appearance.
+        """
         check_is_fitted(self, "dendrogram_")
         return self.dendrogram_.cut(height)
 
