@@ -25,6 +25,7 @@ _NAMES = {
     "ForestSpectralClustering": ".cluster",
     "KernelSpectralClustering": ".cluster",
     "DiffusionMap": ".diffusion",
+    "ForestNeighborsTransformer": ".forest",
     "LUND": ".diffusion",
     "ManifoldForestClassifier": ".forest",
     "ObliqueForestClassifier": ".forest",
@@ -40,6 +41,7 @@ _SUBMODULES = ("cluster", "datasets", "diffusion", "embedding", "llpd", "metrics
 __all__ = [
     "DiffusionMap",
     "LUND",
+    "ForestNeighborsTransformer",
     "ForestSpectralClustering",
     "KernelSpectralClustering",
     "LLPD",

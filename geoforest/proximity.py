@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._jit import njit
+from ._sparse import as_output_csr
 
 __all__ = ["ProximityCounts"]
 
@@ -335,15 +336,18 @@ class ProximityCounts:
         rows = np.repeat(np.arange(L.shape[0], dtype=np.int64), np.diff(L.indptr))
         return pair_trees(self.row_mask, self.col_mask, rows, L.indices.astype(np.int64))
 
-    def proximity(self) -> sp.csr_array:
-        """``S = L / T`` as a float64 CSR array (zero where ``L`` is zero)."""
+    def proximity(self) -> sp.csr_matrix:
+        """``S = L / T``, float64 (zero where ``L`` is zero), in the library's sparse type.
+
+        A ``csr_matrix`` with 32-bit indices when they fit (``geoforest/_sparse.py``).
+        """
         L = self.coleaf
         T = self.trees_per_pair()
         with np.errstate(divide="ignore", invalid="ignore"):
             data = np.where(T > 0, L.data / np.maximum(T, 1), 0.0)
-        S = sp.csr_array((data, L.indices.copy(), L.indptr.copy()), shape=L.shape)
+        S = sp.csr_matrix((data, L.indices.copy(), L.indptr.copy()), shape=L.shape)
         S.eliminate_zeros()
-        return S
+        return as_output_csr(S)
 
     def __add__(self, other: ProximityCounts) -> ProximityCounts:
         if not isinstance(other, ProximityCounts):

@@ -187,10 +187,30 @@ def test_kneighbors_graph(data):
     f = small_forest().fit(data)
     dist, ind = f.kneighbors(n_neighbors=5)
     G = f.kneighbors_graph(n_neighbors=5)
-    assert G.shape == (len(data), len(data)) and G.nnz == 5 * len(data)
-    np.testing.assert_array_equal(np.sort(G[3].indices), np.sort(ind[3]))
+    n = len(data)
+    # the training graph is the union of every point's 5 nearest and its transpose
+    expected = np.zeros((n, n))
+    expected[np.repeat(np.arange(n), 5), ind.ravel()] = 1
+    expected = np.maximum(expected, expected.T)
+    # plus one edge (both ways) joining each connected component to the next
+    from scipy.sparse.csgraph import connected_components
+
+    n_comp = connected_components(sp.csr_matrix(expected), directed=False)[0]
+    extra = G.toarray() - expected
+    assert np.all(extra >= 0) and extra.sum() == 2 * (n_comp - 1)
+    assert connected_components(G, directed=False)[0] == 1
+    assert isinstance(G, sp.csr_matrix) and G.indices.dtype == G.indptr.dtype == np.int32
     D = f.kneighbors_graph(n_neighbors=5, mode="distance")
-    np.testing.assert_allclose(D[3, ind[3]].toarray().ravel(), dist[3])
+    np.testing.assert_allclose(D[3, ind[3]].toarray().ravel(), dist[3], atol=1e-300)
+    assert (D != D.T).nnz == 0 and D.nnz == G.nnz  # zeros stored as edges, symmetric
+    for i in (0, 3, 7):  # rows sorted by distance, as scikit-learn expects
+        row = D.data[D.indptr[i] : D.indptr[i + 1]]
+        assert np.all(np.diff(row) >= 0)
+    # with queries: exactly the k nearest per row, as in scikit-learn
+    Q = f.kneighbors_graph(data[:4], n_neighbors=5, mode="distance")
+    d4, i4 = f.kneighbors(data[:4], n_neighbors=5)
+    assert Q.shape == (4, n) and Q.nnz == 20
+    np.testing.assert_allclose(Q.toarray()[1, i4[1]], d4[1], atol=1e-300)
     with pytest.raises(ValueError, match="mode"):
         f.kneighbors_graph(mode="bogus")
 

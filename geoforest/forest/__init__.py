@@ -1,11 +1,13 @@
 """Forest estimators: one shared base, thin subclasses per paper."""
 
 from ._base import merge_forests
+from ._neighbors import ForestNeighborsTransformer
 from ._random_projection import RandomProjectionForest
 from ._supervised import ManifoldForestClassifier, ObliqueForestClassifier
 from ._unsupervised import UnsupervisedForest
 
 __all__ = [
+    "ForestNeighborsTransformer",
     "ManifoldForestClassifier",
     "ObliqueForestClassifier",
     "RandomProjectionForest",

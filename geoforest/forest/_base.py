@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
+from scipy.sparse.csgraph import connected_components
 from sklearn.base import BaseEstimator
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -27,6 +28,7 @@ from .._engine.projections import GAUSSIAN
 from .._engine.rng import make_state
 from .._engine.sampling import canonical_order, draw_tree_sample
 from .._limits import check_dense_size
+from .._sparse import as_output_csr, csr_from_rows, distance_data, symmetric_union
 from .._validation import N_JOBS, validate_data
 from ..proximity import (
     ProximityCounts,
@@ -476,9 +478,11 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         col_of_node[is_leaf] = np.arange(np.count_nonzero(is_leaf))
         cols = col_of_node[leaves + self._flat.node_offset[:-1].astype(np.int32)]
         n, n_trees = leaves.shape
-        return sp.csr_matrix(
-            (np.ones(n * n_trees), cols.ravel(), np.arange(0, n * n_trees + 1, n_trees)),
-            shape=(n, int(is_leaf.sum())),
+        return as_output_csr(
+            sp.csr_matrix(
+                (np.ones(n * n_trees), cols.ravel(), np.arange(0, n * n_trees + 1, n_trees)),
+                shape=(n, int(is_leaf.sum())),
+            )
         )
 
     def fit_transform(self, X, y=None):
@@ -603,7 +607,9 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
 
         Returns
         -------
-        S : scipy.sparse.csr_array of float64, or ndarray if ``dense``
+        S : scipy.sparse.csr_matrix of float64, or ndarray if ``dense``
+            32-bit indices when they fit (``geoforest/_sparse.py``): scikit-learn's
+            ``SpectralClustering(affinity="precomputed")`` takes it as is.
 
         Raises
         ------
@@ -704,30 +710,83 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
     def kneighbors_graph(
         self, X=None, n_neighbors: int = 10, mode: str = "connectivity", method: str = "all"
     ):
-        """Sparse graph of forest neighbours (scikit-learn semantics).
+        """Sparse graph of forest neighbours, ready for precomputed-metric estimators.
 
         Parameters
         ----------
         X : array-like of shape (n_queries, n_features) or None
+            ``None``: the training points, each without itself.
         n_neighbors : int, default=10
         mode : {"connectivity", "distance"}
-            Ones, or the distances ``1 - proximity`` (a stored 0 can occur for
-            points that share every leaf).
+            Ones, or the distances ``1 - proximity``; a distance 0 (points that
+            share every leaf) is stored as the smallest positive float64, because
+            SciPy's graph routines and HDBSCAN drop stored zeros
+            (``geoforest/_sparse.py``).
         method : {"all", "inbag", "oob"}
 
         Returns
         -------
         graph : scipy.sparse.csr_matrix of shape (n_queries, n_samples_fit)
+            32-bit indices when they fit (the library's sparse policy,
+            ``geoforest/_sparse.py``).  With ``X=None`` the graph is the union of
+            every point's ``n_neighbors`` nearest and its transpose: symmetric, as
+            scikit-learn's HDBSCAN and umap-learn require of a precomputed sparse
+            distance matrix, with at least ``n_neighbors`` entries per row sorted by
+            distance (the forest distance is symmetric, so the union changes no
+            value).  With ``X`` given, row ``i`` holds exactly the ``n_neighbors``
+            training points nearest to ``X[i]``, as in scikit-learn.  When the
+            training graph falls apart into connected components (well-separated
+            clusters), one edge at its true forest distance (usually 1: no shared
+            leaf) joins each component to the next, because HDBSCAN and Isomap
+            refuse a disconnected sparse graph; no distance is invented.
         """
         if mode not in ("connectivity", "distance"):
             raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
         dist, ind = self.kneighbors(X, n_neighbors, return_distance=True, method=method)
-        n_q = ind.shape[0]
-        data = np.ones(ind.size) if mode == "connectivity" else dist.ravel()
-        return sp.csr_matrix(
-            (data, ind.ravel(), np.arange(0, n_q * n_neighbors + 1, n_neighbors)),
-            shape=(n_q, self._X_fit.shape[0]),
-        )
+        if X is None:
+            return self._training_graph(dist, ind, mode, method)
+        n_q, k = ind.shape
+        rows = np.repeat(np.arange(n_q, dtype=np.int64), k)
+        data = np.ones(ind.size) if mode == "connectivity" else distance_data(dist.ravel())
+        return csr_from_rows(rows, ind.ravel(), data, (n_q, self._X_fit.shape[0]))
+
+    def _training_graph(self, dist, ind, mode: str, method: str) -> sp.csr_matrix:
+        """The symmetric, connected graph of the training points' neighbours (see
+        :meth:`kneighbors_graph`): the union of the rows and their transpose, and
+        one edge at its true forest distance between consecutive connected
+        components, so that consumers needing one component (HDBSCAN, Isomap)
+        take it."""
+        n, k = ind.shape
+        rows = np.repeat(np.arange(n, dtype=np.int64), k)
+        cols = ind.ravel().astype(np.int64)
+        data = dist.ravel().astype(np.float64)
+        rows, cols, data = symmetric_union(rows, cols, data, n)
+        graph = csr_from_rows(rows, cols, np.ones(rows.size), (n, n))
+        n_comp, comp = connected_components(graph, directed=False)
+        if n_comp > 1:
+            # each component's first point, chained in order of first appearance
+            reps = np.unique(comp, return_index=True)[1]
+            reps = reps[np.argsort(comp[reps])]
+            a, b = reps[:-1], reps[1:]
+            bridge = self._training_pair_distances(a, b, method)
+            rows, cols, data = symmetric_union(
+                np.concatenate([rows, a]), np.concatenate([cols, b]),
+                np.concatenate([data, bridge]), n,
+            )  # fmt: skip
+        data = np.ones(rows.size) if mode == "connectivity" else distance_data(data)
+        return csr_from_rows(rows, cols, data, (n, n))
+
+    def _training_pair_distances(self, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
+        """Forest distances ``1 - proximity`` between training points ``a[i]`` and ``b[i]``."""
+        leaves, _ = self._leaves_of(None)
+        same = leaves[a] == leaves[b]
+        mask = self._masks(method, True)
+        if mask is None:
+            return 1.0 - same.mean(axis=1)
+        both = mask[a].astype(bool) & mask[b].astype(bool)
+        trees = both.sum(axis=1)
+        shared = (same & both).sum(axis=1)
+        return np.where(trees > 0, 1.0 - shared / np.maximum(trees, 1), 1.0)
 
 
 #: Parameters in which parts of one forest may differ.
