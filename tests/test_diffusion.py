@@ -101,8 +101,13 @@ def test_forest_kneighbors_graph_drives_a_diffusion_map():
     forest = gf.UnsupervisedForest(n_estimators=20, random_state=0).fit(X)
     G = forest.kneighbors_graph(n_neighbors=10, mode="distance")
     dm = DiffusionMap(n_components=4, affinity="precomputed_distance", random_state=0)
-    with pytest.warns(UserWarning, match="2 connected components"):
-        dm.fit(G)  # precomputed graphs are not bridged
+    n_comp = connected_components(G, directed=False)[0]
+    if n_comp > 1:  # the forest's graph may or may not be connected already
+        with pytest.warns(UserWarning, match=f"{n_comp} connected components"):
+            dm.fit(G)
+    else:
+        dm.fit(G)
+    assert dm.n_bridges_ == 0 and dm.n_graph_components_ == n_comp  # used as given
     assert dm.sigma_ > 0
     same = dm.distances(256, rows=[0], cols=np.arange(1, 100)).max()
     other = dm.distances(256, rows=[0], cols=np.arange(100, 200)).min()
@@ -155,8 +160,8 @@ def test_spatial_knn_matches_brute_force():
 
 def test_same_seed_same_result():
     X = _blobs(300)
-    a = DiffusionMap(n_components=6, random_state=3).fit(X).transform(4)
-    b = DiffusionMap(n_components=6, random_state=3).fit(X).transform(4)
+    a = DiffusionMap(n_components=6, random_state=3).fit(X).embedding(4)
+    b = DiffusionMap(n_components=6, random_state=3).fit(X).embedding(4)
     np.testing.assert_array_equal(a, b)
 
 
@@ -185,7 +190,7 @@ def test_bad_precomputed_and_queries():
         DiffusionMap(affinity="precomputed", n_components=2).fit(sp.csr_matrix((4, 4)))
     dm = DiffusionMap(n_neighbors=3, n_components=3).fit(_blobs(12))
     with pytest.raises(ValueError, match="t must"):
-        dm.transform(-1)
+        dm.embedding(-1)
     with pytest.raises(ValueError, match="n_neighbors"):
         dm.kneighbors(1, n_neighbors=12)
     with pytest.raises(IndexError):
@@ -201,3 +206,187 @@ def test_complex_input_refused_in_one_line(affinity):
     assert "\n" not in str(info.value)
     with pytest.raises(ValueError, match="^Complex data not supported by LUND"):
         gf.LUND(n_neighbors=3, n_components=2, affinity=affinity).fit(X)
+
+
+# ------------------------------------------------------------- transform (issue 20)
+def _nystrom_reference(dm, X, Z, t):
+    """Nyström coordinates written out from the definition, one new point at a time."""
+    D = cdist(Z, X)
+    k, sigma = dm.n_neighbors, dm.sigma_
+    lam, vec = dm.eigenvalues_, dm.eigenvectors_
+    scale = np.sort(cdist(X, X), axis=1)[:, dm.local_scale_neighbor]  # column 0: the point
+    out = []
+    for d in D:
+        nbr = np.argsort(d, kind="stable")[:k]
+        dk = d[nbr]
+        if dm.kernel == "adaptive":
+            w = np.exp(-(dk**2) / (dk[dm.local_scale_neighbor - 1] * scale[nbr]))
+        else:
+            w = np.exp(-((dk / sigma) ** 2))
+            if dm.cutoff is not None:
+                keep = w >= np.exp(-(dm.cutoff**2))
+                if not keep.any():  # bridged to the nearest training point
+                    keep[0] = True
+                    w[0] = np.exp(-(min(dk[0] / sigma, dm.cutoff) ** 2))
+                nbr, w = nbr[keep], w[keep]
+        p = w / w.sum()
+        if dm.normalization == "symmetric":
+            psi_x = np.sqrt(w.sum()) * (p @ (vec[nbr] / np.sqrt(dm.degree_[nbr, None]))) / lam
+        else:
+            psi_x = (p @ vec[nbr]) / lam
+        out.append(np.sign(lam) * np.abs(lam) ** t * psi_x)
+    return np.array(out)
+
+
+def _new_points(seed=5):
+    rng = np.random.RandomState(seed)
+    return np.vstack([
+        rng.normal(0, 0.3, (5, 2)), rng.normal(3, 0.3, (5, 2)),
+        [[1.5, 1.5], [-1.6, 0.0], [0.0, 4.5]],  # between the blobs; far (no edge under cutoff)
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"normalization": "symmetric"},
+        {"kernel": "adaptive", "local_scale_neighbor": 4},
+        {"cutoff": None},
+        {"t": 3.5},
+        {"t": 0.0},
+    ],
+)
+def test_transform_new_points_is_the_nystrom_formula(params):
+    X = _blobs(60)
+    dm = DiffusionMap(n_neighbors=6, n_components=8, eigen_solver="dense", **params).fit(X)
+    Z = _new_points()
+    if dm.cutoff is not None and dm.kernel == "gaussian":
+        d = np.sort(cdist(Z, X), axis=1)[:, 0]
+        assert np.sum(d > dm.cutoff * dm.sigma_) >= 1  # the bridge rule is exercised
+    ref = _nystrom_reference(dm, X, Z, dm.t)
+    np.testing.assert_allclose(dm.transform(Z), ref, rtol=1e-10, atol=1e-12)
+    # Other times without a refit: set_params(t=...) changes transform only.
+    before = dm.eigenvectors_.copy()
+    dm.set_params(t=8.0)
+    np.testing.assert_allclose(dm.transform(Z), _nystrom_reference(dm, X, Z, 8.0),
+                               rtol=1e-10, atol=1e-12)  # fmt: skip
+    np.testing.assert_array_equal(dm.eigenvectors_, before)
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"normalization": "symmetric"}, {"kernel": "adaptive"}, {"t": 16.0}]
+)
+def test_transform_of_the_training_points_is_fit_transform(params):
+    X = _blobs(80, seed=2)
+    dm = DiffusionMap(n_neighbors=7, n_components=6, random_state=0, **params)
+    Y = dm.fit_transform(X)
+    np.testing.assert_array_equal(dm.transform(X), Y)
+    np.testing.assert_array_equal(Y, dm.embedding(dm.t))
+    np.testing.assert_array_equal(dm.transform(X[::-1][:9]), Y[::-1][:9])
+
+
+@pytest.mark.parametrize("t", [1.0, 2.5, 8.0])
+@pytest.mark.parametrize("normalization", ["textbook", "symmetric"])
+def test_nystrom_with_the_graph_rows_reproduces_the_eigenvectors(t, normalization):
+    """Why training points get their fitted values: with the fitted graph's rows the
+    Nyström formula is the eigenvector equation, and holds to the solver's precision."""
+    X = _blobs(60, seed=1)
+    dm = DiffusionMap(n_neighbors=6, n_components=8, eigen_solver="dense",
+                      normalization=normalization, random_state=0).fit(X)  # fmt: skip
+    W = dm.affinity_.toarray()
+    d = W.sum(axis=1)
+    lam, vec = dm.eigenvalues_, dm.eigenvectors_
+    if normalization == "symmetric":
+        psi = np.sqrt(d)[:, None] * ((W / d[:, None]) @ (vec / np.sqrt(d)[:, None])) / lam
+    else:
+        psi = ((W / d[:, None]) @ vec) / lam
+    np.testing.assert_allclose(np.sign(lam) * np.abs(lam) ** t * psi, dm.embedding(t),
+                               atol=1e-10)  # fmt: skip
+    # The same through transform, with the graph's rows as a precomputed affinity.
+    pre = DiffusionMap(n_components=8, affinity="precomputed", eigen_solver="dense",
+                       normalization=normalization, t=t).fit(dm.affinity_)  # fmt: skip
+    np.testing.assert_allclose(pre.transform(dm.affinity_), pre.fit_transform(dm.affinity_),
+                               atol=1e-10)  # fmt: skip
+
+
+def test_transform_precomputed_rows():
+    rng = np.random.RandomState(3)
+    X, Z = rng.uniform(0, 2, (50, 2)), rng.uniform(-0.2, 2.2, (12, 2))
+    A = np.exp(-(cdist(X, X) ** 2))
+    dm = DiffusionMap(n_components=5, affinity="precomputed", t=2.0).fit(A)
+    K = np.exp(-(cdist(Z, X) ** 2))
+    lam = dm.eigenvalues_
+    ref = (K / K.sum(axis=1)[:, None]) @ dm.eigenvectors_ * np.abs(lam) ** (2.0 - 1)
+    np.testing.assert_allclose(dm.transform(K), ref, atol=1e-12)
+    np.testing.assert_allclose(dm.transform(sp.csr_matrix(K)), ref, atol=1e-12)
+    with pytest.raises(ValueError, match=r"\(n_queries, 50\) affinity"):
+        dm.transform(K[:, :10])
+    with pytest.raises(ValueError, match="no positive affinity"):
+        dm.transform(np.zeros((2, 50)))
+    with pytest.raises(ValueError, match="negative"):
+        dm.transform(-K)
+    # Distance rows: stored entries are edges, weighted exp(-d^2 / sigma_^2).
+    G = kneighbors_graph(X, 7, mode="distance")
+    dist = DiffusionMap(n_components=5, affinity="precomputed_distance").fit(G)
+    from sklearn.neighbors import NearestNeighbors
+
+    R = NearestNeighbors(n_neighbors=7).fit(X).kneighbors_graph(Z, mode="distance")
+    W = R.toarray()
+    W[R.toarray() > 0] = np.exp(-((W[R.toarray() > 0] / dist.sigma_) ** 2))
+    lam = dist.eigenvalues_
+    ref = (W / W.sum(axis=1)[:, None]) @ dist.eigenvectors_
+    np.testing.assert_allclose(dist.transform(R), ref, atol=1e-12)
+
+
+def test_pipeline_with_kmeans():
+    """Issue 20: make_pipeline(DiffusionMap(), KMeans(k)) failed (transform took t)."""
+    from sklearn.cluster import KMeans
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.RandomState(0)
+    centers = np.array([[0.0, 0.0], [3.0, 0.0], [0.0, 3.0]])
+    X = np.vstack([rng.normal(c, 0.3, (100, 2)) for c in centers])
+    y = np.repeat(np.arange(3), 100)
+    pipe = make_pipeline(DiffusionMap(t=8.0, random_state=0), KMeans(3, n_init=10, random_state=0))
+    labels = pipe.fit_predict(X)
+    assert gf.metrics.clustering_accuracy(y, labels) > 0.95
+    np.testing.assert_array_equal(pipe.predict(X), labels)
+    rng = np.random.RandomState(1)
+    Z = X + rng.normal(0, 0.01, X.shape)  # new points next to the training ones
+    assert np.mean(pipe.predict(Z) == labels) > 0.98
+
+
+def test_t_parameter_and_the_time_arguments():
+    X = _blobs(40)
+    dm = DiffusionMap(n_neighbors=5, n_components=4, t=4.0, random_state=0).fit(X)
+    np.testing.assert_array_equal(dm.embedding(), dm.embedding(4.0))
+    np.testing.assert_array_equal(dm.distances(), dm.distances(4.0))
+    np.testing.assert_array_equal(dm.kneighbors(n_neighbors=3)[1], dm.kneighbors(4.0, 3)[1])
+    with pytest.raises(ValueError, match="t must"):
+        dm.embedding(np.inf)
+    with pytest.raises(ValueError, match="'t' parameter"):
+        DiffusionMap(t=-1.0).fit(X)
+    with pytest.raises(ValueError, match="3 features.*expecting 2"):
+        dm.transform(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="overflow"):
+        dm.transform(np.full((1, 2), 1e200))
+    with pytest.raises(ValueError, match=r"formerly transform\(t\), is embedding\(t\)"):
+        dm.transform(4.0)  # the old API points to the new name
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e300, 1e-200])
+def test_extreme_values_work(scale):
+    """Issue 20: features near 1e200 failed with "cannot reshape array"; the graph only
+    depends on d / sigma, so the map of the rescaled data is the map of the data."""
+    X = _blobs(40)
+    Z = _new_points()
+    ref = DiffusionMap(n_neighbors=5, n_components=4, random_state=0).fit(X)
+    dm = DiffusionMap(n_neighbors=5, n_components=4, random_state=0).fit(X * scale)
+    assert dm.sigma_ == pytest.approx(ref.sigma_ * scale, rel=1e-12)
+    np.testing.assert_allclose(dm.embedding(), ref.embedding(), atol=1e-10)
+    np.testing.assert_allclose(dm.transform(Z * scale), ref.transform(Z), atol=1e-10)
+    for kernel in ("adaptive",):
+        a = DiffusionMap(n_neighbors=5, n_components=4, kernel=kernel, random_state=0)
+        b = DiffusionMap(n_neighbors=5, n_components=4, kernel=kernel, random_state=0)
+        np.testing.assert_allclose(a.fit_transform(X * scale), b.fit_transform(X), atol=1e-10)

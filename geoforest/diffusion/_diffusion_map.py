@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -49,7 +50,70 @@ def _check_sparse_graph(G, name: str) -> sp.csr_matrix:
     return G
 
 
-class DiffusionMap(BaseEstimator):
+#: Features with ``max |x|`` outside ``[1e-100, 1e100]`` are divided by a power of two:
+#: squared distances would overflow (about 1e154 and up) or underflow otherwise.
+_SAFE_RANGE = (1e-100, 1e100)
+
+
+def _feature_scale(X: np.ndarray) -> float:
+    """A power of two near ``max |X|`` when squared distances would leave float64, else 1.
+
+    The Gaussian kNN graph depends on the features only through ``d / sigma``
+    (and ``d^2 / (s_i s_j)``), so dividing the features, the distances and
+    ``sigma`` by the same power of two changes nothing (the division is
+    exact).
+    """
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    if top == 0.0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1]:
+        return 1.0
+    return float(2.0 ** np.round(np.log2(top)))
+
+
+def _check_query_graph(G, n_train: int, kind: str, estimator) -> sp.csr_matrix:
+    """Rows from new points to the training points for a model fitted on a precomputed graph."""
+    name = type(estimator).__name__
+    check_not_complex(G, estimator)
+    if not sp.issparse(G):
+        try:
+            G = np.asarray(G, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{name} was fitted on a precomputed {kind}; transform and predict need the "
+                f"{kind} from the new points to the {n_train} training points as numbers "
+                f"({exc})"
+            ) from None
+    if G.ndim != 2:
+        raise ValueError(
+            f"Expected a 2-d (n_queries, {n_train}) {kind} from new points to the training "
+            f"points of {name}, got an array of shape {G.shape}"
+        )
+    if G.shape[0] < 1 or G.shape[1] != n_train:
+        raise ValueError(
+            f"{name} was fitted on a precomputed {kind} of {n_train} points: pass the "
+            f"(n_queries, {n_train}) {kind} from the new points to the training points, "
+            f"got shape {G.shape}"
+        )
+    G = sp.csr_matrix(G, dtype=np.float64)
+    if not np.all(np.isfinite(G.data)):
+        raise ValueError(f"the {kind} rows passed to {name} have NaN or infinite entries")
+    if np.any(G.data < 0):
+        raise ValueError(f"the {kind} rows passed to {name} have negative entries")
+    G.sort_indices()
+    return G
+
+
+def _row_softmax(G: sp.csr_matrix, exponent: np.ndarray) -> sp.csr_matrix:
+    """Rows ``exp(-a_j) / sum_j exp(-a_j)`` over the stored entries, without underflow."""
+    rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
+    low = np.full(G.shape[0], np.inf)
+    np.minimum.at(low, rows, exponent)
+    # exp(-(a - min a)); equal exponents (infinite ones too) weigh 1.
+    w = np.exp(-np.where(exponent == low[rows], 0.0, exponent - low[rows]))
+    total = np.bincount(rows, weights=w, minlength=G.shape[0])
+    return sp.csr_matrix((w / total[rows], G.indices, G.indptr), shape=G.shape)
+
+
+class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Diffusion map of a sparse kNN graph: eigenpairs of ``P = D^-1 W`` and distances ``D_t``.
 
     The kernel ``W`` is the symmetric kNN graph with Gaussian weights
@@ -69,10 +133,30 @@ class DiffusionMap(BaseEstimator):
     is exact when all eigenpairs are kept and truncated to the leading
     ``n_components`` otherwise (the others decay like ``lambda^t``).
 
+    As a scikit-learn transformer, ``fit_transform(X)`` returns ``Psi_t`` of
+    the training points at the time ``t`` given to the constructor, and
+    ``transform(X)`` embeds new points by the Nyström extension (Notes), so
+    ``make_pipeline(DiffusionMap(), KMeans(3))`` works.  :meth:`embedding`
+    gives the training points' ``Psi_t`` at any other time without a refit,
+    and :meth:`distances`, :meth:`kneighbors` take a time as well.
+
     Parameters
     ----------
     n_neighbors : int, default=15
         Neighbours per point in the kNN graph (``affinity="gaussian"``).
+    t : float, default=1.0
+        Diffusion time of :meth:`transform` and :meth:`fit_transform` (and
+        the default of :meth:`embedding`, :meth:`distances`,
+        :meth:`kneighbors`), ``t >= 0``; the ``t`` of ``P^t`` and ``D_t`` in
+        Coifman & Lafon [1]_ and Maggioni & Murphy [2]_.  ``t = 1`` is one
+        step of the random walk: the geometry of the kernel at its own scale
+        ``sigma``, the diffusion map of [1]_ before any time is chosen (and
+        what ``transform(t)`` meant by default before ``t`` was a parameter).
+        Larger times merge finer structure (``lambda_k^t`` damps every
+        coordinate but the slowest); there is no scale-free best time, and
+        :class:`~geoforest.LUND` scans many (``t="multiscale"``).  ``t`` is
+        not used by ``fit``: ``set_params(t=...)`` on a fitted map changes
+        what :meth:`transform` returns without a refit.
     sigma : "auto" or float, default="auto"
         Kernel scale; ``"auto"`` is the median over the points of the distance
         to their ``n_neighbors``-th neighbour (of the largest stored distance
@@ -141,9 +225,65 @@ class DiffusionMap(BaseEstimator):
         Row sums of the kernel before symmetrisation: ``sum_{j in NN_k(i)}
         exp(-d_ij^2 / sigma^2)`` (the degree of a precomputed affinity);
         :class:`~geoforest.LUND` uses it as the density.
+    n_features_in_ : int
+        Features seen by ``fit`` (the number of training points for a
+        precomputed graph).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of a DataFrame given to ``fit`` (only then).
 
     Notes
     -----
+    *Nyström extension* (Coifman & Lafon [3]_; Bengio et al. [4]_).  A right
+    eigenvector satisfies ``psi_l(i) = (1 / lambda_l) sum_j P_ij psi_l(j)``;
+    the same formula with the random-walk row of a new point ``x``,
+    ``p(x, j) = k(x, j) / sum_j' k(x, j')``, defines ``psi_l(x)``, and
+    :meth:`transform` returns ``sign(lambda_l) |lambda_l|^t psi_l(x) =
+    |lambda_l|^(t - 1) sum_j p(x, j) psi_l(j)`` (0 for ``lambda_l = 0``).
+    The kernel ``k(x, .)`` is the fitted one from ``x`` to the training
+    points:
+
+    * ``affinity="gaussian"``: ``exp(-d^2 / sigma_^2)`` to the
+      ``n_neighbors`` training points nearest to ``x`` (``exp(-d^2 / (s_x
+      s_j))`` with ``kernel="adaptive"``, ``s_x`` the distance to the
+      ``local_scale_neighbor``-th of them), edges longer than ``cutoff *
+      sigma_`` dropped as in ``fit``; a point with no edge left keeps the
+      one to its nearest training point, as ``connect`` bridges an isolated
+      point in ``fit`` (without it the random walk from ``x`` is
+      undefined).  A row of ``X`` equal to a training point is that node of
+      the graph: its kernel row is the fitted graph's row, for which the
+      formula *is* the eigenvector equation, so it gets its fitted
+      coordinates and ``transform(X_train)`` equals ``fit_transform(X_train)``
+      exactly.  Otherwise the row is the new point's own kNN row, not
+      symmetrised (no training point's neighbour list changes) and never
+      including ``x`` itself.
+    * ``affinity="precomputed"``: ``transform`` takes the ``(n_queries,
+      n_samples)`` affinity from the new points to the training points
+      (what scikit-learn passes for a ``pairwise`` estimator); rows without
+      a positive entry are refused.  ``"precomputed_distance"``: the
+      ``(n_queries, n_samples)`` sparse distance rows, weighted
+      ``exp(-d^2 / sigma_^2)`` (stored entries are edges).
+    * ``normalization="symmetric"``: ``phi_l(x) = sqrt(d_x) sum_j p(x, j)
+      phi_l(j) / (lambda_l sqrt(d_j))`` with ``d_x = sum_j k(x, j)``, the
+      eigenvector equation of ``M`` with the new row.
+
+    The extension is not the eigendecomposition of the graph refitted with
+    ``x`` added (that moves every eigenvector a little); it is exact on the
+    training points and smooth in ``k(x, .)``, though not continuous at a
+    training point ``x_i`` itself (a point next to ``x_i`` counts ``x_i``
+    among its neighbours; the graph's row of ``x_i`` does not).  For
+    ``t < 1`` it divides by ``|lambda_l|^(1 - t)``, which magnifies the
+    eigensolver's error on the smallest eigenvalues; for ``t >= 1`` it is a
+    weighted average of the training points' ``psi_l`` times
+    ``|lambda_l|^(t - 1) <= 1``.
+
+    *Extreme values.*  Features with ``max |x|`` above ``1e100`` or below
+    ``1e-100`` (where squared distances overflow or underflow) are divided
+    by a power of two near ``max |x|`` before the graph is built, and new
+    points by the same factor; the graph depends on ``d / sigma`` only, so
+    the result is that of the rescaled data (``sigma_`` and the distances
+    are reported in the original units).  New points so far out that their
+    distances overflow even then are refused with a ``ValueError``.
+
     Three things go wrong on noisy data with a plain kNN graph, and are
     handled here:
 
@@ -169,6 +309,21 @@ class DiffusionMap(BaseEstimator):
     * Non-integer ``t`` with a negative eigenvalue uses
       ``sign(lambda) |lambda|^t``.
 
+    References
+    ----------
+    .. [1] Coifman, R. R. and Lafon, S. (2006). "Diffusion maps". Applied and
+           Computational Harmonic Analysis, 21(1), 5-30.
+    .. [2] Maggioni, M. and Murphy, J. M. (2019). "Learning by unsupervised
+           nonlinear diffusion". Journal of Machine Learning Research,
+           20(160), 1-56.
+    .. [3] Coifman, R. R. and Lafon, S. (2006). "Geometric harmonics: a novel
+           tool for multiscale out-of-sample extension of empirical
+           functions". Applied and Computational Harmonic Analysis, 21(1),
+           31-52.
+    .. [4] Bengio, Y., Paiement, J.-F., Vincent, P., Delalleau, O., Le Roux,
+           N. and Ouimet, M. (2004). "Out-of-sample extensions for LLE,
+           Isomap, MDS, Eigenmaps, and spectral clustering". NIPS 16, 177-184.
+
     Examples
     --------
     >>> import numpy as np
@@ -180,10 +335,22 @@ class DiffusionMap(BaseEstimator):
     >>> D = dm.distances(t=8, rows=[0, 30])
     >>> bool(D[0, 1] < D[0, 35])  # same cluster closer than the other cluster
     True
+
+    In a pipeline, new points are embedded by the Nyström extension:
+
+    >>> from sklearn.cluster import KMeans
+    >>> from sklearn.pipeline import make_pipeline
+    >>> pipe = make_pipeline(DiffusionMap(n_neighbors=5, n_components=4, t=8, random_state=0),
+    ...                      KMeans(2, n_init=10, random_state=0))
+    >>> labels = pipe.fit_predict(X)
+    >>> new = pipe.predict([[0.05, 0.0], [3.0, 2.95]])
+    >>> bool(new[0] == labels[0] and new[1] == labels[30])
+    True
     """
 
     _parameter_constraints: dict = {
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "t": [Interval(numbers.Real, 0, None, closed="left")],
         "sigma": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="neither")],
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "affinity": [StrOptions({"gaussian", "precomputed", "precomputed_distance"})],
@@ -201,6 +368,7 @@ class DiffusionMap(BaseEstimator):
         self,
         n_neighbors: int = 15,
         *,
+        t: float = 1.0,
         sigma: str | float = "auto",
         n_components: int = 10,
         affinity: str = "gaussian",
@@ -214,6 +382,7 @@ class DiffusionMap(BaseEstimator):
         random_state=None,
     ) -> None:
         self.n_neighbors = n_neighbors
+        self.t = t
         self.sigma = sigma
         self.n_components = n_components
         self.affinity = affinity
@@ -228,21 +397,38 @@ class DiffusionMap(BaseEstimator):
 
     # ------------------------------------------------------------------ graph
     def _gaussian_graph(
-        self, X: np.ndarray, neighbors: tuple[np.ndarray, np.ndarray] | None = None
+        self, X: np.ndarray, neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None
     ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         n = X.shape[0]
         if self.n_neighbors >= n:
             raise ValueError(f"n_neighbors={self.n_neighbors} must be smaller than n_samples={n}")
-        dist, ind = knn(X, self.n_neighbors) if neighbors is None else neighbors
-        self.knn_distances_, self.knn_indices_ = dist, ind
-        sigma = self._resolve_sigma(dist[:, -1])
+        # Everything below sees features divided by a power of two when squared
+        # distances would leave float64 (class Notes, "Extreme values").
+        scale = _feature_scale(X)
+        if scale != 1.0:
+            X = X / scale
+        self._scale = scale
+        self._fit_X = X
+        self._nn = NearestNeighbors(n_neighbors=int(self.n_neighbors) + 1).fit(X)
+        if callable(neighbors):
+            neighbors = neighbors(X)
+        dist, ind = knn(X, self.n_neighbors, self._nn) if neighbors is None else neighbors
+        if not np.all(np.isfinite(dist)):
+            raise ValueError(
+                "the distances between the rows of X overflow float64; rescale the features"
+            )
+        self.knn_distances_, self.knn_indices_ = dist * scale, ind
+        sigma = self._resolve_sigma(dist[:, -1], scale)
+        self._sigma = sigma  # in the divided units, for transform
         K = sp.csr_matrix(
             (np.exp(-((dist / sigma) ** 2)).ravel(), ind.ravel(),
              np.arange(0, ind.size + 1, ind.shape[1])),
             shape=(n, n),
         )  # fmt: skip
+        self._local_scale = None
         if self.kernel == "adaptive":
             local = np.maximum(dist[:, min(self.local_scale_neighbor, dist.shape[1]) - 1], 1e-300)
+            self._local_scale = local
             w = np.exp(-(dist**2) / (local[:, None] * local[ind]))
             G = sp.csr_matrix(
                 (w.ravel(), ind.ravel(), np.arange(0, ind.size + 1, ind.shape[1])), shape=(n, n)
@@ -256,10 +442,11 @@ class DiffusionMap(BaseEstimator):
             G.eliminate_zeros()
         return K, self._connect(X, symmetrize(G), sigma, (dist, ind))
 
-    def _resolve_sigma(self, kth: np.ndarray) -> float:
+    def _resolve_sigma(self, kth: np.ndarray, scale: float = 1.0) -> float:
+        """``sigma`` in the units of ``kth`` (features divided by ``scale``); sets ``sigma_``."""
         if self.sigma != "auto":
             self.sigma_ = float(self.sigma)
-            return self.sigma_
+            return self.sigma_ / scale
         sigma = float(np.median(kth))
         if not sigma > 0:
             positive = kth[kth > 0]
@@ -269,7 +456,7 @@ class DiffusionMap(BaseEstimator):
                     "sigma cannot be estimated — pass sigma or remove duplicates"
                 )
             sigma = float(np.median(positive))
-        self.sigma_ = sigma
+        self.sigma_ = sigma * scale
         return sigma
 
     def _connect(self, X: np.ndarray, W: sp.csr_matrix, sigma: float, neighbors) -> sp.csr_matrix:
@@ -297,6 +484,7 @@ class DiffusionMap(BaseEstimator):
         row_max = np.zeros(D.shape[0])
         np.maximum.at(row_max, np.repeat(np.arange(D.shape[0]), np.diff(D.indptr)), D.data)
         sigma = self._resolve_sigma(row_max[np.diff(D.indptr) > 0])
+        self._sigma = sigma
         K = D.copy()
         K.data = np.exp(-((K.data / sigma) ** 2))  # explicit zeros become weight 1
         return K, symmetrize(K)
@@ -318,9 +506,37 @@ class DiffusionMap(BaseEstimator):
         """
         return self._fit(X)
 
-    def _fit(self, X, neighbors: tuple[np.ndarray, np.ndarray] | None = None):
-        """``fit``, optionally on given (e.g. spatially restricted) kNN lists of ``X``."""
+    def fit_transform(self, X, y=None) -> np.ndarray:
+        """Fit, and return the diffusion map ``Psi_t`` of the training points at time ``t``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or sparse (n_samples, n_samples)
+            Features, or the precomputed affinity / distance graph.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components)
+            ``embedding(t)``: ``sign(lambda_k) |lambda_k|^t psi_k(x_i)``;
+            Euclidean distances between rows are ``D_t``.
+        """
+        return self._fit(X).embedding()
+
+    def _fit(
+        self, X, neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None
+    ) -> DiffusionMap:
+        """``fit``, optionally on given (e.g. spatially restricted) kNN lists of ``X``.
+
+        ``neighbors`` is ``(dist, ind)`` or a function of the (possibly rescaled,
+        see the class Notes) features returning them.
+        """
         self._validate_params()
+        self._nn = self._fit_X = None
+        self._scale = 1.0
+        self._local_scale = None
+        self._sigma = float("nan")
         if self.affinity == "gaussian":
             X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
             K, W = self._gaussian_graph(X, neighbors)
@@ -380,33 +596,192 @@ class DiffusionMap(BaseEstimator):
         self.eigenvectors_ = psi
 
     # ------------------------------------------------------------------ query
-    def transform(self, t: float = 1.0) -> np.ndarray:
-        """The diffusion map ``Psi_t`` of the training points.
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # A precomputed graph is n x n at fit and (n_queries, n) at transform, the
+        # layout scikit-learn slices for "pairwise" estimators in cross-validation.
+        tags.input_tags.pairwise = self.affinity != "gaussian"
+        tags.input_tags.sparse = self.affinity != "gaussian"
+        return tags
+
+    @property
+    def _n_features_out(self) -> int:
+        """Output columns, for ``get_feature_names_out`` (``diffusionmap0``, ...)."""
+        return self.eigenvalues_.shape[0]
+
+    def _time(self, t: float | None) -> float:
+        t = self.t if t is None else t
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not np.isfinite(t) or t < 0:
+            raise ValueError(f"t must be a finite number >= 0, got {t!r}")
+        return float(t)
+
+    def _power(self, t: float) -> np.ndarray:
+        lam = self.eigenvalues_
+        return np.sign(lam) * np.abs(lam) ** t
+
+    def embedding(self, t: float | None = None) -> np.ndarray:
+        """The diffusion map ``Psi_t`` of the training points, at any time.
+
+        ``fit_transform(X)`` is ``fit(X).embedding()``; another time needs no
+        refit.  (Before ``t`` became a constructor parameter, this was
+        ``transform(t)``.)
 
         Parameters
         ----------
-        t : float, default=1.0
-            Diffusion time, ``t >= 0``.
+        t : float or None, default=None
+            Diffusion time, ``t >= 0``; ``None`` is the fitted map's ``t``.
 
         Returns
         -------
         ndarray of shape (n_samples, n_components)
-            ``lambda_k^t psi_k(x_i)``; Euclidean distances between rows are
-            ``D_t``.
+            ``sign(lambda_k) |lambda_k|^t psi_k(x_i)``; Euclidean distances
+            between rows are ``D_t``.
         """
         check_is_fitted(self, "eigenvectors_")
-        if not isinstance(t, numbers.Real) or not np.isfinite(t) or t < 0:
-            raise ValueError(f"t must be a finite number >= 0, got {t!r}")
-        lam = self.eigenvalues_
-        power = np.sign(lam) * np.abs(lam) ** float(t)
-        return self.eigenvectors_ * power[None, :]
+        return self.eigenvectors_ * self._power(self._time(t))[None, :]
 
-    def distances(self, t: float = 1.0, rows=None, cols=None) -> np.ndarray:
+    def transform(self, X) -> np.ndarray:
+        """Diffusion coordinates of new points at time ``t``, by the Nyström extension.
+
+        ``Psi_t(x)_l = |lambda_l|^(t - 1) sum_j p(x, j) psi_l(j)`` with the
+        fitted kernel's random-walk row ``p(x, .)`` from ``x`` to the training
+        points (class Notes); a row equal to a training point gets that
+        point's fitted coordinates, so ``transform(X_train)`` is
+        ``fit_transform(X_train)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            New points.  After a fit on a precomputed graph: the ``(n_queries,
+            n_samples)`` affinity (``affinity="precomputed"``) or sparse
+            distance rows (``"precomputed_distance"``) from the new points to
+            the training points.
+
+        Returns
+        -------
+        ndarray of shape (n_queries, n_components)
+            Distances between rows (and to rows of :meth:`embedding` at the
+            same ``t``) approximate ``D_t``.
+
+        Raises
+        ------
+        ValueError
+            Wrong number of features (or of training columns), NaN or
+            infinite values, a precomputed row without an edge, or points so
+            far out that their distances overflow.
+        """
+        check_is_fitted(self, "eigenvectors_")
+        if isinstance(X, numbers.Real):
+            raise ValueError(
+                f"Expected 2D array, got the scalar {X!r}: transform(X) embeds new points "
+                "(the time is the parameter t); the training points' diffusion map at time "
+                "t, formerly transform(t), is embedding(t)"
+            )
+        t = self._time(None)
+        return self._extend(self._validate_query(X, self), t)[0]
+
+    def _validate_query(self, X, estimator) -> np.ndarray | sp.csr_matrix:
+        """``X`` of a query, checked against the fit; errors name ``estimator``."""
+        if self.affinity == "gaussian":
+            return validate_data(estimator, X, dtype=np.float64, order="C", reset=False)
+        kind = "affinity" if self.affinity == "precomputed" else "distance graph"
+        return _check_query_graph(X, self.eigenvectors_.shape[0], kind, estimator)
+
+    def _extend(self, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Nyström ``Psi_t`` of validated queries, their kernel density, their training match.
+
+        Returns ``(Y, density, match)``: ``density`` in the units of
+        ``kernel_density_`` and ``match[i]`` the training point equal to row
+        ``i`` (``-1`` for none), whose fitted values replace the formula's.
+        """
+        P, degree, density, match = self._query_rows(X)
+        lam = self.eigenvalues_
+        with np.errstate(divide="ignore", over="ignore"):
+            # sign(lambda) |lambda|^t / lambda; a zero eigenvalue's coordinate is 0.
+            coef = np.where(lam != 0, np.abs(lam) ** (t - 1.0), 0.0)
+        if self.normalization == "symmetric":
+            Y = np.sqrt(degree)[:, None] * (
+                P @ (self.eigenvectors_ / np.sqrt(self.degree_)[:, None])
+            )
+        else:
+            Y = P @ self.eigenvectors_
+        Y = np.asarray(Y) * coef[None, :]
+        hit = match >= 0
+        if np.any(hit):
+            Y[hit] = self.eigenvectors_[match[hit]] * self._power(t)[None, :]
+            density[hit] = self.kernel_density_[match[hit]]
+        return Y, density, match
+
+    def _query_rows(self, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray]:
+        """Random-walk rows ``p(x, .)``, degrees ``sum_j k(x, j)``, densities, matches."""
+        m = X.shape[0]
+        match = np.full(m, -1, dtype=np.intp)
+        if self.affinity == "precomputed":
+            G = X
+            rows = np.repeat(np.arange(m), np.diff(G.indptr))
+            top = np.zeros(m)
+            np.maximum.at(top, rows, G.data)
+            self._refuse_empty_rows(top > 0, "no positive affinity")
+            # Divided by the row's largest entry first: sums of huge affinities stay finite.
+            w = G.data / top[rows]
+            P = sp.csr_matrix((w / np.bincount(rows, w, m)[rows], G.indices, G.indptr), G.shape)
+            degree = np.asarray(G.sum(axis=1)).ravel()
+            return P, degree, degree.copy(), match
+        if self.affinity == "precomputed_distance":
+            G = X
+            self._refuse_empty_rows(np.diff(G.indptr) > 0, "no stored distance")
+            exponent = (G.data / self._sigma) ** 2
+            rows = np.repeat(np.arange(m), np.diff(G.indptr))
+            degree = np.bincount(rows, np.exp(-exponent), m)
+            return _row_softmax(G, exponent), degree, degree.copy(), match
+        Xs = X / self._scale if self._scale != 1.0 else X
+        dist, ind = self._nn.kneighbors(Xs, n_neighbors=int(self.n_neighbors))
+        if not np.all(np.isfinite(dist)):
+            raise ValueError(
+                "X has values so far from the training data that their distances overflow float64"
+            )
+        # Rows equal to a training point (compared exactly: a brute-force distance to
+        # itself can be 1e-7, not 0).
+        near = np.flatnonzero(dist[:, 0] <= 1e-6 * dist[:, -1])
+        if near.size:
+            equal = np.all(Xs[near, None, :] == self._fit_X[ind[near]], axis=2)
+            found = equal.any(axis=1)
+            match[near[found]] = ind[near[found], np.argmax(equal[found], axis=1)]
+        sigma = self._sigma
+        exponent = (dist / sigma) ** 2
+        density = np.exp(-exponent).sum(axis=1)
+        keep = np.ones(dist.shape, dtype=bool)
+        if self.kernel == "adaptive":
+            k_local = min(int(self.local_scale_neighbor), dist.shape[1]) - 1
+            local = np.maximum(dist[:, k_local], 1e-300)
+            exponent = (dist / local[:, None]) * (dist / self._local_scale[ind])
+        elif self.cutoff is not None:
+            keep = np.exp(-exponent) >= np.exp(-(float(self.cutoff) ** 2))
+            # No edge left: the one to the nearest training point, weighted like a bridge.
+            lonely = ~keep.any(axis=1)
+            keep[lonely, 0] = True
+            exponent[lonely, 0] = np.minimum(dist[lonely, 0] / sigma, float(self.cutoff)) ** 2
+        indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))])
+        G = sp.csr_matrix((exponent[keep], ind[keep], indptr), shape=(m, self._nn.n_samples_fit_))
+        rows = np.repeat(np.arange(m), np.diff(indptr))
+        degree = np.bincount(rows, np.exp(-exponent[keep]), m)
+        return _row_softmax(G, exponent[keep]), degree, density, match
+
+    def _refuse_empty_rows(self, ok: np.ndarray, what: str) -> None:
+        if not np.all(ok):
+            bad = np.flatnonzero(~ok)
+            raise ValueError(
+                f"{bad.size} row(s) of X (first: {int(bad[0])}) have {what} to the training "
+                "points; the random walk from them is undefined"
+            )
+
+    def distances(self, t: float | None = None, rows=None, cols=None) -> np.ndarray:
         """Diffusion distances ``D_t`` between the training points ``rows`` and ``cols``.
 
         Parameters
         ----------
-        t : float, default=1.0
+        t : float or None, default=None
+            Diffusion time; ``None`` is the fitted map's ``t``.
         rows : array-like of int or None
             Row points (default: all; beware ``n x n``).
         cols : array-like of int or None
@@ -416,7 +791,7 @@ class DiffusionMap(BaseEstimator):
         -------
         ndarray of shape (len(rows), len(cols))
         """
-        Y = self.transform(t)
+        Y = self.embedding(t)
         n = Y.shape[0]
         r = np.arange(n) if rows is None else self._indices(rows, n)
         c = np.arange(n) if cols is None else self._indices(cols, n)
@@ -432,7 +807,7 @@ class DiffusionMap(BaseEstimator):
         return idx % n
 
     def kneighbors(
-        self, t: float = 1.0, n_neighbors: int = 10, return_distance: bool = True
+        self, t: float | None = None, n_neighbors: int = 10, return_distance: bool = True
     ) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
         """The ``n_neighbors`` nearest training points of every training point in ``D_t``.
 
@@ -441,7 +816,8 @@ class DiffusionMap(BaseEstimator):
 
         Parameters
         ----------
-        t : float, default=1.0
+        t : float or None, default=None
+            Diffusion time; ``None`` is the fitted map's ``t``.
         n_neighbors : int, default=10
             Neighbours per point, itself excluded (``< n_samples``).
         return_distance : bool, default=True
@@ -452,13 +828,17 @@ class DiffusionMap(BaseEstimator):
             Only with ``return_distance=True``.
         ind : ndarray of shape (n_samples, n_neighbors)
         """
-        Y = self.transform(t)
+        Y = self.embedding(t)
         n = Y.shape[0]
         if not isinstance(n_neighbors, numbers.Integral) or not 1 <= n_neighbors < n:
             raise ValueError(f"n_neighbors must be in [1, {n - 1}], got {n_neighbors!r}")
         dist, ind = knn(Y, int(n_neighbors))
         return (dist, ind) if return_distance else ind
 
-    def nearest_neighbors(self, t: float = 1.0) -> NearestNeighbors:
-        """A fitted :class:`~sklearn.neighbors.NearestNeighbors` on ``Psi_t`` (custom queries)."""
-        return NearestNeighbors().fit(self.transform(t))
+    def nearest_neighbors(self, t: float | None = None) -> NearestNeighbors:
+        """A fitted :class:`~sklearn.neighbors.NearestNeighbors` on ``Psi_t`` (custom queries).
+
+        ``t=None`` is the fitted map's ``t``; query it with :meth:`transform`
+        of new points for their ``D_t``-nearest training points.
+        """
+        return NearestNeighbors().fit(self.embedding(t))

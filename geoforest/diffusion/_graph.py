@@ -27,8 +27,14 @@ _SMALL_COMPONENT = 256
 BRIDGE_MIN_WEIGHT = float(np.exp(-1.0))
 
 
-def knn(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
+def knn(
+    X: np.ndarray, n_neighbors: int, nn: NearestNeighbors | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Euclidean ``n_neighbors`` nearest neighbours of every row, itself excluded.
+
+    ``nn``, a :class:`~sklearn.neighbors.NearestNeighbors` already fitted on
+    ``X``, saves building another tree (build it with ``n_neighbors=n_neighbors
+    + 1``: its ``algorithm="auto"`` choice depends on that).
 
     Returns
     -------
@@ -37,8 +43,9 @@ def knn(X: np.ndarray, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
         itself is removed even when duplicates tie with it.
     """
     n = X.shape[0]
-    nn = NearestNeighbors(n_neighbors=n_neighbors + 1).fit(X)
-    dist, ind = nn.kneighbors(X)
+    if nn is None:
+        nn = NearestNeighbors(n_neighbors=n_neighbors + 1).fit(X)
+    dist, ind = nn.kneighbors(X, n_neighbors=n_neighbors + 1)
     # Drop the row itself (or, for exact duplicates, keep k others).
     is_self = ind == np.arange(n)[:, None]
     has_self = is_self.any(axis=1)

@@ -31,6 +31,7 @@ __all__ = [
     "mode_ratios",
     "multiscale_times",
     "nearest_denser",
+    "nearest_denser_to",
     "propagate_labels",
     "spatial_majority_vote",
     "variation_of_information",
@@ -125,10 +126,80 @@ def significant_columns(Y: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
     ``ptp``; columns with ``ptp < rtol * max ptp`` (decayed eigenvectors, the
     constant one) are dropped, so neighbour searches run in fewer dimensions.
     """
+    return np.ascontiguousarray(Y[:, _significant_mask(Y, rtol)])
+
+
+def _significant_mask(Y: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
+    """The columns :func:`significant_columns` keeps (the first one if all are constant)."""
     span = np.ptp(Y, axis=0)
     if span.size == 0 or span.max() <= 0:
-        return Y[:, :1]
-    return np.ascontiguousarray(Y[:, span >= rtol * span.max()])
+        return np.arange(Y.shape[1]) < 1
+    return span >= rtol * span.max()
+
+
+def nearest_denser_to(
+    Yq: np.ndarray, density_q: np.ndarray, Y: np.ndarray, density: np.ndarray, n_search: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """For every query row, the nearest row of ``Y`` of strictly higher density.
+
+    The search of :meth:`LUND.predict`, as :func:`nearest_denser` does it for
+    the training points: each query's ``n_search`` nearest rows of ``Y`` come
+    from a K-d tree, and the first of them (in distance order) denser than
+    the query is the answer, exactly; queries without one there search 8
+    times as many, then every denser row (brute force in blocks).  A query
+    at least as dense as every row of ``Y`` gets its nearest row.
+
+    Parameters
+    ----------
+    Yq : ndarray of shape (m, d)
+    density_q : ndarray of shape (m,)
+    Y : ndarray of shape (n, d)
+    density : ndarray of shape (n,)
+    n_search : int
+
+    Returns
+    -------
+    dist : ndarray of shape (m,)
+    ind : ndarray of shape (m,) of int
+
+    Examples
+    --------
+    >>> Y, density = np.array([[0.0], [1.0], [3.0]]), np.array([1.0, 0.2, 0.3])
+    >>> # 1.2: its nearest row (1.0) is sparser, the nearest denser one is 0.0;
+    >>> # 0.9: denser than every row, it takes its nearest one.
+    >>> nearest_denser_to(np.array([[1.2], [0.9]]), np.array([0.25, 9.0]), Y, density, 1)
+    (array([1.2, 0.1]), array([0, 1]))
+    """
+    m, n = Yq.shape[0], Y.shape[0]
+    dist = np.empty(m)
+    ind = np.empty(m, dtype=np.intp)
+    nn = NearestNeighbors().fit(Y)
+    densest = density_q >= density.max()
+    if np.any(densest):
+        d, j = nn.kneighbors(Yq[densest], n_neighbors=1)
+        dist[densest], ind[densest] = d[:, 0], j[:, 0]
+    todo = np.flatnonzero(~densest)
+    for k in sorted({min(n_search, n), min(8 * n_search, n)}):
+        if todo.size == 0:
+            break
+        d, j = nn.kneighbors(Yq[todo], n_neighbors=k)
+        denser = density[j] > density_q[todo][:, None]
+        found = denser.any(axis=1)
+        first = np.argmax(denser, axis=1)
+        dist[todo[found]] = d[found, first[found]]
+        ind[todo[found]] = j[found, first[found]]
+        todo = todo[~found]
+    order = np.argsort(-density, kind="stable")  # densest first
+    todo = todo[np.argsort(-density_q[todo], kind="stable")]
+    for start in range(0, todo.size, _BLOCK):
+        block = todo[start : start + _BLOCK]
+        cand = order[: int(np.count_nonzero(density > density_q[block].min()))]
+        D = cdist(Yq[block], Y[cand])
+        D[density[cand][None, :] <= density_q[block][:, None]] = np.inf
+        j = np.argmin(D, axis=1)
+        dist[block] = D[np.arange(block.size), j]
+        ind[block] = cand[j]
+    return dist, ind
 
 
 def multiscale_times(eigenvalues: np.ndarray, max_log2_t: int) -> list[float]:
@@ -319,6 +390,10 @@ class LUND(ClusterMixin, BaseEstimator):
     5. points in decreasing density take the label of their ``D_t``-nearest
        point of higher density (all already labelled).
 
+    :meth:`predict` labels new points by step 5 with the fitted geometry
+    (Nyström diffusion coordinates, kernel density, nearest denser training
+    point); ``predict(X_train)`` returns ``labels_``.
+
     Parameters
     ----------
     n_clusters : int or None, default=None
@@ -401,7 +476,21 @@ class LUND(ClusterMixin, BaseEstimator):
         With ``t="multiscale"``: ``times``, ``n_clusters`` and ``vi_sum`` per
         time, and the ``labels`` at each time.
     diffusion_map_ : DiffusionMap
-        The fitted diffusion map.
+        The fitted diffusion map, its ``t`` set to ``t_`` (so its
+        ``transform(X)`` embeds new points at the time LUND used).
+    n_features_in_ : int
+        Features seen by ``fit`` (the number of training points for a
+        precomputed graph).
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names of a DataFrame given to ``fit`` (only then).
+
+    References
+    ----------
+    .. [1] Maggioni, M. and Murphy, J. M. (2019). "Learning by unsupervised
+           nonlinear diffusion". Journal of Machine Learning Research,
+           20(160), 1-56.
+    .. [2] Coifman, R. R. and Lafon, S. (2006). "Diffusion maps". Applied and
+           Computational Harmonic Analysis, 21(1), 5-30.
 
     Examples
     --------
@@ -499,8 +588,9 @@ class LUND(ClusterMixin, BaseEstimator):
             raise ValueError("spatial_radius needs affinity='gaussian' (features per pixel)")
         X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
         shape = self._image_shape(X.shape[0])
-        neighbors = spatial_knn(X, shape, int(self.spatial_radius), int(self.n_neighbors))
-        return dm._fit(X, neighbors)
+        radius, k = int(self.spatial_radius), int(self.n_neighbors)
+        # A function of the features, which DiffusionMap may rescale (extreme values).
+        return dm._fit(X, lambda Z: spatial_knn(Z, shape, radius, k))
 
     def fit(self, X, y=None):
         """Cluster ``X``; with partial labels ``y``, propagate them (semi-supervised).
@@ -529,8 +619,8 @@ class LUND(ClusterMixin, BaseEstimator):
         self._validate_params()
         dm = self._diffusion_map(X)
         self.diffusion_map_ = dm
-        if self.affinity == "gaussian":
-            self.n_features_in_ = dm.n_features_in_
+        # Features, or training points for a precomputed graph (the columns predict takes).
+        self.n_features_in_ = dm.n_features_in_
         n = dm.eigenvectors_.shape[0]
         if self.n_clusters is not None and self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n}")
@@ -547,6 +637,7 @@ class LUND(ClusterMixin, BaseEstimator):
         else:
             self.multiscale_ = None
             self._set_state(self._at_time(dm, density, rank, float(self.t)))
+        dm.set_params(t=self.t_)  # diffusion_map_.transform(X): Psi at the time used
         if self.n_clusters is None:
             explain_choice(
                 type(self).__name__, self.n_clusters_, self.n_clusters_scores_,
@@ -575,7 +666,7 @@ class LUND(ClusterMixin, BaseEstimator):
         return y.astype(np.intp)
 
     def _at_time(self, dm: DiffusionMap, density, rank, t: float) -> dict:
-        Y = significant_columns(dm.transform(t))
+        Y = significant_columns(dm.embedding(t))
         rho, parent = nearest_denser(Y, rank, int(self.n_search))
         scale = float(rho.max()) if rho.max() > 0 else 1.0
         rho = rho / scale
@@ -630,6 +721,7 @@ class LUND(ClusterMixin, BaseEstimator):
         }
 
     def _final_labels(self, y_partial: np.ndarray | None) -> np.ndarray:
+        self._partial = y_partial  # the labels_ came from these; predict anchors on them
         labels = self._unsupervised_labels
         if y_partial is not None and np.any(y_partial >= 0):
             labels = self._semi_supervised(y_partial)
@@ -643,7 +735,7 @@ class LUND(ClusterMixin, BaseEstimator):
         given = y >= 0
         next_id = int(y.max()) + 1
         cluster_class = np.empty(self.n_clusters_, dtype=np.intp)
-        Y = self.diffusion_map_.transform(self.t_)
+        Y = self.diffusion_map_.embedding(self.t_)
         # A given label names its cluster's mode only from inside the mode's basin:
         # D_t-nearer to the mode than the mode is to any denser point.  A label
         # farther out belongs to a region the cluster absorbed (it relabels that
@@ -702,6 +794,94 @@ class LUND(ClusterMixin, BaseEstimator):
         check_is_fitted(self, "modes_")
         self.labels_ = self._final_labels(self._check_partial(y, self._rank.size))
         return self.labels_
+
+    # ---------------------------------------------------------------- predict
+    def predict(self, X) -> np.ndarray:
+        """Label new points by LUND's own rule: the label of their ``D_t``-nearest denser point.
+
+        Step 5 of the algorithm (class docstring) labels every point that is
+        not a mode with the label of its ``D_t``-nearest point of higher
+        density.  ``predict`` applies that step to new points with the fitted
+        geometry held fixed (the new points change neither the graph, the
+        modes, nor each other's labels):
+
+        1. ``x`` is embedded at the fitted time ``t_`` by the Nyström
+           extension (:meth:`DiffusionMap.transform`), and its density is the
+           fitted kernel density, ``sum_{j in NN_k(x)} exp(-|x - x_j|^2 /
+           sigma^2)`` over its ``n_neighbors`` nearest training points,
+           normalised like ``density_`` (with a precomputed graph: the sum of
+           the given row);
+        2. its parent is the ``D_t``-nearest training point of strictly
+           higher density (:func:`nearest_denser_to`; a point denser than
+           every training point takes its ``D_t``-nearest training point);
+        3. it takes the parent's label in ``labels_`` — except, after partial
+           labels (``fit(X, y)`` or :meth:`relabel`), when its ``D_t``-nearest
+           given label is nearer than the parent, as in :meth:`fit`.
+
+        A new point is never a mode: it joins an existing cluster.  A row of
+        ``X`` equal to a training point is that point and gets its label in
+        ``labels_`` (the rule itself gives every training point but the
+        modes its own label, since fit labelled it from the same parent).
+        ``spatial_radius`` and ``spatial_vote_radius`` shaped ``labels_`` but
+        need pixel positions that new points lack: new points use their
+        plain kNN in feature space and take their parent's (voted) label.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            New points; after a fit on a precomputed graph, the
+            ``(n_queries, n_samples)`` affinity or sparse distance rows from
+            the new points to the training points.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_queries,)
+
+        Examples
+        --------
+        >>> rng = np.random.RandomState(0)
+        >>> X = np.vstack([rng.normal(c, 0.2, (60, 2)) for c in (0.0, 3.0)])
+        >>> model = LUND(n_clusters=2, n_neighbors=10, t=64.0, random_state=0).fit(X)
+        >>> bool((model.predict(X) == model.labels_).all())
+        True
+        >>> new = model.predict([[0.1, -0.1], [2.9, 3.1]])
+        >>> bool(new[0] == model.labels_[0] and new[1] == model.labels_[60])
+        True
+        """
+        check_is_fitted(self, "modes_")
+        dm = self.diffusion_map_
+        Yq, density, match = dm._extend(dm._validate_query(X, self), self.t_)
+        labels = np.empty(Yq.shape[0], dtype=self.labels_.dtype)
+        hit = match >= 0
+        labels[hit] = self.labels_[match[hit]]
+        new = np.flatnonzero(~hit)
+        if new.size:
+            labels[new] = self._predict_rows(Yq[new], density[new] / dm.kernel_density_.sum())
+        return labels
+
+    def _predict_rows(self, Yq: np.ndarray, density_q: np.ndarray) -> np.ndarray:
+        """Steps 2-3 of :meth:`predict` for rows ``Yq`` of ``Psi_t`` and densities ``density_q``."""
+        Y = self.diffusion_map_.embedding(self.t_)
+        keep = _significant_mask(Y)  # the columns fit searched
+        Y, Yq = np.ascontiguousarray(Y[:, keep]), np.ascontiguousarray(Yq[:, keep])
+        dist, parent = nearest_denser_to(Yq, density_q, Y, self.density_, int(self.n_search))
+        labels = self.labels_[parent]
+        y = self._partial
+        if y is not None and np.any(y >= 0):
+            known = np.flatnonzero(y >= 0)
+            for start in range(0, Yq.shape[0], 4096):
+                D = cdist(Yq[start : start + 4096], Y[known])
+                j = np.argmin(D, axis=1)
+                nearer = D[np.arange(j.size), j] < dist[start : start + 4096]
+                labels[start : start + 4096][nearer] = y[known[j[nearer]]]
+        return labels
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # A precomputed graph is n x n at fit and (n_queries, n) at predict.
+        tags.input_tags.pairwise = self.affinity != "gaussian"
+        tags.input_tags.sparse = self.affinity != "gaussian"
+        return tags
 
     # --------------------------------------------------------- active learning
     def query(self, n_queries: int = 1, y=None, strategy: str = "impact") -> np.ndarray:
@@ -764,7 +944,7 @@ class LUND(ClusterMixin, BaseEstimator):
         candidates = np.flatnonzero(~is_seed)
         if not isinstance(n_queries, numbers.Integral) or not 1 <= n_queries <= candidates.size:
             raise ValueError(f"n_queries must be in [1, {candidates.size}], got {n_queries!r}")
-        Y = self.diffusion_map_.transform(self.t_)
+        Y = self.diffusion_map_.embedding(self.t_)
         per_class = np.full((candidates.size, classes.size), np.inf)
         for start in range(0, candidates.size, 4096):
             rows = candidates[start : start + 4096]
