@@ -161,6 +161,7 @@ def test_rpf_cluster_quick(tmp_path):
     assert {"dataset", "method", "seed", "accuracy", "cocluster", "threshold", "scale"} <= set(
         rows[0]
     )
+    assert (tmp_path / "rpf_cluster.png").is_file()  # every experiment writes a figure
     summary = {(r["dataset"], r["method"]): r for r in _read(tmp_path / "rpf_cluster_summary.csv")}
     assert {d for d, _ in summary} == {"iris", "wine"}
     acc = {key: float(r["accuracy_mean"]) for key, r in summary.items()}

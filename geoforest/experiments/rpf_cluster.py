@@ -358,7 +358,45 @@ def run(config: ExperimentConfig) -> ExperimentResult:
     files = [write_csv(rows, config.out / "rpf_cluster.csv")]
     summary_rows = _summary(rows, s)
     files.append(write_csv(summary_rows, config.out / "rpf_cluster_summary.csv"))
+    figure = config.out / "rpf_cluster.png"
+    if _figure(summary_rows, figure):
+        files.append(figure)
     return ExperimentResult("rpf-cluster", rows, _table(summary_rows), files)
+
+
+def _figure(summary: list[dict[str, Any]], path) -> bool:
+    """Mean accuracy (± sd over seeds) per data set and method, the paper's as black ticks."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - plots are an extra
+        return False
+    names = list(dict.fromkeys(e["dataset"] for e in summary))
+    methods = list(dict.fromkeys(e["method"] for e in summary))
+    width = 0.8 / max(len(methods), 1)
+    fig, ax = plt.subplots(figsize=(1.5 + 1.1 * len(names), 3.6))
+    for j, method in enumerate(methods):
+        rows = [next((e for e in summary if e["dataset"] == n and e["method"] == method), None)
+                for n in names]  # fmt: skip
+        mean = [np.nan if r is None else r["accuracy_mean"] for r in rows]
+        sd = [0.0 if r is None or not np.isfinite(r["accuracy_sd"]) else r["accuracy_sd"]
+              for r in rows]  # fmt: skip
+        x = np.arange(len(names)) + (j - (len(methods) - 1) / 2) * width
+        ax.bar(x, mean, width, yerr=sd, label=method, capsize=2)
+        paper = [np.nan if r is None or r["paper_accuracy"] == "" else float(r["paper_accuracy"])
+                 for r in rows]  # fmt: skip
+        ax.plot(x, paper, "k_", markersize=9, markeredgewidth=2)
+    ax.set_xticks(np.arange(len(names)), names)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("clustering accuracy")
+    ax.set_title("rpfCluster and baselines (bars: ours, mean ± sd; black ticks: paper)")
+    ax.legend(fontsize=7, ncols=2, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return True
 
 
 def _summary(rows: list[dict[str, Any]], s: dict[str, Any]) -> list[dict[str, Any]]:
