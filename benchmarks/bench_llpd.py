@@ -55,7 +55,7 @@ def child(n: int, k: int, kneighbors_max_n: int) -> dict:
 
     warm, _ = make_ldln(300, ambient_dim=5, random_state=1)
     LLPDSpectralClustering(random_state=0).fit(warm)
-    LLPD().fit(warm).kneighbors(5)
+    LLPD().fit(warm).kneighbors(n_neighbors=5)
 
     X, y = make_ldln(n, n_clusters=4, ambient_dim=5, noise_fraction=0.2, random_state=0)
     out: dict = {"n": n, "d": 5, "k": k}
@@ -72,8 +72,8 @@ def child(n: int, k: int, kneighbors_max_n: int) -> dict:
     model.dendrogram_, model._X = tree, X  # the pieces timed above, without refitting
     timed("knn_distance", lambda: model.knn_distance(k))
     if n <= kneighbors_max_n:
-        timed("kneighbors", lambda: model.kneighbors(k))
-    timed("kneighbors_tree", lambda: model.kneighbors(k, tie_break="tree"))
+        timed("kneighbors", lambda: model.kneighbors(n_neighbors=k))
+    timed("kneighbors_tree", lambda: model.kneighbors(n_neighbors=k, tie_break="tree"))
     op = model.affinity_operator(float(np.median(weights[-20:])))
     x = np.random.default_rng(0).standard_normal(n)
     timed("operator", lambda: op @ x)

@@ -87,15 +87,15 @@ def test_knn_distance_and_kneighbors_equal_brute_force(fitted, k):
     Q = P.copy()
     np.fill_diagonal(Q, np.inf)
     np.testing.assert_allclose(model.knn_distance(k), np.sort(Q, axis=1)[:, k - 1], rtol=1e-12)
-    dist, ind = model.kneighbors(k)
+    dist, ind = model.kneighbors(n_neighbors=k)
     ref_dist, ref_ind = brute_kneighbors(X, P, k)
     np.testing.assert_array_equal(ind, ref_ind)
     np.testing.assert_allclose(dist, ref_dist, rtol=1e-12)
-    np.testing.assert_array_equal(model.kneighbors(k, return_distance=False), ind)
+    np.testing.assert_array_equal(model.kneighbors(n_neighbors=k, return_distance=False), ind)
     # Tree tie-break: by depth-first position in the dendrogram.
     position = np.empty(X.shape[0], dtype=np.int64)
     position[model.dendrogram_.order] = np.arange(X.shape[0])
-    dist_t, ind_t = model.kneighbors(k, tie_break="tree")
+    dist_t, ind_t = model.kneighbors(n_neighbors=k, tie_break="tree")
     ref_dist_t, ref_ind_t = brute_kneighbors(X, P, k, key=position)
     np.testing.assert_array_equal(ind_t, ref_ind_t)
     np.testing.assert_allclose(dist_t, ref_dist, rtol=1e-12)
@@ -104,7 +104,7 @@ def test_knn_distance_and_kneighbors_equal_brute_force(fitted, k):
 def test_kneighbors_sees_every_point():
     X = SETS["grid-2d-ties"]
     n = X.shape[0]
-    _, ind = LLPD().fit(X).kneighbors(n - 1)
+    _, ind = LLPD().fit(X).kneighbors(n_neighbors=n - 1)
     np.testing.assert_array_equal(np.sort(ind, axis=1)[0], np.arange(1, n))
 
 
@@ -395,11 +395,11 @@ def test_query_validation():
         with pytest.raises(ValueError, match=r"\[1, 9\]"):
             model.knn_distance(bad)
         with pytest.raises(ValueError, match=r"\[1, 9\]"):
-            model.kneighbors(bad)
+            model.kneighbors(n_neighbors=bad)
     with pytest.raises(TypeError):
         model.knn_distance(2.5)
     with pytest.raises(ValueError, match="tie_break"):
-        model.kneighbors(2, tie_break="index")
+        model.kneighbors(n_neighbors=2, tie_break="index")
     for sigma in (0.0, -1.0, np.nan, np.inf):
         with pytest.raises(ValueError, match="sigma"):
             model.affinity_operator(sigma)

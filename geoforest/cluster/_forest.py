@@ -8,10 +8,12 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.metrics import adjusted_rand_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._validation import N_JOBS, validate_data
 from ._choice import (
@@ -32,6 +34,7 @@ from ._spectral import (
 __all__ = [
     "ForestSpectralClustering",
     "attach_by_kernel",
+    "kernel_vote",
     "sharpen_kernel",
     "truncated_kernel",
     "unfragmented_threshold",
@@ -41,6 +44,8 @@ __all__ = [
 THRESHOLDS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4)
 #: Scale grid (beta_2), log-spaced over the paper's range (0, 200].
 SCALES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 20.0, 100.0)
+#: Queries per forest-kernel block in :meth:`ForestSpectralClustering.predict`.
+PREDICT_CHUNK = 1024
 
 
 def sharpen_kernel(S, threshold: float, scale: float, *, min_weight: float = 1e-12) -> sp.csr_array:
@@ -227,17 +232,46 @@ def attach_by_kernel(S, labels: np.ndarray, points: np.ndarray) -> np.ndarray:
     if points.size == 0:
         return labels
     n = labels.shape[0]
-    k = int(labels.max()) + 1
     clustered = np.setdiff1d(np.arange(n), points, assume_unique=True)
     if clustered.size == 0:
         return labels
+    best, linked = kernel_vote(sp.csr_array(S)[points], labels, clustered)
+    labels[points[linked]] = best[linked]
+    return canonical_labels(labels)
+
+
+def kernel_vote(S_rows, labels: np.ndarray, clustered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cluster of largest mean kernel similarity, for each row of ``S_rows``.
+
+    The vote of :func:`attach_by_kernel` (points the threshold cut off) and
+    :meth:`ForestSpectralClustering.predict` (new points): row ``q`` scores
+    cluster ``c`` by the mean of ``S_rows[q, j]`` over the points ``j`` of
+    ``clustered`` labelled ``c``.
+
+    Parameters
+    ----------
+    S_rows : scipy sparse array or ndarray of shape (n_rows, n)
+        Similarities of the rows to the ``n`` labelled points.
+    labels : ndarray of shape (n,)
+        Cluster labels ``0 .. K-1`` (only those of ``clustered`` are read).
+    clustered : ndarray of int
+        The points that vote.
+
+    Returns
+    -------
+    best : ndarray of shape (n_rows,)
+        The cluster of the largest mean similarity (ties: the lower label).
+    linked : ndarray of shape (n_rows,), bool
+        False for the rows with no similarity to any voting point (``best``
+        is then 0, meaningless).
+    """
+    n = labels.shape[0]
+    k = int(labels[clustered].max()) + 1
     one_hot = sp.csr_array((np.ones(clustered.size), (clustered, labels[clustered])), shape=(n, k))
     sizes = np.bincount(labels[clustered], minlength=k).astype(np.float64)
-    scores = sp.csr_array(S)[points] @ one_hot
+    scores = sp.csr_array(S_rows) @ one_hot
     scores = np.asarray(scores.toarray() if sp.issparse(scores) else scores) / np.maximum(sizes, 1)
-    linked = scores.max(axis=1) > 0
-    labels[points[linked]] = np.argmax(scores[linked], axis=1)
-    return canonical_labels(labels)
+    return np.argmax(scores, axis=1), scores.max(axis=1) > 0
 
 
 class ForestSpectralClustering(ClusterMixin, BaseEstimator):
@@ -407,6 +441,14 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     it is not the default.  Its iris gain is seed noise: on seeds 10-19 it
     scored 0.925 (default 0.927).  On musk2 it moves towards one cluster
     for all points, 0.692 +- 0.137 (default 0.539, one cluster 0.846).
+
+    New points are labelled by :meth:`predict`, a vote of the training points
+    weighted by the forest kernel.
+
+    References
+    ----------
+    .. [1] D. Yan, S. Gu, Y. Xu and Z. Qin, "Similarity kernel and clustering
+           via random projection forests", arXiv:1908.10506 (2019).
 
     Examples
     --------
@@ -603,6 +645,77 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             for c in candidates
         ]
         return self
+
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Cluster of new points by a vote of the training points, through the forest kernel.
+
+        Each query is dropped down the fitted forest; its proximity to every
+        training point (the fraction of trees in which they share a leaf,
+        ``forest_.proximity(X)``) weighs a vote over ``labels_``: the query
+        joins the cluster of largest mean proximity (:func:`kernel_vote`, the
+        rule the fit uses for points the threshold cuts off,
+        :func:`attach_by_kernel`).  The raw kernel is used, not the
+        thresholded, sharpened affinity: that affinity's spectral embedding
+        has no row for a new point.  With ``kernel_neighbors`` set, only the
+        query's ``kernel_neighbors`` most similar training points vote
+        (``forest_.kneighbors(X)``), as the truncated kernel keeps.
+
+        A query that shares no leaf with any training point (not possible
+        with geoforest's forests, every leaf of which holds training points,
+        but possible for another ``forest``) gets the largest cluster, as
+        the spectral step does for the points it cannot embed; its forest
+        nearest neighbour would be arbitrary (every training point is at
+        forest distance 1).
+
+        ``predict(X_train)`` is not exactly ``labels_``: the labels come from
+        spectral clustering of the thresholded, sharpened affinity, the vote
+        from the raw kernel's co-leaf counts, and they can differ for points
+        between clusters.  Measured agreement: 0.97-1.0 on iris, wine and
+        4-blob data (3 seeds each, ``tests/test_out_of_sample.py``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            New points, with the training data's number of features.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_queries,)
+            Labels of ``labels_``.
+
+        Raises
+        ------
+        ValueError
+            ``X`` has another number of features than the training data, or
+            values the forest does not accept.
+
+        References
+        ----------
+        .. [1] D. Yan, S. Gu, Y. Xu and Z. Qin, "Similarity kernel and
+               clustering via random projection forests", arXiv:1908.10506
+               (2019).
+        """
+        check_is_fitted(self, "labels_")
+        X = validate_data(self, X, dtype="numeric", reset=False)
+        labels = np.asarray(self.labels_)
+        n = labels.shape[0]
+        voters = np.arange(n)
+        fallback = int(np.argmax(np.bincount(labels)))
+        out = np.empty(X.shape[0], dtype=np.intp)
+        for lo in range(0, X.shape[0], PREDICT_CHUNK):
+            rows = X[lo : lo + PREDICT_CHUNK]
+            if self.kernel_neighbors is None:
+                S_rows = self.forest_.proximity(rows)
+            else:
+                k = min(int(self.kernel_neighbors), n)
+                dist, ind = self.forest_.kneighbors(rows, n_neighbors=k)
+                S_rows = sp.csr_array(
+                    (1.0 - dist.ravel(), (np.repeat(np.arange(rows.shape[0]), k), ind.ravel())),
+                    shape=(rows.shape[0], n),
+                )
+            best, linked = kernel_vote(S_rows, labels, voters)
+            out[lo : lo + PREDICT_CHUNK] = np.where(linked, best, fallback)
+        return out
 
     def _relgap_candidates(self, S, grid, seed: int):
         """Score every (beta_1, beta_2, K) by its relative gap; the shared rule picks one."""

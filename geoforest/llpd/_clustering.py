@@ -5,9 +5,11 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._validation import validate_data
 from ..cluster._choice import explain_choice
@@ -148,12 +150,22 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         eigengap after ``K`` over the scales (NaN where not computed); a
         :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when ``K = 1``
         was chosen or the runner-up scored within 10 % of the winner.
-    eigengaps_ : ndarray of shape (len(sigmas_), max_clusters)
+    eigengaps_ : ndarray of shape (len(``sigmas_``), max_clusters)
         ``eigengaps_[s, K - 1] = lambda_K - lambda_(K+1)`` at ``sigmas_[s]``
         (``n_clusters`` columns when ``n_clusters`` is given).
     llpd_ : LLPD
         LLPD fitted on the kept points.
+    noise_llpd_ : LLPD or None
+        LLPD fitted on all the points, whose ``k_nse``-th neighbour LLPDs the
+        denoising thresholds (kept for :meth:`predict`); ``None`` when
+        ``threshold=None``.
     n_features_in_ : int
+
+    References
+    ----------
+    .. [1] A. Little, M. Maggioni and J. M. Murphy, "Path-based spectral
+           clustering: guarantees, robustness to outliers, and fast
+           algorithms", Journal of Machine Learning Research 21 (2020).
 
     Examples
     --------
@@ -166,6 +178,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     >>> core = (y >= 0) & model.kept_
     >>> clustering_accuracy(y[core], model.labels_[core])
     1.0
+    >>> bool(np.array_equal(model.predict(X), model.labels_))  # new points: predict(X_new)
+    True
     """
 
     _parameter_constraints: dict = {
@@ -222,7 +236,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
         n = X.shape[0]
         rng = check_random_state(self.random_state)
-        kept, theta = self._denoise(X)
+        kept, theta, noise_llpd = self._denoise(X)
         n_kept = int(kept.sum())
         if n_kept < 2:
             raise ValueError(
@@ -286,22 +300,88 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.threshold_ = theta
         self.kept_ = kept
         self.llpd_ = llpd
+        self.noise_llpd_ = noise_llpd
         return self
 
-    def _denoise(self, X: np.ndarray) -> tuple[np.ndarray, float]:
+    def predict(self, X: ArrayLike) -> np.ndarray:
+        """Cluster of new points: noise test, then the LLPD-nearest kept training point.
+
+        The rule of the fit, applied to a point the fit did not see (the
+        training points are not refitted):
+
+        1. noise: ``-1`` when the LLPD from the point to its ``k_nse``-th
+           nearest training point (in :attr:`noise_llpd_`, the LLPD of all
+           the training points, as the denoising used) exceeds
+           :attr:`threshold_`.  A query at Euclidean distance 0 from a
+           training point is taken to be that point: that one copy is not
+           counted as a neighbour, as a point is not its own neighbour in
+           the fit (so a training point gets exactly its fitted statistic);
+        2. otherwise the label of the kept training point at the smallest LLPD
+           from it, in :attr:`llpd_` (the LLPD of the kept points, on which
+           the spectral step ran: paths through removed points do not count).
+           Many points share that smallest LLPD (all those joined to the
+           nearest one below that height); ties go to the Euclidean nearest,
+           then the lowest index, as in :meth:`LLPD.kneighbors
+           <geoforest.LLPD.kneighbors>`.  The smallest LLPD is the first leg to
+           the Euclidean nearest kept point, which is therefore the one
+           chosen.
+
+        The out-of-sample LLPD is exact (:meth:`LLPD.kneighbors
+        <geoforest.LLPD.kneighbors>` with ``X``).  ``predict(X)`` on the
+        training data returns ``labels_`` exactly: a kept point is at LLPD 0
+        from itself (its duplicates share its label), and a point removed as
+        noise has its fitted statistic, above the threshold.  ``fit_predict``
+        does not call this method.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features)
+            New points, finite, with the training data's number of features.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_queries,)
+            Cluster labels (those of ``labels_``), ``-1`` for noise.
+
+        Raises
+        ------
+        ValueError
+            ``X`` is not finite or has another number of features than the
+            training data.
+
+        References
+        ----------
+        .. [1] A. Little, M. Maggioni and J. M. Murphy, "Path-based spectral
+               clustering: guarantees, robustness to outliers, and fast
+               algorithms", Journal of Machine Learning Research 21 (2020).
+        """
+        check_is_fitted(self, "labels_")
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        labels = np.full(X.shape[0], -1, dtype=np.intp)
+        candidates = np.arange(X.shape[0])
+        if self.noise_llpd_ is not None and np.isfinite(self.threshold_):
+            k = int(self.k_nse)
+            # k + 1 neighbours: a copy of a training point (LLPD 0 to the first) skips it.
+            dist, _ = self.noise_llpd_._query_new(X, k + 1, euclidean=False)
+            statistic = np.where(dist[:, 0] == 0, dist[:, k], dist[:, k - 1])
+            candidates = np.flatnonzero(statistic <= self.threshold_)
+        if candidates.size:
+            _, nearest = self.llpd_._query_new(X[candidates], 1, euclidean=True)
+            labels[candidates] = self.labels_[np.flatnonzero(self.kept_)[nearest[:, 0]]]
+        return labels
+
+    def _denoise(self, X: np.ndarray) -> tuple[np.ndarray, float, LLPD | None]:
         n = X.shape[0]
         if self.threshold is None:
-            return np.ones(n, dtype=bool), float("inf")
+            return np.ones(n, dtype=bool), float("inf"), None
         if self.k_nse > n - 1:  # checked before the LLPD is built
             raise ValueError(
                 f"k_nse must be in [1, n_samples - 1] = [1, {n - 1}], got {self.k_nse}; "
                 "lower k_nse, or pass threshold=None to keep every point"
             )
-        return (
-            LLPD(mst_method=self.mst_method)
-            .fit(X)
-            .denoise(int(self.k_nse), self.threshold, return_threshold=True)
-        )
+        llpd = LLPD(mst_method=self.mst_method).fit(X)
+        kept, theta = llpd.denoise(int(self.k_nse), self.threshold, return_threshold=True)
+        return kept, theta, llpd
 
     def _sigmas(self, llpd: LLPD) -> np.ndarray:
         if self.sigma is None:

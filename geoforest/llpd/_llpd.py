@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -24,6 +26,7 @@ from ._dendrogram import (
 )
 from ._mst import euclidean_mst
 from ._noise import auto_noise_threshold
+from ._out_of_sample import build_query_index, llpd_query
 
 __all__ = ["LLPD"]
 
@@ -137,8 +140,16 @@ class LLPD(BaseEstimator):
     Notes
     -----
     Neighbours are ranked by LLPD; ties (many points share one LLPD) are
-    broken by Euclidean distance, then by index.  A point is never its own
-    neighbour.  Only the training points can be queried.
+    broken by Euclidean distance, then by index.  Without query points a
+    point is never its own neighbour.  New points are queried with
+    ``kneighbors(X)``: their LLPD to the training points goes through a
+    first straight leg into the training set (exact, see :meth:`kneighbors`).
+
+    References
+    ----------
+    .. [1] A. Little, M. Maggioni and J. M. Murphy, "Path-based spectral
+           clustering: guarantees, robustness to outliers, and fast
+           algorithms", Journal of Machine Learning Research 21 (2020).
 
     Examples
     --------
@@ -149,9 +160,11 @@ class LLPD(BaseEstimator):
     array([0., 1., 1., 8., 8.])
     >>> llpd.knn_distance(2)
     array([1., 1., 1., 8., 8.])
-    >>> distances, indices = llpd.kneighbors(2)
+    >>> distances, indices = llpd.kneighbors(n_neighbors=2)
     >>> distances[3], indices[3]  # its twin at 0.5, then point 2 (the nearest of 0, 1, 2)
     (array([0.5, 8. ]), array([4, 2]))
+    >>> llpd.kneighbors([[5.0, 0.0]], n_neighbors=3)  # 3 to point 2, then 0 and 1 at LLPD 3
+    (array([[3., 3., 3.]]), array([[2, 1, 0]]))
     """
 
     _parameter_constraints: dict = {
@@ -190,6 +203,7 @@ class LLPD(BaseEstimator):
         self.mst_weights_ = weights
         self.mst_edges_ = edges
         self.dendrogram_ = single_linkage(X.shape[0], weights, edges)
+        self._query_index = None  # out-of-sample K-d tree, built by the first kneighbors(X)
         return self
 
     # ------------------------------------------------------------------ queries
@@ -220,44 +234,119 @@ class LLPD(BaseEstimator):
         return kth_neighbor_heights(t.n_samples, t.left, t.right, t.node_size, t.heights, k)
 
     def kneighbors(
-        self, n_neighbors: int = 10, return_distance: bool = True, *, tie_break="euclidean"
-    ):
-        """The ``n_neighbors`` nearest training points of every training point in LLPD.
+        self,
+        X: ArrayLike | None = None,
+        n_neighbors: int = 10,
+        return_distance: bool = True,
+        *,
+        tie_break: str = "euclidean",
+    ) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
+        """The ``n_neighbors`` nearest training points in LLPD, of the training points or of ``X``.
+
+        For a new point ``x`` the LLPD to training point ``i`` is that of the
+        data with ``x`` added: a path from ``x`` enters the training set at a
+        first point ``j``, so ::
+
+            rho(x, i) = min over training points j of max(||x - x_j||, rho(x_j, i))
+
+        (paths through ``x`` between training points are not used: the
+        training LLPDs do not change).  It is computed exactly from the
+        Euclidean neighbours of ``x`` that can be a first hop (a K-d tree
+        search) and the dendrogram, never ``n x n``
+        (:mod:`geoforest.llpd._out_of_sample`).
 
         Parameters
         ----------
+        X : array-like of shape (n_queries, n_features) or None, default=None
+            Query points.  ``None``: the training points, each excluding
+            itself.  Given, every query is a new point: a query equal to a
+            training point is at LLPD 0 from it and that point is returned
+            (first, after any duplicates of lower index), as scikit-learn's
+            ``kneighbors(X)`` does; ``kneighbors(X_train, k + 1)`` is
+            ``kneighbors(k)`` with each point's own copy added.  An integer
+            here is read as ``n_neighbors`` (the former signature) with a
+            ``FutureWarning``.
         n_neighbors : int, default=10
-            In ``[1, n_samples - 1]``.
+            In ``[1, n_samples - 1]`` without ``X``, ``[1, n_samples]`` with it.
         return_distance : bool, default=True
         tie_break : {"euclidean", "tree"}, default="euclidean"
             Order among points at the same LLPD: ``"euclidean"`` by Euclidean
-            distance, then index; ``"tree"`` by depth-first position in the
-            dendrogram (``dendrogram_.order``; the child with the smaller node
-            id first), which needs no scan of the tied points.
+            distance (to the query point), then index; ``"tree"`` by
+            depth-first position in the dendrogram (``dendrogram_.order``; the
+            child with the smaller node id first), which needs no scan of the
+            tied points.
 
         Returns
         -------
-        distances : ndarray of shape (n_samples, n_neighbors)
+        distances : ndarray of shape (n_queries, n_neighbors)
             LLPD to each neighbour, non-decreasing along a row (only with
-            ``return_distance``).
-        indices : ndarray of shape (n_samples, n_neighbors)
-            Neighbours ranked by LLPD, then by ``tie_break``; a point is not
-            its own neighbour.
+            ``return_distance``).  ``n_queries`` is ``n_samples`` without ``X``.
+        indices : ndarray of shape (n_queries, n_neighbors)
+            Training indices, ranked by LLPD, then by ``tie_break``; without
+            ``X`` a point is not its own neighbour.
+
+        Raises
+        ------
+        ValueError
+            ``X`` is not finite, or has another number of features than the
+            training data; ``n_neighbors`` is out of range.
 
         Notes
         -----
-        With ``tie_break="tree"`` the cost is ``O(n k)``.  With
+        Without ``X``: with ``tie_break="tree"`` the cost is ``O(n k)``.  With
         ``"euclidean"`` it is ``O(n (k + t) d)``, ``t`` the number of points
         tied at the LLPD of the ``k``-th neighbour, all of which are ranked: a
         point whose subtree is small and joins a large one at one height (an
         outlier joining a cluster) scans the whole cluster, so on data with
         background noise the cost grows like ``n^2`` (measured:
         docs/benchmarks.md).
+
+        With ``X``: the first call builds a K-d tree of the training points
+        (``O(n log n)``, kept with the model).  Per query: a ``k + 1``
+        Euclidean nearest neighbour search (all the points at that distance
+        when there is an exact tie), then a walk up the dendrogram from those
+        first hops, ``O(L (k + m) + k d)`` for ``L`` distinct LLPD levels and
+        ``m`` first hops, plus the climb.  With ``"euclidean"``, the tied
+        points at the last level are read off the first hops when enough of
+        them are tied there, otherwise they are all scanned as above; with
+        ``"tree"`` no scan.  Queries are processed in chunks of
+        :data:`~geoforest.llpd._out_of_sample.QUERY_CHUNK`, ``O(n)``
+        workspace each.
+
+        With ``mscale``, the training LLPDs ``rho`` in the formula above are the
+        approximate ones (rounded up to the scales, ``inf`` between the kNN
+        graph's components) and the first leg ``||x - x_j||`` is exact (not
+        rounded, not limited to a kNN graph), so the result is the LLPD of
+        the approximation's ultrametric completed by ``x``'s exact Euclidean
+        edges.  A training point's copy may then be nearer than the training
+        point itself is (a direct leg shorter than the rounded-up training
+        LLPD).
+
+        References
+        ----------
+        .. [1] A. Little, M. Maggioni and J. M. Murphy, "Path-based spectral
+               clustering: guarantees, robustness to outliers, and fast
+               algorithms", Journal of Machine Learning Research 21 (2020).
         """
         check_is_fitted(self, "dendrogram_")
         if tie_break not in ("euclidean", "tree"):
             raise ValueError(f"tie_break must be 'euclidean' or 'tree', got {tie_break!r}")
+        if isinstance(X, numbers.Integral) and not isinstance(X, bool):
+            if n_neighbors != 10:
+                raise TypeError(
+                    "kneighbors(X, n_neighbors): X must be an array of query points; "
+                    f"got the integer {X!r} and n_neighbors={n_neighbors!r}"
+                )
+            warnings.warn(
+                "LLPD.kneighbors(k) with k as the first argument is deprecated: the first "
+                f"argument is now X (query points); use kneighbors(n_neighbors={X!r})",
+                FutureWarning,
+                stacklevel=2,
+            )
+            X, n_neighbors = None, X
         t = self.dendrogram_
+        if X is not None:
+            return self._kneighbors_new(X, n_neighbors, return_distance, tie_break)
         k = _check_k(n_neighbors, t.n_samples, "n_neighbors")
         dist, ind = llpd_kneighbors(
             self._X,
@@ -271,6 +360,28 @@ class LLPD(BaseEstimator):
             tie_break == "euclidean",
         )
         return (dist, ind) if return_distance else ind
+
+    def _kneighbors_new(self, X, n_neighbors, return_distance: bool, tie_break: str):
+        """:meth:`kneighbors` of query points ``X`` (validated here)."""
+        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        n = self.dendrogram_.n_samples
+        if not isinstance(n_neighbors, numbers.Integral) or isinstance(n_neighbors, bool):
+            raise TypeError(f"n_neighbors must be an integer, got {n_neighbors!r}")
+        if not 1 <= n_neighbors <= n:
+            raise ValueError(
+                f"n_neighbors must be in [1, n_samples] = [1, {n}] for query points X, "
+                f"got {n_neighbors}"
+            )
+        dist, ind = self._query_new(X, int(n_neighbors), euclidean=tie_break == "euclidean")
+        return (dist, ind) if return_distance else ind
+
+    def _query_new(self, X: np.ndarray, k: int, *, euclidean: bool = True):
+        """LLPD ``k``-neighbours of validated query points (float64, C order)."""
+        index = getattr(self, "_query_index", None)
+        if index is None:  # built on first use; a model never queried does not pay for it
+            index = build_query_index(self._X, self.dendrogram_)
+            self._query_index = index
+        return llpd_query(self._X, X, k, self.dendrogram_, index, euclidean=euclidean)
 
     def pairwise(self, *, max_bytes: int | float | None = None) -> np.ndarray:
         """All pairwise LLPDs of the training points (dense ``n x n``, only when asked).

@@ -1,0 +1,490 @@
+"""LLPD from new points to the training points: the first hop, then the dendrogram.
+
+A path from a new point ``x`` into the training set enters it at some first
+point ``j`` (a straight leg of length ``e_j = ||x - x_j||``) and continues
+through the training points, so
+
+    rho(x, i) = min over j of max(e_j, rho(j, i))
+
+with ``rho(j, i)`` the height of the lowest common ancestor of ``j`` and ``i``
+in the single-linkage dendrogram.  Equivalently, with ``g(v)`` the smallest
+``e_j`` over the leaves ``j`` below a node ``v``, ``rho(x, i)`` is the minimum of
+``max(g(v), height(v))`` over the ancestors ``v`` of ``i``.  The points within
+LLPD ``t`` of ``x`` are therefore the leaves of the "tops": for every training
+point ``j`` with ``e_j <= t``, the highest ancestor of ``j`` whose height is at
+most ``t``.  :func:`_walk` raises ``t`` through the events (the next first-hop
+length, the next merge above a top), and every level adds the leaves of the new
+tops that the old ones did not hold, all at LLPD ``t``, until ``k`` are found.
+
+Only the first hops that can matter are looked at.  The ``k``-th LLPD is at
+most the ``k``-th Euclidean distance (each of the ``k`` nearest points is
+reached directly), so a hop longer than the ``(k + 1)``-th Euclidean neighbour's
+cannot reach any of the ``k`` nearest; only when the ``k``-th LLPD equals that
+distance (an exact tie) are all the points at that distance added (a radius
+search) and the walk repeated.  The Euclidean neighbours come from a K-d tree
+(:func:`geoforest.llpd._mst._build_kdtree`), with squared distances summed
+as the EMST engines sum them, so a training point given as a query reproduces
+its training LLPDs exactly.
+
+Cost per query: the K-d tree search, then ``O(L (k + m) + k d)`` for ``L``
+levels and ``m`` first-hop candidates (``k + 1`` unless there is a tie), plus
+the climb through the dendrogram.  The last level can hold many points tied at
+one LLPD (a point joining a whole cluster at one height); with the Euclidean
+tie-break the nearest of them are usually among the candidates (read off
+directly), otherwise every tied point is scanned (``O(t d)`` for ``t`` tied
+points, as for the training points); with the tree tie-break the scan stops
+after the points needed.  Memory: ``O(n)`` workspace per chunk of queries,
+never ``n x n``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import njit
+from ._mst import LEAF_SIZE, _box_dist2, _build_kdtree
+
+__all__ = ["QUERY_CHUNK", "QueryIndex", "build_query_index", "llpd_query"]
+
+#: Queries per call of the compiled kernel (one ``O(n)`` workspace per call).
+QUERY_CHUNK = 4096
+
+
+# ------------------------------------------------------------------ index
+@njit(nogil=True, cache=True)
+def _run_tops(parent, node_height):
+    """``run_top[v]``: the highest ancestor of ``v`` (itself included) at ``v``'s height."""
+    n_nodes = parent.shape[0]
+    run_top = np.arange(n_nodes)
+    for v in range(n_nodes - 1, -1, -1):  # parents have larger ids: top-down
+        p = parent[v]
+        if p >= 0 and node_height[p] == node_height[v]:
+            run_top[v] = run_top[p]
+    return run_top
+
+
+class QueryIndex:
+    """What out-of-sample LLPD queries need beyond the dendrogram (built once per model).
+
+    Attributes
+    ----------
+    tree : tuple of ndarray
+        K-d tree of the training points (points in tree order, the
+        permutation, node ranges, children and bounding boxes).
+    position : ndarray of shape (n,)
+        Depth-first position of every leaf (``dendrogram.order`` inverted).
+    run_top : ndarray of shape (2n - 1,)
+        Highest ancestor at the same height, to climb runs of equal merges in one step.
+    """
+
+    def __init__(self, X: np.ndarray, dendrogram) -> None:
+        Xp, perm, start, end, left, right, lo, hi, n_nodes = _build_kdtree(X, LEAF_SIZE)
+        self.tree = (
+            Xp,
+            perm,
+            start[:n_nodes].copy(),
+            end[:n_nodes].copy(),
+            left[:n_nodes].copy(),
+            right[:n_nodes].copy(),
+            lo[:n_nodes].copy(),
+            hi[:n_nodes].copy(),
+        )
+        self.position = np.empty(dendrogram.n_samples, np.int64)
+        self.position[dendrogram.order] = np.arange(dendrogram.n_samples)
+        self.run_top = _run_tops(dendrogram.parent, dendrogram.node_height)
+
+
+def build_query_index(X: np.ndarray, dendrogram) -> QueryIndex:
+    """The :class:`QueryIndex` of training points ``X`` and their dendrogram."""
+    return QueryIndex(np.ascontiguousarray(X, dtype=np.float64), dendrogram)
+
+
+# ------------------------------------------------------------------ first hops
+@njit(inline="always")
+def _sq_dist(x, Y, u, d):
+    acc = 0.0
+    for t in range(d):
+        diff = x[t] - Y[u, t]
+        acc += diff * diff
+    return acc
+
+
+@njit(nogil=True, cache=True)
+def _knn_candidates(Xp, perm, start, end, left, right, lo, hi, x, m, cand_d2, cand_i, stack):
+    """The ``m`` nearest training points of ``x``, sorted by (squared distance, index)."""
+    d = Xp.shape[1]
+    count = 0
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        # Equal box distance is not pruned: a point at the m-th distance may have a lower index.
+        if count == m and _box_dist2(x, lo, hi, v, d) > cand_d2[m - 1]:
+            continue
+        if left[v] >= 0:
+            da = _box_dist2(x, lo, hi, left[v], d)
+            db = _box_dist2(x, lo, hi, right[v], d)
+            if da <= db:  # the nearer child is popped first
+                stack[top] = right[v]
+                stack[top + 1] = left[v]
+            else:
+                stack[top] = left[v]
+                stack[top + 1] = right[v]
+            top += 2
+            continue
+        for u in range(start[v], end[v]):
+            acc = _sq_dist(x, Xp, u, d)
+            j = perm[u]
+            if count == m and (acc > cand_d2[m - 1] or acc == cand_d2[m - 1] and j > cand_i[m - 1]):
+                continue
+            pos = count if count < m else m - 1
+            while pos > 0 and (
+                acc < cand_d2[pos - 1] or acc == cand_d2[pos - 1] and j < cand_i[pos - 1]
+            ):
+                cand_d2[pos] = cand_d2[pos - 1]
+                cand_i[pos] = cand_i[pos - 1]
+                pos -= 1
+            cand_d2[pos] = acc
+            cand_i[pos] = j
+            if count < m:
+                count += 1
+    return count
+
+
+@njit(nogil=True, cache=True)
+def _radius_candidates(Xp, perm, start, end, left, right, lo, hi, x, r2, buf_d2, buf_i, stack):
+    """Every training point at squared distance ``<= r2`` from ``x``.
+
+    They are written to ``buf_d2``/``buf_i`` sorted by (squared distance,
+    index); returns how many.
+    """
+    d = Xp.shape[1]
+    count = 0
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        if _box_dist2(x, lo, hi, v, d) > r2:
+            continue
+        if left[v] >= 0:
+            stack[top] = left[v]
+            stack[top + 1] = right[v]
+            top += 2
+            continue
+        for u in range(start[v], end[v]):
+            acc = _sq_dist(x, Xp, u, d)
+            if acc <= r2:
+                buf_d2[count] = acc
+                buf_i[count] = perm[u]
+                count += 1
+    # Heapsort by (squared distance, index): compiles in a fraction of np.argsort's time.
+    for root in range(count // 2 - 1, -1, -1):
+        _sift_down(buf_d2, buf_i, root, count)
+    for last in range(count - 1, 0, -1):
+        buf_d2[0], buf_d2[last] = buf_d2[last], buf_d2[0]
+        buf_i[0], buf_i[last] = buf_i[last], buf_i[0]
+        _sift_down(buf_d2, buf_i, 0, last)
+    return count
+
+
+@njit(inline="always")
+def _before(d2, ind, a, b):
+    return d2[a] < d2[b] or d2[a] == d2[b] and ind[a] < ind[b]
+
+
+@njit(inline="always")
+def _sift_down(d2, ind, root, size):
+    """Max-heap sift of ``root`` within the first ``size`` pairs."""
+    while True:
+        child = 2 * root + 1
+        if child >= size:
+            return
+        if child + 1 < size and _before(d2, ind, child, child + 1):
+            child += 1
+        if not _before(d2, ind, root, child):
+            return
+        d2[root], d2[child] = d2[child], d2[root]
+        ind[root], ind[child] = ind[child], ind[root]
+        root = child
+
+
+# ------------------------------------------------------------------ the walk
+@njit(inline="always")
+def _insert(key, j, take, sel_n, sel_key, sel_i):
+    """Keep the ``take`` smallest ``(key, j)`` in ``sel_*`` (sorted); returns the new count."""
+    if sel_n == take and (
+        key > sel_key[take - 1] or key == sel_key[take - 1] and j > sel_i[take - 1]
+    ):
+        return sel_n
+    pos = sel_n if sel_n < take else take - 1
+    while pos > 0 and (key < sel_key[pos - 1] or key == sel_key[pos - 1] and j < sel_i[pos - 1]):
+        sel_key[pos] = sel_key[pos - 1]
+        sel_i[pos] = sel_i[pos - 1]
+        pos -= 1
+    sel_key[pos] = key
+    sel_i[pos] = j
+    return sel_n + 1 if sel_n < take else sel_n
+
+
+@njit(inline="always")
+def _inside(node, p, start, node_size):
+    return start[node] <= p < start[node] + node_size[node]
+
+
+@njit(nogil=True, cache=True)
+def _walk(
+    X, x, cand_i, cand_d2, m, k, parent, node_height, run_top, start, node_size, order,
+    position, euclidean, skip_to, mark, mark_q, stamp, tops, climbed, new_tops, new_cov,
+    sel_key, sel_i, out_d, out_i,
+):  # fmt: skip
+    """The ``k`` nearest training points of ``x`` in LLPD, first hops from ``cand_*``.
+
+    Exact when the candidates are every training point within the returned
+    ``k``-th LLPD of ``x`` (or more), in (squared distance, index) order and
+    prefix-complete (no other point precedes the last one in that order).
+    ``skip_to`` (one entry per depth-first position, ``-1`` when unused) holds,
+    at the first position of each active top, the position after its last
+    leaf; it is all ``-1`` again on return.  ``stamp[0]`` numbers the levels
+    (``mark``/``mark_q`` deduplicate the tops of a level).  Returns the
+    ``k``-th LLPD.
+    """
+    d = X.shape[1]
+    cand_e = np.sqrt(cand_d2[:m])
+    n_tops = 0
+    count = 0
+    c = 0
+    while count < k:
+        # ---- the next level: the next first hop or the next merge above a top
+        t = np.inf
+        has_event = False
+        if c < m:
+            t = cand_e[c]
+            has_event = True
+        for q in range(n_tops):
+            p = parent[tops[q]]
+            if p >= 0:
+                has_event = True
+                if node_height[p] < t:
+                    t = node_height[p]
+        if not has_event:
+            break
+        # ---- the tops at level t: old tops climbed, then the new first hops
+        stamp[0] += 1
+        s = stamp[0]
+        n_new = 0
+        for q in range(n_tops):
+            u = tops[q]
+            while parent[u] >= 0 and node_height[parent[u]] <= t:
+                u = run_top[parent[u]]
+            climbed[q] = u
+            if mark[u] != s:
+                mark[u] = s
+                mark_q[u] = n_new
+                new_tops[n_new] = u
+                new_cov[n_new] = 0
+                n_new += 1
+            new_cov[mark_q[u]] += node_size[tops[q]]
+        while c < m and cand_e[c] <= t:
+            j = cand_i[c]
+            c += 1
+            pj = position[j]
+            covered = False
+            for q in range(n_new):
+                if _inside(new_tops[q], pj, start, node_size):
+                    covered = True  # the top holding j is j's highest ancestor within t
+                    break
+            if covered:
+                continue
+            u = j
+            while parent[u] >= 0 and node_height[parent[u]] <= t:
+                u = run_top[parent[u]]
+            mark[u] = s
+            mark_q[u] = n_new
+            new_tops[n_new] = u
+            new_cov[n_new] = 0
+            n_new += 1
+        # ---- the leaves new at this level, all at LLPD t
+        total_new = 0
+        for q in range(n_new):
+            total_new += node_size[new_tops[q]] - new_cov[q]
+        if total_new > 0:
+            take = min(k - count, total_new)
+            sel_n = 0
+            if euclidean and total_new > take:
+                # The candidates precede every other point in (distance, index), so
+                # the first `take` of them among the new leaves are the answer.
+                for cc in range(m):
+                    pj = position[cand_i[cc]]
+                    fresh = False
+                    for q in range(n_new):
+                        if _inside(new_tops[q], pj, start, node_size):
+                            fresh = True
+                            break
+                    if not fresh:
+                        continue
+                    for q in range(n_tops):
+                        if _inside(tops[q], pj, start, node_size):
+                            fresh = False
+                            break
+                    if fresh:
+                        sel_key[sel_n] = cand_d2[cc]
+                        sel_i[sel_n] = cand_i[cc]
+                        sel_n += 1
+                        if sel_n == take:
+                            break
+                if sel_n < take:
+                    sel_n = 0
+            if sel_n < take and euclidean:  # every new leaf, ranked
+                for q in range(n_new):
+                    top_node = new_tops[q]
+                    if node_size[top_node] == new_cov[q]:
+                        continue
+                    p = start[top_node]
+                    end = p + node_size[top_node]
+                    while p < end:
+                        if skip_to[p] >= 0:
+                            p = skip_to[p]
+                            continue
+                        j = order[p]
+                        p += 1
+                        sel_n = _insert(_sq_dist(x, X, j, d), j, take, sel_n, sel_key, sel_i)
+            elif sel_n < take:  # tree order: the new tops by position, the first leaves
+                for q in range(1, n_new):  # insertion sort of the tops by first position
+                    a, b = new_tops[q], new_cov[q]
+                    r = q
+                    while r > 0 and start[new_tops[r - 1]] > start[a]:
+                        new_tops[r] = new_tops[r - 1]
+                        new_cov[r] = new_cov[r - 1]
+                        r -= 1
+                    new_tops[r] = a
+                    new_cov[r] = b
+                for q in range(n_new):
+                    if sel_n == take:
+                        break
+                    top_node = new_tops[q]
+                    if node_size[top_node] == new_cov[q]:
+                        continue
+                    p = start[top_node]
+                    end = p + node_size[top_node]
+                    while p < end and sel_n < take:
+                        if skip_to[p] >= 0:
+                            p = skip_to[p]
+                            continue
+                        sel_key[sel_n] = p
+                        sel_i[sel_n] = order[p]
+                        sel_n += 1
+                        p += 1
+            for r in range(take):
+                out_d[count + r] = t
+                out_i[count + r] = sel_i[r]
+            count += take
+        # ---- the new tops replace the old ones
+        for q in range(n_tops):
+            if climbed[q] != tops[q]:
+                skip_to[start[tops[q]]] = -1
+        for q in range(n_new):
+            top_node = new_tops[q]
+            skip_to[start[top_node]] = start[top_node] + node_size[top_node]
+            tops[q] = top_node
+        n_tops = n_new
+    for q in range(n_tops):
+        skip_to[start[tops[q]]] = -1
+    return out_d[k - 1]
+
+
+@njit(nogil=True, cache=True)
+def _query_chunk(
+    X, Q, k, Xp, perm, kd_start, kd_end, kd_left, kd_right, kd_lo, kd_hi,
+    parent, node_height, run_top, start, node_size, order, position, euclidean,
+):  # fmt: skip
+    """LLPD ``k``-neighbours of every row of ``Q`` (see :func:`_walk`)."""
+    n = X.shape[0]
+    n_q = Q.shape[0]
+    n_nodes = parent.shape[0]
+    dist = np.empty((n_q, k))
+    ind = np.empty((n_q, k), np.int64)
+    m0 = min(k + 1, n)
+    cand_d2 = np.empty(m0)
+    cand_i = np.empty(m0, np.int64)
+    stack = np.empty(kd_start.shape[0] + 1, np.int64)
+    skip_to = np.full(n, -1, np.int64)
+    mark = np.full(n_nodes, -1, np.int64)
+    mark_q = np.empty(n_nodes, np.int64)
+    stamp = np.zeros(1, np.int64)
+    sel_key = np.empty(k)
+    sel_i = np.empty(k, np.int64)
+    tops = np.empty(m0, np.int64)
+    climbed = np.empty(m0, np.int64)
+    new_tops = np.empty(m0, np.int64)
+    new_cov = np.empty(m0, np.int64)
+    buf_d2 = np.empty(0)
+    buf_i = np.empty(0, np.int64)
+    for qi in range(n_q):
+        x = Q[qi]
+        m = _knn_candidates(
+            Xp, perm, kd_start, kd_end, kd_left, kd_right, kd_lo, kd_hi, x, m0,
+            cand_d2, cand_i, stack,
+        )  # fmt: skip
+        rho = _walk(
+            X, x, cand_i, cand_d2, m, k, parent, node_height, run_top, start, node_size,
+            order, position, euclidean, skip_to, mark, mark_q, stamp, tops, climbed,
+            new_tops, new_cov, sel_key, sel_i, dist[qi], ind[qi],
+        )  # fmt: skip
+        if m < n and rho >= np.sqrt(cand_d2[m - 1]):
+            # A tie at the last candidate's distance: a point outside the candidates may
+            # sit at exactly that distance.  Take every point a hair beyond it (a superset
+            # is exact too) and walk again.
+            if buf_i.shape[0] == 0:
+                buf_d2 = np.empty(n)
+                buf_i = np.empty(n, np.int64)
+            m2 = _radius_candidates(
+                Xp, perm, kd_start, kd_end, kd_left, kd_right, kd_lo, kd_hi, x,
+                cand_d2[m - 1] * (1.0 + 1e-12), buf_d2, buf_i, stack,
+            )  # fmt: skip
+            _walk(
+                X, x, buf_i, buf_d2, m2, k, parent, node_height, run_top, start,
+                node_size, order, position, euclidean, skip_to, mark, mark_q, stamp,
+                np.empty(m2, np.int64), np.empty(m2, np.int64), np.empty(m2, np.int64),
+                np.empty(m2, np.int64), sel_key, sel_i, dist[qi], ind[qi],
+            )  # fmt: skip
+    return dist, ind
+
+
+def llpd_query(
+    X: np.ndarray, Q: np.ndarray, k: int, dendrogram, index: QueryIndex, *, euclidean: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` LLPD neighbours among the training points ``X`` of every row of ``Q``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, C order
+        Training points.
+    Q : ndarray of shape (n_queries, d), float64, C order
+        Query points (any; a training point's copy is at LLPD 0 from it).
+    k : int
+        In ``[1, n]``.
+    dendrogram : Dendrogram
+        Of ``X``.
+    index : QueryIndex
+        Of ``X`` and ``dendrogram``.
+    euclidean : bool
+        Ties in LLPD broken by Euclidean distance to the query, then index
+        (``True``), or by depth-first position in the dendrogram.
+
+    Returns
+    -------
+    dist, ind : ndarray of shape (n_queries, k)
+    """
+    t = dendrogram
+    n_q = Q.shape[0]
+    dist = np.empty((n_q, k))
+    ind = np.empty((n_q, k), np.int64)
+    for lo in range(0, n_q, QUERY_CHUNK):
+        hi = min(lo + QUERY_CHUNK, n_q)
+        dist[lo:hi], ind[lo:hi] = _query_chunk(
+            X, np.ascontiguousarray(Q[lo:hi]), int(k), *index.tree, t.parent, t.node_height,
+            index.run_top, t.start, t.node_size, t.order, index.position, bool(euclidean),
+        )  # fmt: skip
+    return dist, ind
