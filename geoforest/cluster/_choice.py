@@ -64,7 +64,7 @@ def min_cluster_size(n: int) -> int:
 
 
 def relative_gaps(eigenvalues, max_clusters: int) -> np.ndarray:
-    """Relative spectral gaps ``mu_(K+1) / mu_K`` for ``K = 1 .. max_clusters``.
+    """Relative spectral gaps ``mu_(K+1) / mu_K`` for ``K`` from 1 to ``max_clusters``.
 
     ``mu_k = 1 - lambda_k`` are the normalised Laplacian's eigenvalues from the
     affinity's ``lambda`` (descending), floored at 1e-6 (components).
@@ -199,7 +199,7 @@ class LabelFreeChoiceWarning(UserWarning):
 
 
 def eigengap_scores(eigenvalues, max_clusters: int) -> np.ndarray:
-    """Eigengaps ``lambda_K - lambda_(K+1)`` for ``K = 1 .. max_clusters``.
+    """Eigengaps ``lambda_K - lambda_(K+1)`` for ``K`` from 1 to ``max_clusters``.
 
     Parameters
     ----------

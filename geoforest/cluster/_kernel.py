@@ -111,7 +111,7 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         The eigengaps behind ``n_clusters_`` (:func:`eigengap_scores`); a
         :class:`LabelFreeChoiceWarning` says when ``K = 1`` was chosen or the
         runner-up scored within 10 % of the winner.
-    embedding_ : ndarray of shape (n_samples, n_clusters_)
+    embedding_ : ndarray of shape (n_samples, ``n_clusters_``)
         The row-normalised spectral embedding that k-means clustered.
     affinity_matrix_ : ndarray, sparse matrix or LinearOperator
         The validated affinity (float64; CSR when sparse).

@@ -753,7 +753,7 @@ def spectral_partitions(
     tol: float = 0.0,
     max_samples: int | None = PARTITION_SAMPLE,
 ) -> Bunch:
-    """Eigenvalues and the NJW partitions for every ``K = 2 .. max_clusters`` at once.
+    """Eigenvalues and the NJW partitions for every ``K`` from 2 to ``max_clusters`` at once.
 
     One eigensolve of ``max_clusters + 1`` pairs, then k-means on the first
     ``K`` eigenvectors for each ``K``: what a label-free choice of ``K``

@@ -228,7 +228,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     n_features_in_ : int
         Features seen by ``fit`` (the number of training points for a
         precomputed graph).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names of a DataFrame given to ``fit`` (only then).
 
     Notes

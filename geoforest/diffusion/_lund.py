@@ -454,7 +454,7 @@ class LUND(ClusterMixin, BaseEstimator):
         given label get new ids above the largest given one).
     n_clusters_ : int
         ``K`` (given or estimated).
-    modes_ : ndarray of shape (n_clusters_,)
+    modes_ : ndarray of shape (``n_clusters_``,)
         Indices of the modes, by decreasing score.
     density_ : ndarray of shape (n_samples,)
         ``p``, summing to 1.
@@ -481,7 +481,7 @@ class LUND(ClusterMixin, BaseEstimator):
     n_features_in_ : int
         Features seen by ``fit`` (the number of training points for a
         precomputed graph).
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names of a DataFrame given to ``fit`` (only then).
 
     References

@@ -82,10 +82,9 @@ class ForestNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
     References
     ----------
-    .. [1] T. M. Tomita, J. Browne, C. Shen, et al., "Sparse projection oblique
-       randomer forests", JMLR 21(104), 2020.
-    .. [2] M. Perry, J. Browne, T. M. Tomita, et al., "Geodesic learning via
-       unsupervised decision forests" (URerF), arXiv:1907.02844, 2019.
+    .. [1] M. Madhyastha, P. Li, J. Browne, V. Strnadova-Neeley, C. E. Priebe,
+       R. Burns, J. T. Vogelstein, "Geodesic Learning via Unsupervised Decision
+       Forests" (URerF: forest neighbours and their geodesic precision).
 
     Examples
     --------
@@ -197,7 +196,7 @@ class ForestNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMix
 
         Returns
         -------
-        graph : scipy.sparse.csr_matrix of shape (n_queries, n_samples_fit_)
+        graph : scipy.sparse.csr_matrix of shape (n_queries, ``n_samples_fit_``)
             ``n_neighbors + 1`` distances per row (``mode="distance"``) or
             ``n_neighbors`` ones; 32-bit indices when they fit.
         """
