@@ -533,3 +533,15 @@ def test_make_ldln():
         make_ldln(100, noise_fraction=1.0)
     with pytest.raises(ValueError, match="sphere"):
         make_ldln(100, ambient_dim=2, intrinsic_dim=2)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_extreme_magnitudes_refused_clearly(scale):
+    """Issue 20: values near 1e200 died in an assertion inside the EMST library."""
+    X = np.random.default_rng(0).normal(size=(30, 3)) * scale
+    with pytest.raises(ValueError, match="divide X by a constant"):
+        LLPD().fit(X)
+    fitted = LLPD().fit(X / scale)
+    with pytest.raises(ValueError, match="squared distances"):
+        fitted.kneighbors(X[:2], n_neighbors=2)
+    LLPD().fit(X / scale * 1e100)  # large but safe

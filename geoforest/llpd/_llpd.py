@@ -31,6 +31,26 @@ from ._out_of_sample import build_query_index, llpd_query
 __all__ = ["LLPD"]
 
 
+#: Coordinates are refused beyond this magnitude (and nonzero spreads below its
+#: inverse): squared Euclidean distances, which the MST and the neighbour searches
+#: compare, overflow to inf near 1e154 and underflow to 0 near 1e-154.
+MAX_MAGNITUDE = 1e150
+
+
+def _check_magnitude(X: np.ndarray) -> None:
+    """Refuse coordinates whose squared distances overflow or underflow float64."""
+    if X.size == 0:
+        return
+    top = float(np.max(np.abs(X)))
+    spread = float(np.max(X.max(axis=0) - X.min(axis=0)))
+    if top > MAX_MAGNITUDE / np.sqrt(X.shape[1]) or 0.0 < spread < 1.0 / MAX_MAGNITUDE:
+        raise ValueError(
+            f"LLPD needs coordinates whose squared distances are finite float64 numbers; "
+            f"X has values up to {top:.3g} and a spread of {spread:.3g}. LLPD scales with X: "
+            "divide X by a constant (a power of 2 is exact) and multiply the distances back."
+        )
+
+
 @njit(nogil=True, cache=True)
 def _kruskal(n, weights, edges):
     """Minimum spanning forest of a graph whose edges are sorted by weight."""
@@ -194,6 +214,7 @@ class LLPD(BaseEstimator):
         self._validate_params()
         X_in = X
         X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
+        _check_magnitude(X)
         if self.mscale is None:
             weights, edges = euclidean_mst(X, method=self.mst_method)
         else:
@@ -364,6 +385,7 @@ class LLPD(BaseEstimator):
     def _kneighbors_new(self, X, n_neighbors, return_distance: bool, tie_break: str):
         """:meth:`kneighbors` of query points ``X`` (validated here)."""
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        _check_magnitude(X)
         n = self.dendrogram_.n_samples
         if not isinstance(n_neighbors, numbers.Integral) or isinstance(n_neighbors, bool):
             raise TypeError(f"n_neighbors must be an integer, got {n_neighbors!r}")
