@@ -524,17 +524,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
 
     def _make_forest(self):
         from ..forest import RandomProjectionForest
+        from ..forest._base import with_seed_and_threads
 
         forest = (
             RandomProjectionForest(n_estimators=200) if self.forest is None else clone(self.forest)
         )
-        params = forest.get_params(deep=False)
-        updates = {}
-        if params.get("random_state", 0) is None:
-            updates["random_state"] = self.random_state
-        if params.get("n_jobs", 0) is None:
-            updates["n_jobs"] = self.n_jobs
-        return forest.set_params(**updates)
+        return with_seed_and_threads(forest, self.random_state, self.n_jobs)
 
     def fit(self, X, y=None):
         """Fit the forest on ``X`` and cluster its sharpened kernel.

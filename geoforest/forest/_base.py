@@ -189,6 +189,22 @@ def _progress(iterable, total, verbose, desc):
     return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
+def with_seed_and_threads(forest, random_state, n_jobs):
+    """``forest`` with a wrapper's ``random_state`` / ``n_jobs`` where its own are None.
+
+    Estimators that grow a forest inside (rpfCluster, the neighbours transformer)
+    pass their seed and threads on without overriding what the user set on the
+    forest itself.
+    """
+    params = forest.get_params(deep=False)
+    updates = {}
+    if params.get("random_state", 0) is None:
+        updates["random_state"] = random_state
+    if params.get("n_jobs", 0) is None:
+        updates["n_jobs"] = n_jobs
+    return forest.set_params(**updates)
+
+
 def warn_if_constant(X: np.ndarray) -> None:
     """Warn when every row of ``X`` is the same point: no tree can split it."""
     if np.all(X.min(axis=0) == X.max(axis=0)):

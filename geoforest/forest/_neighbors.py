@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._sparse import csr_from_rows, distance_data
 from .._validation import N_JOBS, validate_data
-from ._base import BaseForest
+from ._base import BaseForest, with_seed_and_threads
 
 __all__ = ["ForestNeighborsTransformer"]
 
@@ -131,13 +131,7 @@ class ForestNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         from ._unsupervised import UnsupervisedForest
 
         forest = UnsupervisedForest() if self.forest is None else clone(self.forest)
-        params = forest.get_params(deep=False)
-        updates = {}
-        if "random_state" in params and params["random_state"] is None:
-            updates["random_state"] = self.random_state
-        if "n_jobs" in params and params["n_jobs"] is None:
-            updates["n_jobs"] = self.n_jobs
-        return forest.set_params(**updates)
+        return with_seed_and_threads(forest, self.random_state, self.n_jobs)
 
     def fit(self, X, y=None):
         """Fit the forest on ``X`` (and ``y`` when it is a classifier).
