@@ -661,7 +661,11 @@ def _sparse_max_matching(
     row_ind = np.concatenate([rows, classes, k_true + clusters, k_true + cols])
     col_ind = np.concatenate([cols, k_pred + classes, clusters, k_pred + rows])
     size = k_true + k_pred
-    graph = coo_array((weight, (row_ind, col_ind)), shape=(size, size)).tocsr()
+    # int32 indices where they fit: scipy < 1.15's matching takes no int64 indices.
+    idx = np.int32 if size < 2**31 else np.int64
+    graph = coo_array(
+        (weight, (row_ind.astype(idx), col_ind.astype(idx))), shape=(size, size)
+    ).tocsr()
     r, c = min_weight_full_bipartite_matching(graph, maximize=True)
     return round(float(graph[r, c].sum())) - size
 
