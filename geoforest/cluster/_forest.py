@@ -15,6 +15,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._progress import progress
 from .._validation import N_JOBS, validate_data
 from ._choice import (
     choose_by_relative_gap,
@@ -371,6 +372,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         Seeds the forest (when it has none) and the spectral step.
     n_jobs : int or None, default=None
         Threads of the forest (when it has none).
+    verbose : int, default=0
+        Show a progress bar over the candidate scales (beta_1, beta_2) (tqdm) when positive.
 
     Attributes
     ----------
@@ -477,6 +480,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         "kernel_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_selection_samples": [Interval(numbers.Integral, 10, None, closed="left"), None],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
         "n_jobs": N_JOBS,
     }
 
@@ -497,6 +501,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         max_selection_samples: int | None = 1000,
         random_state=None,
         n_jobs: int | None = None,
+        verbose: int = 0,
     ):
         self.n_clusters = n_clusters
         self.forest = forest
@@ -512,6 +517,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self.max_selection_samples = max_selection_samples
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     @property
     def _selection(self) -> str:
@@ -608,7 +614,10 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             chosen = self._candidate(S, b1, b2, seed, n_clusters=candidates[best]["n_clusters"])
             criterion = "relative gap"
         else:
-            candidates = [self._candidate(S_sel, b1, b2, seed) for b1, b2 in grid]
+            candidates = [
+                self._candidate(S_sel, b1, b2, seed)
+                for b1, b2 in progress(grid, len(grid), self.verbose, "rpfCluster scales")
+            ]
             if self._selection == "stability" and len(grid) > 1:
                 X_sel = forest._X_fit if sub is None else forest._X_fit[sub]
                 self._score_stability(candidates, grid, X_sel, seed)
@@ -718,7 +727,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         gaps = np.full((len(grid), max_k), np.nan)
         fragmented = np.ones((len(grid), max_k), dtype=bool)
         parts = []
-        for c, (b1, b2) in enumerate(grid):
+        for c, (b1, b2) in enumerate(progress(grid, len(grid), self.verbose, "rpfCluster scales")):
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*zero degree", category=UserWarning)
                 part = spectral_partitions(

@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._progress import progress
 from .._validation import check_not_complex, validate_data
 from ..cluster._choice import explain_choice
 from ._diffusion_map import DiffusionMap
@@ -445,6 +446,8 @@ class LUND(ClusterMixin, BaseEstimator):
         See :class:`~geoforest.DiffusionMap`.
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolver (and :meth:`query`'s random tie order).
+    verbose : int, default=0
+        Show a progress bar over the diffusion times of the multiscale search (tqdm) when positive.
 
     Attributes
     ----------
@@ -519,6 +522,7 @@ class LUND(ClusterMixin, BaseEstimator):
         "spatial_vote_radius": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "eigen_solver": [StrOptions({"auto", "dense", "shift-invert", "arpack", "lobpcg"})],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -541,6 +545,7 @@ class LUND(ClusterMixin, BaseEstimator):
         spatial_vote_radius: int | None = None,
         eigen_solver: str = "auto",
         random_state=None,
+        verbose: int = 0,
     ) -> None:
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
@@ -559,6 +564,7 @@ class LUND(ClusterMixin, BaseEstimator):
         self.spatial_vote_radius = spatial_vote_radius
         self.eigen_solver = eigen_solver
         self.random_state = random_state
+        self.verbose = verbose
 
     # -------------------------------------------------------------------- fit
     def _image_shape(self, n: int) -> tuple[int, int]:
@@ -698,7 +704,10 @@ class LUND(ClusterMixin, BaseEstimator):
 
     def _fit_multiscale(self, dm: DiffusionMap, density, rank) -> None:
         times = multiscale_times(dm.eigenvalues_, int(self.max_log2_t))
-        states = [self._at_time(dm, density, rank, t) for t in times]
+        states = [
+            self._at_time(dm, density, rank, t)
+            for t in progress(times, len(times), self.verbose, "LUND times")
+        ]
         m = len(states)
         vi = np.zeros((m, m))
         for a in range(m):

@@ -28,6 +28,7 @@ from .._engine.projections import GAUSSIAN
 from .._engine.rng import make_state
 from .._engine.sampling import canonical_order, draw_tree_sample
 from .._limits import check_dense_size
+from .._progress import progress as _progress
 from .._sparse import as_output_csr, csr_from_rows, distance_data, symmetric_union
 from .._validation import N_JOBS, validate_data
 from ..proximity import (
@@ -179,14 +180,6 @@ def _fit_tree(
         cfg.decay_batches,
     )
     return Tree(*arrays), samples, rows, leaf
-
-
-def _progress(iterable, total, verbose, desc):
-    if not verbose:
-        return iterable
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, total=total, desc=desc, leave=False)
 
 
 def with_seed_and_threads(forest, random_state, n_jobs):

@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._progress import progress
 from .._validation import validate_data
 from ..cluster._choice import explain_choice
 from ..cluster._spectral import spectral_clustering, spectral_eigs
@@ -126,6 +127,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         EMST engine (:func:`geoforest.llpd.euclidean_mst`).
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolvers and k-means.
+    verbose : int, default=0
+        Show a progress bar over the scales sigma (tqdm) when positive.
 
     Attributes
     ----------
@@ -193,6 +196,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         "eigen_tol": [Interval(numbers.Real, 0, None, closed="left")],
         "mst_method": [StrOptions({"auto", "kdtree", "boruvka", "brute"})],
         "random_state": ["random_state"],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -208,6 +212,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         eigen_tol=1e-7,
         mst_method="auto",
         random_state=None,
+        verbose: int = 0,
     ):
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
@@ -219,6 +224,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.eigen_tol = eigen_tol
         self.mst_method = mst_method
         self.random_state = random_state
+        self.verbose = verbose
 
     def fit(self, X, y=None):
         """Denoise, choose the scale and the number of clusters, cluster.
@@ -251,7 +257,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             raise ValueError(f"n_clusters={self.n_clusters} > {n_kept} points kept")
         table = np.zeros((sigmas.size, max_k + 1))
         seeds = rng.randint(np.iinfo(np.int32).max, size=sigmas.size)
-        for s, sigma in enumerate(sigmas):
+        for s, sigma in enumerate(progress(sigmas, len(sigmas), self.verbose, "LLPD scales")):
             values, _ = spectral_eigs(
                 llpd.affinity_operator(float(sigma)),
                 n_eigs,
