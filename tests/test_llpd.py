@@ -545,3 +545,10 @@ def test_extreme_magnitudes_refused_clearly(scale):
     with pytest.raises(ValueError, match="squared distances"):
         fitted.kneighbors(X[:2], n_neighbors=2)
     LLPD().fit(X / scale * 1e100)  # large but safe
+
+
+def test_predict_refuses_extreme_magnitudes_like_kneighbors():
+    X, _ = gf.datasets.make_ldln(200, n_clusters=2, noise_fraction=0.0, random_state=0)
+    model = LLPDSpectralClustering(random_state=0).fit(X)
+    with pytest.raises(ValueError, match="squared distances"):
+        model.predict(X[:3] * 1e200)

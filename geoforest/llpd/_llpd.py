@@ -385,7 +385,6 @@ class LLPD(BaseEstimator):
     def _kneighbors_new(self, X, n_neighbors, return_distance: bool, tie_break: str):
         """:meth:`kneighbors` of query points ``X`` (validated here)."""
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
-        _check_magnitude(X)
         n = self.dendrogram_.n_samples
         if not isinstance(n_neighbors, numbers.Integral) or isinstance(n_neighbors, bool):
             raise TypeError(f"n_neighbors must be an integer, got {n_neighbors!r}")
@@ -399,6 +398,7 @@ class LLPD(BaseEstimator):
 
     def _query_new(self, X: np.ndarray, k: int, *, euclidean: bool = True):
         """LLPD ``k``-neighbours of validated query points (float64, C order)."""
+        _check_magnitude(X)  # every out-of-sample path (kneighbors, LLPD-SC's predict)
         index = getattr(self, "_query_index", None)
         if index is None:  # built on first use; a model never queried does not pay for it
             index = build_query_index(self._X, self.dendrogram_)
