@@ -24,7 +24,7 @@ from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from geoforest.cluster import _spectral
 from geoforest.cluster._forest import sharpen_kernel
-from geoforest.experiments import rpf_cluster
+from geoforest_experiments import rpf_cluster
 from geoforest.forest import RandomProjectionForest
 
 

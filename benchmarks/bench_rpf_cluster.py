@@ -52,7 +52,7 @@ def load(data: str, n: int):
     import numpy as np
 
     if data == "magic":
-        from geoforest.experiments.rpf_cluster import prepare
+        from geoforest_experiments.rpf_cluster import prepare
 
         X, y, K = prepare("magic")
         if n > X.shape[0]:

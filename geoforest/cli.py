@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     """An argparse type: an integer >= 1."""
     value = _int(text)
     if value < 1:
@@ -27,7 +28,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _n_jobs(text: str) -> int:
+def n_jobs_arg(text: str) -> int:
     """An argparse type: threads, a positive integer or negative (-1: all cores), not 0."""
     value = _int(text)
     if value == 0:
@@ -37,7 +38,7 @@ def _n_jobs(text: str) -> int:
     return value
 
 
-def _seed(text: str) -> int:
+def seed_arg(text: str) -> int:
     """An argparse type: a random seed in [0, MAX_SEED]."""
     value = _int(text)
     if not 0 <= value <= MAX_SEED:
@@ -45,21 +46,51 @@ def _seed(text: str) -> int:
     return value
 
 
-def _fail(args: argparse.Namespace, message: str, code: int = 2, *, kind: str = "error") -> int:
+def fail(args: argparse.Namespace, message: str, code: int = 2, *, kind: str = "error") -> int:
     """Print a one-line message for the user (no usage, no traceback); the exit code."""
     print(f"geoforest {args.command}: {kind}: {message}", file=sys.stderr)
     return code
 
 
+class OutputError(ValueError):
+    """An output folder that cannot take a run's files (a one-line message for the user)."""
+
+
+def check_output_folder(out: str | Path) -> Path:
+    """Raise :class:`OutputError` unless ``out`` is, or can be made, a writable folder.
+
+    ``out`` must be a writable directory, or missing below a writable directory
+    (it is created later, by the caller). Nothing is created or changed, so a
+    command can refuse a bad ``--out`` before any computation.
+
+    Returns
+    -------
+    Path
+        ``out`` as a path.
+    """
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise OutputError(f"output folder {out} is not a directory")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise OutputError(f"output folder {out} is not writable")
+        return out
+    parent = out.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise OutputError(f"cannot create output folder {out}: {parent} is not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot create output folder {out}: {parent} is not writable")
+    return out
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Noisy helix: URerF against Euclidean neighbours at growing noise."""
-    from .experiments._runner import OutputError, check_output
-
-    out = Path(args.out)
     try:  # before any computation
-        check_output(out, "demo_helix", overwrite=True)
+        out = check_output_folder(args.out)
     except OutputError as exc:
-        return _fail(args, str(exc))
+        return fail(args, str(exc))
 
     from sklearn.neighbors import NearestNeighbors
     from tqdm.auto import tqdm
@@ -105,7 +136,7 @@ def _demo(args: argparse.Namespace) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        return _fail(args, f"cannot create output folder {out}: {exc.strerror or exc}")
+        return fail(args, f"cannot create output folder {out}: {exc.strerror or exc}")
     table = out / "demo_helix.csv"
     with table.open("w") as fh:
         fh.write("noise_dims,method,precision_at_k,k,n_samples,n_estimators\n")
@@ -134,44 +165,6 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _experiment(args: argparse.Namespace) -> int:
-    """Run one experiment of the papers (CSV, PNG, JSON record, summary table).
-
-    The files appear in ``--out`` only when the run is complete (see
-    ``geoforest.experiments._runner.run_staged``); a bad ``--out`` or an
-    existing run without ``--overwrite`` is a one-line error before computing.
-    """
-    from .experiments import ExperimentConfig
-    from .experiments._runner import OutputError, run_staged
-
-    out = Path(args.out) if args.out else Path("geoforest-results") / args.name
-    config = ExperimentConfig(
-        out=out,
-        quick=args.quick,
-        n_jobs=args.n_jobs,
-        seed=args.seed,
-        show_progress=not args.no_progress,
-    )
-    try:
-        run_staged(args.name, config, overwrite=args.overwrite)
-    except OutputError as exc:
-        return _fail(args, str(exc))
-    except KeyboardInterrupt:
-        return _fail(args, f"no partial run left in {out}", code=130, kind="interrupted")
-    return 0
-
-
-_EXPERIMENT_OUTPUT_HELP = """
-Output: the run writes its files into a hidden folder OUT/.NAME.partial-* and
-moves them into OUT only when it has finished, the JSON record NAME.json last
-(NAME.json present = a complete run, describing the files beside it). An
-interrupted or failed run leaves OUT as it was. A complete run of NAME already
-in OUT is refused unless --overwrite is given; then all files of the old run
-are removed before the new ones are moved in. A bad --out (not a directory,
-not writable) is an error before anything is computed.
-"""
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``geoforest`` command."""
     parser = argparse.ArgumentParser(
@@ -189,44 +182,39 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="geoforest-demo", help="output folder (CSV and PNG)")
     demo.add_argument(
         "--n-estimators",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="trees (default 100; 20 with --quick)",
     )
-    demo.add_argument("--n-jobs", type=_n_jobs, default=-1, help="threads (default -1: all cores)")
-    demo.add_argument("--seed", type=_seed, default=0, help=f"random seed, 0 to {MAX_SEED}")
+    demo.add_argument(
+        "--n-jobs", type=n_jobs_arg, default=-1, help="threads (default -1: all cores)"
+    )
+    demo.add_argument("--seed", type=seed_arg, default=0, help=f"random seed, 0 to {MAX_SEED}")
     demo.add_argument("--quick", action="store_true", help="small sizes, for smoke tests")
     demo.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     demo.set_defaults(func=_demo)
 
-    from .experiments import EXPERIMENTS
-
-    exp = sub.add_parser(
-        "experiment",
-        help="reproduce one experiment of the papers (CSV + PNG)",
-        description="Reproduce one experiment of the papers. Experiments:\n"
-        + "\n".join(f"  {name:<16} {text}" for name, (_, text) in EXPERIMENTS.items()),
-        epilog=_EXPERIMENT_OUTPUT_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    exp.add_argument("name", choices=list(EXPERIMENTS), metavar="NAME", help="experiment name")
-    exp.add_argument("--quick", action="store_true", help="small sizes, few trees (< 2 min)")
-    exp.add_argument(
-        "--out",
-        default=None,
-        help="output folder (default: geoforest-results/NAME); files appear there only "
-        "when the run is complete",
-    )
-    exp.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace a complete earlier run of NAME in --out (all its files)",
-    )
-    exp.add_argument("--n-jobs", type=_n_jobs, default=-1, help="threads (default -1: all cores)")
-    exp.add_argument("--seed", type=_seed, default=0, help=f"random seed, 0 to {MAX_SEED}")
-    exp.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    exp.set_defaults(func=_experiment)
+    _add_experiment_command(sub)
     return parser
+
+
+def _add_experiment_command(sub) -> None:
+    """``geoforest experiment NAME``: the papers' experiments, a package of their own.
+
+    They live in :mod:`geoforest_experiments`, apart from the library, and need
+    the ``experiments`` extra for their baselines and figures.
+    """
+    try:
+        from geoforest_experiments.cli import add_experiment_command
+    except ImportError:  # pragma: no cover - a library-only install
+        exp = sub.add_parser("experiment", help="(needs the geoforest_experiments package)")
+        exp.set_defaults(func=_no_experiments)
+        return
+    add_experiment_command(sub)
+
+
+def _no_experiments(args: argparse.Namespace) -> int:
+    return fail(args, 'the experiments are not installed: pip install "geoforest[experiments]"')
 
 
 def main(argv: Sequence[str] | None = None) -> int:

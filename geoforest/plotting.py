@@ -6,7 +6,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib's ``pyplot`` on the non-interactive Agg backend.
+
+    Raises
+    ------
+    ImportError
+        With the install command, when matplotlib (the ``plot`` extra) is missing.
+    """
     try:
         import matplotlib
 
@@ -47,7 +54,7 @@ def plot_precision_vs_noise(
     -------
     path : Path
     """
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5.5, 3.8), layout="constrained")
     for name, values in precision.items():
         ax.plot(noise_dims, values, marker="o", label=name)
@@ -113,7 +120,7 @@ def plot_panels(
     -------
     path : Path
     """
-    plt = _pyplot()
+    plt = pyplot()
     titles = list(panels)
     ncols = min(ncols, len(titles))
     nrows = -(-len(titles) // ncols)

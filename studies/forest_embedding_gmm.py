@@ -22,7 +22,7 @@ from sklearn.metrics import adjusted_rand_score
 from sklearn.mixture import GaussianMixture
 
 import geoforest as gf
-from geoforest.experiments.clustering_suite import CONTROLS, SELECTION, load_suite_data
+from geoforest_experiments.clustering_suite import CONTROLS, SELECTION, load_suite_data
 
 
 def gmm_bic(Z: np.ndarray, seed: int, max_k: int = 15) -> tuple[int, np.ndarray]:

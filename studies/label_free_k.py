@@ -24,7 +24,7 @@ import numpy as np
 from joblib import Parallel, delayed
 
 import geoforest as gf
-from geoforest.experiments.clustering_suite import CONTROLS, SELECTION, load_suite_data, score
+from geoforest_experiments.clustering_suite import CONTROLS, SELECTION, load_suite_data, score
 
 VARIANTS = {
     "rpf/unfragmented": lambda s: gf.ForestSpectralClustering(

@@ -29,7 +29,7 @@ from geoforest.cluster import (
     spectral_eigs,
     spectral_embedding_njw,
 )
-from geoforest.experiments.clustering_suite import CONTROLS, SELECTION, load_suite_data
+from geoforest_experiments.clustering_suite import CONTROLS, SELECTION, load_suite_data
 
 SCALES = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 20.0, 100.0)
 BARS = (1.25, 1.5, 2.0, 2.5, 3.0, 4.0, 6.0)

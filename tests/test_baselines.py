@@ -10,7 +10,7 @@ import pytest
 from scipy.sparse.csgraph import connected_components, shortest_path
 from sklearn.neighbors import kneighbors_graph
 
-from geoforest.experiments.baselines import (
+from geoforest_experiments.baselines import (
     BASELINES,
     baseline_neighbors,
     breiman_urf_neighbors,
@@ -194,7 +194,7 @@ def test_nndescent_recall_and_determinism(nndescent_case):
 
 
 def test_candidate_lists_drop_self_and_pad_missing():
-    from geoforest.experiments.baselines import _sort_and_drop_self
+    from geoforest_experiments.baselines import _sort_and_drop_self
 
     # Rows as an approximate index returns them: self present or missing, -1 = none.
     ind = np.array([[0, 2, 1], [3, 1, -1], [-1, -1, 2], [1, 2, 0]])
@@ -350,7 +350,7 @@ def test_missing_optional_dependency(monkeypatch, module, func):
 def test_module_imports_without_optional_dependencies():
     code = (
         "import sys; sys.modules['umap'] = None; sys.modules['pynndescent'] = None; "
-        "import geoforest.experiments.baselines as b; "
+        "import geoforest_experiments.baselines as b; "
         "assert 'umap' not in dir(b) and sys.modules['umap'] is None; print('ok')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

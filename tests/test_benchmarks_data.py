@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from geoforest.datasets import CLUSTERING_BENCHMARKS, _benchmarks, load_clustering_benchmark
-from geoforest.experiments import _rpf_paper
+from geoforest_experiments import _rpf_paper
 
 # name -> (n_samples, n_features, n_classes, class counts in code order): UCI sizes.
 EXPECTED = {

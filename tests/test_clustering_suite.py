@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from geoforest.datasets import RESERVED_DATASETS, SUITE_DATASETS, load_suite_dataset
-from geoforest.experiments import ExperimentConfig, run_experiment
-from geoforest.experiments import clustering_suite as suite
+from geoforest_experiments import ExperimentConfig, run_experiment
+from geoforest_experiments import clustering_suite as suite
 
 
 def test_split_is_disjoint_and_reserved_data_never_used():

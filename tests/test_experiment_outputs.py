@@ -17,8 +17,8 @@ import types
 import pytest
 
 from geoforest.cli import main
-from geoforest.experiments import EXPERIMENTS, ExperimentResult
-from geoforest.experiments._runner import write_csv
+from geoforest_experiments import EXPERIMENTS, ExperimentResult
+from geoforest_experiments._runner import write_csv
 
 _MODULE = "_fake_output_experiment"
 
@@ -48,7 +48,7 @@ class FakeExperiment:
 @pytest.fixture
 def fake(monkeypatch):
     experiment = FakeExperiment()
-    module = types.ModuleType(f"geoforest.experiments.{_MODULE}")
+    module = types.ModuleType(f"geoforest_experiments.{_MODULE}")
     module.run = experiment.run
     monkeypatch.setitem(sys.modules, module.__name__, module)
     monkeypatch.setitem(EXPERIMENTS, "fake", (_MODULE, "a fake experiment for the tests"))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from geoforest.cli import build_parser, main
-from geoforest.experiments import EXPERIMENTS, ExperimentConfig, run_experiment
-from geoforest.experiments._runner import format_table, select, simulation, write_csv
+from geoforest_experiments import EXPERIMENTS, ExperimentConfig, run_experiment
+from geoforest_experiments._runner import format_table, select, simulation, write_csv
 
 
 def _read(path):
@@ -216,7 +216,7 @@ def test_rpf_cluster_sklearn_baseline_runs_in_a_child_with_a_timeout():
     from sklearn.cluster import SpectralClustering
     from sklearn.datasets import load_iris
 
-    from geoforest.experiments.rpf_cluster import _sklearn_spectral
+    from geoforest_experiments.rpf_cluster import _sklearn_spectral
 
     X = load_iris().data
     labels = _sklearn_spectral(X, 3, 0, timeout=120.0)
@@ -233,7 +233,7 @@ def test_rpf_cluster_consensus_column_is_the_consensus_estimator(max_selection_s
     from sklearn.datasets import load_iris
 
     from geoforest import ForestSpectralClustering, RandomProjectionForest
-    from geoforest.experiments.rpf_cluster import _consensus, _sweep
+    from geoforest_experiments.rpf_cluster import _consensus, _sweep
 
     X = load_iris().data
     common = dict(

@@ -540,7 +540,7 @@ def test_lund_experiment_quick(tmp_path):
     import csv
     import json
 
-    from geoforest.experiments import ExperimentConfig, run_experiment
+    from geoforest_experiments import ExperimentConfig, run_experiment
 
     config = ExperimentConfig(out=tmp_path, quick=True, n_jobs=1, seed=0, show_progress=False)
     result = run_experiment("lund", config)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from geoforest.experiments import (
+from geoforest_experiments import (
     ExperimentConfig,
     morf_importance,
     morf_simulations,
@@ -73,7 +73,7 @@ def test_total_variation():
 def test_cnn_baseline_learns_bars_reproducibly():
     pytest.importorskip("torch", reason="the CNN baseline is the optional 'cnn' extra")
     from geoforest.datasets import make_bars
-    from geoforest.experiments.cnn import CNNClassifier
+    from geoforest_experiments.cnn import CNNClassifier
 
     X, y = make_bars(120, image_size=12, mean_bars=4, random_state=0)
     X_test, y_test = make_bars(400, image_size=12, mean_bars=4, random_state=1)

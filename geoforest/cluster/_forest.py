@@ -419,7 +419,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     where one class sits apart).
 
     **Why ``selection="unfragmented"`` is the rule with K given** (measured with
-    ``benchmarks/rpf_cluster_subset.py``, K given, 200 trees, 10 seeds;
+    ``studies/rpf_cluster_subset.py``, K given, 200 trees, 10 seeds;
     ``docs/results/rpf-cluster.md`` and ``docs/defaults.md``).  Consensus over
     the full 5 x 10 grid lets a large beta_1 win when the thresholded graph
     has shattered and most candidates agree on the broken partition: on

@@ -99,7 +99,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
     -----
     Defaults were chosen on the URerF paper's four simulations (N = 1000) with
     10, 100 and 1,000 noise dimensions N(0, 70), precision@50 of 100-tree
-    forests (``benchmarks/tune_defaults.py``; tables in ``docs/defaults.md``).
+    forests (``studies/tune_defaults.py``; tables in ``docs/defaults.md``).
     On the helix they give 0.90 / 0.83 / 0.69, against 0.24 / 0.10 / 0.07 for
     Euclidean neighbours:
 

@@ -5,7 +5,7 @@ for MORF (:class:`geoforest.ManifoldForestClassifier`), SPORF
 (:class:`geoforest.ObliqueForestClassifier`) and scikit-learn's random forest,
 logistic regression, linear SVM, RBF SVM, kNN and MLP (scikit-learn
 defaults, as in the paper; forests with 100 trees), with fit and predict
-times; and the paper's CNN (:class:`~geoforest.experiments.cnn.CNNClassifier`)
+times; and the paper's CNN (:class:`~geoforest_experiments.cnn.CNNClassifier`)
 when PyTorch is installed (the ``cnn`` extra).  Every method gets the same
 training and test sets; sizes are repeated over ``reps`` seeds.
 
@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets
+from geoforest import datasets
+
 from ._runner import ExperimentConfig, ExperimentResult, grid, progress, select, write_csv
 
 METHODS = ("MORF", "SPORF", "RF", "Log. Reg", "Lin. SVM", "SVM", "kNN", "MLP")
@@ -111,7 +112,7 @@ def make_method(method: str, simulation: str, n_trees: int, seed: int, n_jobs):
     from sklearn.neural_network import MLPClassifier
     from sklearn.svm import SVC, LinearSVC
 
-    from ..forest import ManifoldForestClassifier, ObliqueForestClassifier
+    from geoforest.forest import ManifoldForestClassifier, ObliqueForestClassifier
 
     cfg = _FOREST[simulation]
     if method == "CNN":
@@ -240,9 +241,9 @@ def _figures(summary, s, config: ExperimentConfig) -> list:
     """Fig. 1 (errors) and Fig. 2 (fit and predict times), log-scaled sizes."""
     from matplotlib.ticker import NullFormatter, ScalarFormatter
 
-    from ..plotting import _pyplot
+    from geoforest.plotting import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     titles = {
         "circle": "(A) circle segments",
         "bars": "(B) bars",

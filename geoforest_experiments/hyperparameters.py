@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..forest._base import resolve_max_features
+from geoforest.forest._base import resolve_max_features
+
 from ._runner import (
     SIMULATIONS,
     ExperimentConfig,
@@ -110,7 +111,7 @@ def run(config: ExperimentConfig) -> ExperimentResult:
 
 def _figures(rows: list[dict[str, Any]], s: dict[str, Any], config: ExperimentConfig) -> list:
     try:
-        from ..plotting import plot_panels
+        from geoforest.plotting import plot_panels
     except ImportError:  # pragma: no cover - plotting is an extra
         return []
     import matplotlib as mpl

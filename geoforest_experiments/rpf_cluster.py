@@ -49,7 +49,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .. import datasets, metrics
+from geoforest import datasets, metrics
+
 from ._rpf_paper import GAUSSIAN_SPECTRAL, PAPER_RESULTS, PAPER_STANDARDIZED_FEATURES
 from ._runner import ExperimentConfig, ExperimentResult, Timer, progress, select, write_csv
 
@@ -158,8 +159,8 @@ def _run_method(method, X, K, seed, s, config, cache, name=""):
     from sklearn.cluster import KMeans
     from threadpoolctl import threadpool_limits
 
-    from ..cluster import ForestSpectralClustering, KernelSpectralClustering
-    from ..forest import RandomProjectionForest, UnsupervisedForest
+    from geoforest.cluster import ForestSpectralClustering, KernelSpectralClustering
+    from geoforest.forest import RandomProjectionForest, UnsupervisedForest
 
     if method in ("rpfCluster", "URerF kernel"):
         base = RandomProjectionForest if method == "rpfCluster" else UnsupervisedForest
@@ -214,7 +215,7 @@ def _sweep(model, seed: int) -> dict[tuple[float, float], dict[str, Any]]:
     compared candidates on a subset), so the same seed gives exactly the
     candidates the estimator itself would compute.
     """
-    from ..cluster._forest import SCALES, THRESHOLDS
+    from geoforest.cluster._forest import SCALES, THRESHOLDS
 
     S = model.selection_kernel_
     scales = sorted(set(ORACLE_SCALES) | set(SCALES))
@@ -229,7 +230,7 @@ def _full_labels(model, pair: tuple[float, float], sweep_labels: np.ndarray, see
 
 
 def _save_sweep(path, model, sweep, y: np.ndarray, K: int) -> None:
-    """Write the sweep's candidates for ``benchmarks/rpf_rule_eval.py`` (one ``.npz``).
+    """Write the sweep's candidates for ``studies/rpf_rule_eval.py`` (one ``.npz``).
 
     Labels of every candidate on the selection points, the pairs, the true
     labels of those points, and for the default grid the 11 leading
@@ -239,8 +240,8 @@ def _save_sweep(path, model, sweep, y: np.ndarray, K: int) -> None:
     """
     from scipy.sparse.csgraph import connected_components
 
-    from ..cluster import spectral_eigs
-    from ..cluster._forest import SCALES
+    from geoforest.cluster import spectral_eigs
+    from geoforest.cluster._forest import SCALES
 
     pairs = list(sweep)
     default = np.array([b2 in SCALES for _, b2 in pairs])
@@ -298,7 +299,7 @@ def _consensus(model, seed: int, sweep) -> tuple[np.ndarray, dict[str, Any]]:
     """
     from sklearn.base import clone
 
-    from ..cluster._forest import SCALES, THRESHOLDS
+    from geoforest.cluster._forest import SCALES, THRESHOLDS
 
     pairs = [(b1, b2) for b1 in THRESHOLDS for b2 in SCALES]
     cands = [dict(sweep[p]) for p in pairs]

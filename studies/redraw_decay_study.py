@@ -8,7 +8,7 @@ of ``kneighbors(20)`` (truth: arc length).  The result backs the default
 
 Run (about 5 minutes on 2 cores)::
 
-    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python benchmarks/redraw_decay_study.py
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python studies/redraw_decay_study.py
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets, metrics
+from geoforest import datasets, metrics
+
 from ._runner import ExperimentConfig, ExperimentResult, Timer, progress, select, write_csv
 
 METHODS = ("LUND", "LUND (forest graph)", "k-means", "spectral", "HDBSCAN")
@@ -97,8 +98,8 @@ def _data(part: str, s: dict, seed: int) -> tuple[np.ndarray, np.ndarray, int]:
 def _labels(method: str, X: np.ndarray, k: int, seed: int, trees: int) -> np.ndarray:
     from sklearn.cluster import HDBSCAN, KMeans, SpectralClustering
 
-    from ..diffusion import LUND
-    from ..forest import UnsupervisedForest
+    from geoforest.diffusion import LUND
+    from geoforest.forest import UnsupervisedForest
 
     if method == "LUND":
         return LUND(random_state=seed).fit(X).labels_
@@ -178,7 +179,7 @@ def _images(s: dict, config: ExperimentConfig) -> list[tuple[int, np.ndarray, np
 
 
 def _image_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
-    from ..diffusion import LUND
+    from geoforest.diffusion import LUND
 
     h, w = s["image"]
     out = []
@@ -237,7 +238,7 @@ def _active_curves(model, y: np.ndarray, queries, draws: int, seed: int) -> dict
 
 
 def _active_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
-    from ..diffusion import LUND
+    from geoforest.diffusion import LUND
 
     out = []
     cases = [("image", seed, X, y, 4) for seed, X, y in _images(s, config)]
@@ -304,7 +305,7 @@ def _table(summary, image_rows, active_rows, s) -> str:
 
 
 def _figures(active_rows, s, config: ExperimentConfig) -> list:
-    from ..plotting import plot_panels
+    from geoforest.plotting import plot_panels
 
     panels: dict[str, list] = {}
     for part in ("image", "digits"):
@@ -329,10 +330,10 @@ def _figures(active_rows, s, config: ExperimentConfig) -> list:
 
 
 def _image_figure(s, config: ExperimentConfig):
-    from ..diffusion import LUND
-    from ..plotting import _pyplot
+    from geoforest.diffusion import LUND
+    from geoforest.plotting import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     h, w = s["image"]
     X, y = datasets.make_hyperspectral_image((h, w), n_regions=4, noise=0.8,
                                              random_state=config.seed)  # fmt: skip

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from scipy.spatial.distance import pdist, squareform
 
-from .. import datasets
+from geoforest import datasets
+
 from ._runner import ExperimentConfig, ExperimentResult, format_table, write_csv
 
 
@@ -26,7 +27,7 @@ def settings(quick: bool) -> dict[str, Any]:
 
 def kernels(seed: int, n_trees: int, n_jobs) -> tuple[dict[str, np.ndarray], np.ndarray, list]:
     """Both kernels on iris ordered by class, the labels and the class names."""
-    from ..forest import RandomProjectionForest
+    from geoforest.forest import RandomProjectionForest
 
     data = datasets.load_clustering_benchmark("iris")
     order = np.argsort(data.target, kind="stable")
@@ -70,10 +71,10 @@ def run(config: ExperimentConfig) -> ExperimentResult:
 
 def _figure(K: dict[str, np.ndarray], y: np.ndarray, names: list, config) -> list:
     try:
-        from ..plotting import _pyplot
+        from geoforest.plotting import pyplot
     except ImportError:  # pragma: no cover - plotting is an extra
         return []
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.6), layout="constrained")
     edges = np.flatnonzero(np.diff(y)) + 0.5
     for ax, (name, M) in zip(axes, K.items(), strict=True):

@@ -67,7 +67,7 @@ def run_experiment(
     """Run one experiment, write its files and a JSON record, print its summary.
 
     The files appear in ``config.out`` whole or not at all
-    (:func:`~geoforest.experiments._runner.run_staged`): an interrupted or
+    (:func:`~geoforest_experiments._runner.run_staged`): an interrupted or
     failed run leaves an earlier complete run as it was.
 
     Parameters

@@ -99,7 +99,7 @@ def run(config: ExperimentConfig) -> ExperimentResult:
 
 def _figures(rows: list[dict[str, Any]], config: ExperimentConfig) -> list:
     try:
-        from ..plotting import plot_panels
+        from geoforest.plotting import plot_panels
     except ImportError:  # pragma: no cover - plotting is an extra
         return []
     panels: dict[str, list[dict[str, Any]]] = {}

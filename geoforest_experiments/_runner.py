@@ -57,7 +57,8 @@ from typing import Any
 import numpy as np
 from scipy.sparse import SparseEfficiencyWarning
 
-from .. import datasets, metrics
+from geoforest import datasets, metrics
+from geoforest.cli import OutputError, check_output_folder
 
 __all__ = [
     "SIMULATIONS",
@@ -185,7 +186,7 @@ def forest_neighbors(
     ``params`` go to the estimator (``n_estimators`` included); the forest
     uses ``config.n_jobs`` and ``config.seed``.
     """
-    from ..forest import UnsupervisedForest
+    from geoforest.forest import UnsupervisedForest
 
     forest = UnsupervisedForest(n_jobs=config.n_jobs, random_state=config.seed, **params)
     return forest.fit(X).kneighbors(n_neighbors=n_neighbors, return_distance=False)
@@ -260,31 +261,14 @@ def write_record(result: ExperimentResult, config: ExperimentConfig, path: Path)
 
 
 # --------------------------------------------------------------------------- atomic runs
-class OutputError(ValueError):
-    """An output folder that cannot take a run; the message is one line, for the user."""
-
-
 def check_output(out: Path, name: str, *, overwrite: bool = False) -> None:
-    """Raise :class:`OutputError` unless ``out`` can take a run of experiment ``name``.
+    """Raise :class:`~geoforest.cli.OutputError` unless ``out`` can take a run of ``name``.
 
     ``out`` must be a writable directory, or missing below a writable
     directory (it is created then), and may hold a complete run of ``name``
     (``out/NAME.json``) only with ``overwrite``.  Nothing is created or changed.
     """
-    out = Path(out)
-    if out.exists():
-        if not out.is_dir():
-            raise OutputError(f"output folder {out} is not a directory")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise OutputError(f"output folder {out} is not writable")
-    else:
-        parent = out.absolute().parent
-        while not parent.exists():
-            parent = parent.parent
-        if not parent.is_dir():
-            raise OutputError(f"cannot create output folder {out}: {parent} is not a directory")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise OutputError(f"cannot create output folder {out}: {parent} is not writable")
+    out = check_output_folder(out)
     record = out / f"{name}.json"
     if not overwrite and (record.exists() or record.is_symlink()):
         raise OutputError(
@@ -299,7 +283,7 @@ def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) 
     Parameters
     ----------
     name : str
-        A key of ``geoforest.experiments.EXPERIMENTS``.
+        A key of ``geoforest_experiments.EXPERIMENTS``.
     config : ExperimentConfig
         ``config.out`` is the final folder; the experiment itself gets a copy of
         the config whose ``out`` is the staging folder.

@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets, metrics
+from geoforest import datasets, metrics
+
 from ._runner import ExperimentConfig, ExperimentResult, Timer, grid, progress, select, write_csv
 
 METHODS = ("LLPD spectral", "Euclidean spectral", "HDBSCAN", "DBSCAN")
@@ -71,8 +72,9 @@ def _labels(method: str, X: np.ndarray, seed: int) -> tuple[np.ndarray, dict[str
     from sklearn.cluster import DBSCAN, HDBSCAN
     from sklearn.neighbors import NearestNeighbors
 
-    from ..cluster import KernelSpectralClustering
-    from ..llpd import LLPDSpectralClustering, auto_noise_threshold
+    from geoforest.cluster import KernelSpectralClustering
+    from geoforest.llpd import LLPDSpectralClustering, auto_noise_threshold
+
     from .rpf_cluster import self_tuning_affinity
 
     if method == "LLPD spectral":
@@ -189,9 +191,9 @@ def _table(summary: list[dict[str, Any]]) -> str:
 
 # --------------------------------------------------------------------- figures
 def _figures(rows, summary, s, config: ExperimentConfig) -> list:
-    from ..plotting import _pyplot, plot_panels
+    from geoforest.plotting import plot_panels, pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     files = [_balls_figure(plt, config), _eigen_figure(plt, config)]
     acc: dict[str, list] = {}
     khat: dict[str, list] = {}
@@ -231,7 +233,7 @@ def _balls_figure(plt, config: ExperimentConfig):
     removed, drawn as grey crosses): with the noise kept, in two dimensions
     the background bridges every cluster at a small LLPD.
     """
-    from ..llpd import LLPD
+    from geoforest.llpd import LLPD
 
     X, y = datasets.make_ldln(
         1500, n_clusters=3, ambient_dim=2, intrinsic_dim=1, noise_fraction=0.1,
@@ -262,8 +264,8 @@ def _balls_figure(plt, config: ExperimentConfig):
 
 def _eigen_figure(plt, config: ExperimentConfig):
     """Normalised Laplacian eigenvalues ``1 - lambda(M)`` at every scale of the grid."""
-    from ..cluster import spectral_eigs
-    from ..llpd import LLPDSpectralClustering
+    from geoforest.cluster import spectral_eigs
+    from geoforest.llpd import LLPDSpectralClustering
 
     X, _ = datasets.make_ldln(
         2000, n_clusters=N_CLUSTERS, ambient_dim=10, noise_fraction=0.2, random_state=config.seed

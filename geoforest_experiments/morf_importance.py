@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets
+from geoforest import datasets
+
 from ._runner import ExperimentConfig, ExperimentResult, progress, select, write_csv
 
 METHODS = ("MORF", "SPORF", "RF")
@@ -58,7 +59,7 @@ def total_variation(importance: np.ndarray, shape=(28, 28)) -> float:
 
 def make_forest(method: str, n_trees: int, seed: int, n_jobs):
     """The three forests, 28 candidate projections per node (sqrt(784))."""
-    from ..forest import ManifoldForestClassifier, ObliqueForestClassifier
+    from geoforest.forest import ManifoldForestClassifier, ObliqueForestClassifier
 
     if method == "MORF":
         return ManifoldForestClassifier(
@@ -158,9 +159,9 @@ def _table(rows, s) -> str:
 
 
 def _figure(X, y, maps, rows, config: ExperimentConfig):
-    from ..plotting import _pyplot
+    from geoforest.plotting import pyplot
 
-    plt = _pyplot()
+    plt = pyplot()
     summ = summarize(rows)
     mean3 = X[y == 3].mean(axis=0).reshape(28, 28)
     mean5 = X[y == 5].mean(axis=0).reshape(28, 28)

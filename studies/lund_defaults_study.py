@@ -6,7 +6,7 @@ of a dyadic range (the geometry is shared; only t changes).  Prints, per
 setting and t, the number of seeds with K_hat = K and the mean accuracy on
 the cluster points.  Used to choose the defaults (docs/results/lund.md)::
 
-    python -u benchmarks/lund_defaults_study.py --seeds 10 > study.txt
+    python -u studies/lund_defaults_study.py --seeds 10 > study.txt
 """
 
 from __future__ import annotations

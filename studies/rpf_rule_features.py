@@ -11,10 +11,10 @@ selection kernel (all points up to 1,000, else the 1,000-point subset) and
 saves its features; ``evaluate`` prints mean accuracy / co-cluster accuracy
 of each rule's pick on those selection points.  ::
 
-    python benchmarks/rpf_rule_features.py collect iris /tmp/rules 0 10
-    python benchmarks/rpf_rule_features.py evaluate /tmp/rules         # at the default's beta_1
-    python benchmarks/rpf_rule_features.py evaluate /tmp/rules --grid  # over the 5 x 10 grid
-    python benchmarks/rpf_rule_features.py evaluate /tmp/rules --by-scale  # each fixed beta_2
+    python studies/rpf_rule_features.py collect iris /tmp/rules 0 10
+    python studies/rpf_rule_features.py evaluate /tmp/rules         # at the default's beta_1
+    python studies/rpf_rule_features.py evaluate /tmp/rules --grid  # over the 5 x 10 grid
+    python studies/rpf_rule_features.py evaluate /tmp/rules --by-scale  # each fixed beta_2
 
 Rules (every one but ``unf`` refuses candidates with a cluster under
 ``max(5, 2 % n)`` points, as ``selection="stability"`` does; ties as in
@@ -46,7 +46,7 @@ from sklearn.metrics import adjusted_rand_score, silhouette_score
 
 from geoforest.cluster import ForestSpectralClustering
 from geoforest.cluster._forest import SCALES, THRESHOLDS, select_best
-from geoforest.experiments import rpf_cluster
+from geoforest_experiments import rpf_cluster
 from geoforest.forest import RandomProjectionForest
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
 

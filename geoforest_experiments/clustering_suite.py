@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets, metrics
-from ..cluster import LabelFreeChoiceWarning
+from geoforest import datasets, metrics
+from geoforest.cluster import LabelFreeChoiceWarning
+
 from ._runner import ExperimentConfig, ExperimentResult, progress, write_csv
 
 SELECTION = ("iris", "wdbc", "wdbc-raw", "segment", "musk2", "texture", "vowel", "mnist10",

@@ -29,8 +29,8 @@ oracle (best accuracy on the grid) and the oracle-to-rule gap.  Rules:
 * ``unf_sharp`` at ``unf``'s beta_1 the smallest beta_2 whose graph has at most K
                connected components and lambda_{K+1} < 1 - 1e-3 (default grid)
 
-    python benchmarks/rpf_rule_eval.py /tmp/rules
-    python benchmarks/rpf_rule_eval.py .rpf-sweeps docs/results/rpf-cluster/*/rpf_cluster.csv
+    python studies/rpf_rule_eval.py /tmp/rules
+    python studies/rpf_rule_eval.py .rpf-sweeps docs/results/rpf-cluster/*/rpf_cluster.csv
 """
 
 from __future__ import annotations

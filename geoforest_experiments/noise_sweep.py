@@ -3,7 +3,7 @@
 N = 1000 points of each simulation, with 0, 2, 10, 100, 1,000 and 10,000
 iid N(0, 70) noise dimensions appended, raw and with every column min-max
 rescaled to [0, 1].  URerF (library defaults, 100 trees) is compared with the
-baselines of :mod:`geoforest.experiments.baselines`: Euclidean kNN, Isomap
+baselines of :mod:`geoforest_experiments.baselines`: Euclidean kNN, Isomap
 geodesic distances, UMAP (distances in its 2-D embedding), NNDescent (an
 approximate-NN index standing in for FLANN) and the Breiman / Shi-Horvath
 unsupervised random forest.  Chance is ``k / (N - 1)`` for the continuous
@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import metrics
+from geoforest import metrics
+
 from ._runner import (
     SIMULATIONS,
     ExperimentConfig,
@@ -157,7 +158,7 @@ _STYLE = {
 
 def _figures(rows: list[dict[str, Any]], s: dict[str, Any], config: ExperimentConfig) -> list:
     try:
-        from ..plotting import plot_panels
+        from geoforest.plotting import plot_panels
     except ImportError:  # pragma: no cover - plotting is an extra
         return []
     panels: dict[str, list[dict[str, Any]]] = {}

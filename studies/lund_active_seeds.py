@@ -1,14 +1,14 @@
 """LUND active learning on more synthetic images: impact, F_t and random queries by seed.
 
-The ``lund`` experiment's active-learning protocol (:func:`geoforest.experiments.lund.
+The ``lund`` experiment's active-learning protocol (:func:`geoforest_experiments.lund.
 _active_curves`: queries in rounds of 2, random = mean of 10 draws) on the 50 x 50
 synthetic image (4 classes, 4 regions, noise 0.8, K = 4 given) for any range of image
 seeds, with or without the spatial options.  Prints the mean accuracy per rule and the
 number of seeds where the impact rule beats random.  Used in docs/results/lund.md::
 
-    python benchmarks/lund_active_seeds.py --first 5 --last 24            # spatial graph + vote
-    python benchmarks/lund_active_seeds.py --first 100 --last 104         # selection seeds
-    python benchmarks/lund_active_seeds.py --first 0 --last 4 --plain     # no spatial options
+    python studies/lund_active_seeds.py --first 5 --last 24            # spatial graph + vote
+    python studies/lund_active_seeds.py --first 100 --last 104         # selection seeds
+    python studies/lund_active_seeds.py --first 0 --last 4 --plain     # no spatial options
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 from geoforest import datasets
 from geoforest.diffusion import LUND
-from geoforest.experiments.lund import IMAGE_VARIANTS, _active_curves
+from geoforest_experiments.lund import IMAGE_VARIANTS, _active_curves
 
 
 def main() -> None:

@@ -10,9 +10,9 @@ computed on the model's selection subset when n > 1000, as ``fit`` does.
 
 Writes one ``.npz`` per data set and seed (labels of every candidate, the
 eigenvalues, the beta pairs, the true labels of the subset) into OUTDIR;
-``benchmarks/rpf_rule_eval.py`` then scores the rules.  ::
+``studies/rpf_rule_eval.py`` then scores the rules.  ::
 
-    python benchmarks/rpf_rule_cache.py iris,wine,wdbc,heart /tmp/rules --seeds 10
+    python studies/rpf_rule_cache.py iris,wine,wdbc,heart /tmp/rules --seeds 10
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from sklearn.utils import check_random_state
 from geoforest import ForestSpectralClustering, RandomProjectionForest
 from geoforest.cluster import sharpen_kernel, spectral_eigs
 from geoforest.cluster._forest import SCALES, THRESHOLDS
-from geoforest.experiments.rpf_cluster import ORACLE_SCALES, prepare
+from geoforest_experiments.rpf_cluster import ORACLE_SCALES, prepare
 
 MAX_K = 10
 

@@ -8,8 +8,8 @@ random order) with 10, 100 and 1,000 appended N(0, 70) noise dimensions, fit a
 
 Run::
 
-    python benchmarks/tune_defaults.py            # full grid (~15 minutes on 2 cores)
-    python benchmarks/tune_defaults.py --quick    # 300 points, 20 trees, 10/100 dims
+    python studies/tune_defaults.py            # full grid (~15 minutes on 2 cores)
+    python studies/tune_defaults.py --quick    # 300 points, 20 trees, 10/100 dims
 """
 
 from __future__ import annotations

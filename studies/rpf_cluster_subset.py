@@ -5,9 +5,9 @@ cores); this runs the same protocol (10 seeds, 200 trees, 100 k-means
 restarts, seed 0) on the data sets named, so that the table can be built in
 parts.  ::
 
-    python benchmarks/rpf_cluster_subset.py iris,wine,wdbc,heart docs/results/rpf-cluster
-    python benchmarks/rpf_cluster_subset.py magic /tmp/magic 3    # 3 seeds only
-    python benchmarks/rpf_cluster_subset.py segment /tmp/seg --selection unfragmented \\
+    python studies/rpf_cluster_subset.py iris,wine,wdbc,heart docs/results/rpf-cluster
+    python studies/rpf_cluster_subset.py magic /tmp/magic 3    # 3 seeds only
+    python studies/rpf_cluster_subset.py segment /tmp/seg --selection unfragmented \\
         --methods rpfCluster                                      # one rule, one method
 
 ``--selection`` sets every ForestSpectralClustering's ``selection`` (default:
@@ -17,7 +17,7 @@ columns need ``rpfCluster``), and ``--kernel-neighbors NAME=M`` sets a data
 set's ``kernel_neighbors`` (MAGIC has 50 by default); ``--first-seed S`` runs
 seeds S, S + 1, ... (to add seeds to an earlier run); ``--sweep-dir DIR``
 saves the oracle's candidates per data set and seed for
-``benchmarks/rpf_rule_eval.py``.
+``studies/rpf_rule_eval.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from geoforest.experiments import ExperimentConfig, rpf_cluster, run_experiment
+from geoforest_experiments import ExperimentConfig, rpf_cluster, run_experiment
 
 
 def main() -> None:

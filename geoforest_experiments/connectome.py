@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import datasets
-from ..embedding import adjacency_spectral_embedding
+from geoforest import datasets
+from geoforest.embedding import adjacency_spectral_embedding
+
 from ._runner import (
     ExperimentConfig,
     ExperimentResult,
@@ -56,7 +57,7 @@ def embed(n_components: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def neighbors(method: str, Z: np.ndarray, k: int, seed: int, config: ExperimentConfig, s: dict):
     """Neighbour lists of one method on the embedding."""
     if method == "URerF":
-        from ..forest import UnsupervisedForest
+        from geoforest.forest import UnsupervisedForest
 
         forest = UnsupervisedForest(
             n_estimators=s["n_estimators"], n_jobs=config.n_jobs, random_state=seed
@@ -119,10 +120,10 @@ def run(config: ExperimentConfig) -> ExperimentResult:
 
 def _figures(rows, Z, y, names, config: ExperimentConfig) -> list:
     try:
-        from ..plotting import _pyplot
+        from geoforest.plotting import pyplot
     except ImportError:  # pragma: no cover - plotting is an extra
         return []
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 4.2), layout="constrained")
     half = Z.shape[1] // 2
     for ax, (a, b), title in zip(

@@ -7,7 +7,7 @@ largest jump) and with the default window (0.5 % of the points); the table
 shows the fraction of cluster points kept and of noise points removed.
 Run from the repository root (the 10^6 rows take a minute each)::
 
-    python benchmarks/llpd_threshold_study.py
+    python studies/llpd_threshold_study.py
 """
 
 from __future__ import annotations

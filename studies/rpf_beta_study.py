@@ -16,7 +16,7 @@ true K, and then the candidate each rule would pick:
 Prints mean accuracy / co-cluster accuracy per rule.  ``--standardize`` z-scores
 every column (default: the paper's preprocessing, see experiments.rpf_cluster).
 
-    python benchmarks/rpf_beta_study.py iris,wine,wdbc --seeds 3
+    python studies/rpf_beta_study.py iris,wine,wdbc --seeds 3
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import geoforest as gf
 from geoforest.cluster import normalized_affinity, sharpen_kernel, spectral_eigs
 from geoforest.cluster import spectral_embedding_njw as njw
 from geoforest.cluster._forest import SCALES, THRESHOLDS
-from geoforest.experiments.rpf_cluster import prepare
+from geoforest_experiments.rpf_cluster import prepare
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
 
 RULES = ("oracle", "gap", "rel", "ncut", "dist", "cons", "sil", "fixed")
