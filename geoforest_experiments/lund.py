@@ -216,7 +216,7 @@ def _query_curve(model, y: np.ndarray, queries, strategy: str) -> list[float]:
     return out
 
 
-def _active_curves(model, y: np.ndarray, queries, draws: int, seed: int) -> dict[str, list]:
+def active_curves(model, y: np.ndarray, queries, draws: int, seed: int) -> dict[str, list]:
     """Accuracy after q queries of each rule (rounds of 2) and q random ones (mean of ``draws``)."""
     n = y.size
     curves = {
@@ -249,7 +249,7 @@ def _active_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
     for part, seed, X, y, k in cases:
         extra = spatial if part == "image" else {}
         model = LUND(n_clusters=k, random_state=seed, **extra).fit(X)
-        curves = _active_curves(model, y, s["queries"], s["random_draws"], seed)
+        curves = active_curves(model, y, s["queries"], s["random_draws"], seed)
         for strategy, accs in curves.items():
             for q, acc in zip(s["queries"], accs, strict=True):
                 out.append({"part": part, "seed": seed, "method": f"LUND, {strategy} queries",

@@ -1,10 +1,11 @@
 """LUND active learning on more synthetic images: impact, F_t and random queries by seed.
 
-The ``lund`` experiment's active-learning protocol (:func:`geoforest_experiments.lund.
-_active_curves`: queries in rounds of 2, random = mean of 10 draws) on the 50 x 50
-synthetic image (4 classes, 4 regions, noise 0.8, K = 4 given) for any range of image
-seeds, with or without the spatial options.  Prints the mean accuracy per rule and the
-number of seeds where the impact rule beats random.  Used in docs/results/lund.md::
+The ``lund`` experiment's active-learning protocol
+(:func:`geoforest_experiments.lund.active_curves`: queries in rounds of 2, random =
+mean of 10 draws) on the 50 x 50 synthetic image (4 classes, 4 regions, noise 0.8,
+K = 4 given) for any range of image seeds, with or without the spatial options.  Prints
+the mean accuracy per rule and the number of seeds where the impact rule beats random.
+Used in docs/results/lund.md::
 
     python studies/lund_active_seeds.py --first 5 --last 24            # spatial graph + vote
     python studies/lund_active_seeds.py --first 100 --last 104         # selection seeds
@@ -19,7 +20,7 @@ import numpy as np
 
 from geoforest import datasets
 from geoforest.diffusion import LUND
-from geoforest_experiments.lund import IMAGE_VARIANTS, _active_curves
+from geoforest_experiments.lund import IMAGE_VARIANTS, active_curves
 
 
 def main() -> None:
@@ -36,7 +37,7 @@ def main() -> None:
     for seed in range(args.first, args.last + 1):
         X, y = datasets.make_hyperspectral_image(shape, n_regions=4, noise=0.8, random_state=seed)
         model = LUND(n_clusters=4, random_state=seed, **extra).fit(X)
-        for name, accs in _active_curves(model, y, args.queries, 10, seed).items():
+        for name, accs in active_curves(model, y, args.queries, 10, seed).items():
             curves.setdefault(name, []).append(accs)
         print(seed, {k: np.round(v[-1], 3).tolist() for k, v in curves.items()}, flush=True)
     print("queries", args.queries)
