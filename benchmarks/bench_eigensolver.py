@@ -4,10 +4,10 @@ rpfCluster at a sharp scale (``beta_2 = 0.05``) on musk2's full forest kernel
 (6,598 points, 200 trees, 8.6 M non-zeros) gives a connected graph whose top
 eigenvalues lie within 1e-7 of 1.  Plain Lanczos (``eigsh(which="LA")``, what
 the spectral module ran before ``dd7aae3``) needs thousands of restarts there;
-``_eigs_arpack`` now stops plain Lanczos after 100 restarts and goes to
-shift-invert ARPACK.  For each scale this prints the seconds, the number of
-products by ``M`` and ``1 - lambda`` of both, against a reference solve
-(shift-invert at machine precision).  Plain Lanczos is capped at
+``spectral_eigs(solver="arpack")`` stops plain Lanczos after 100 restarts and
+goes to shift-invert ARPACK.  For each scale this prints the seconds, the
+number of products by ``M`` and ``1 - lambda`` of both, against a reference
+solve (``spectral_eigs(solver="shift-invert")`` at machine precision).  Plain Lanczos is capped at
 ``--max-restarts`` (default 300) so that the run ends::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_eigensolver.py
@@ -22,10 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from geoforest.cluster import _spectral
-from geoforest.cluster._forest import sharpen_kernel
-from geoforest_experiments import rpf_cluster
+from geoforest.cluster import normalized_affinity, sharpen_kernel, spectral_eigs
 from geoforest.forest import RandomProjectionForest
+from geoforest_experiments import rpf_cluster
 
 
 def _counting(M):
@@ -55,9 +54,12 @@ def main() -> None:
     print("| beta_2 | solver | seconds | products by M | 1 - lambda | reference 1 - lambda |")
     print("| ---: | --- | ---: | ---: | --- | --- |")
     for scale in (float(s) for s in args.scales.split(",")):
-        M, _ = _spectral.normalized_affinity(sharpen_kernel(S, 0.0, scale))
+        A = sharpen_kernel(S, 0.0, scale)
+        M, _ = normalized_affinity(A)
+        # the start vector spectral_eigs draws from random_state=0
         v0 = np.random.RandomState(0).uniform(-1.0, 1.0, M.shape[0])
-        ref = np.sort(1.0 - _spectral._eigs_shift_invert(M, args.k, v0, 0.0)[0])
+        ref = spectral_eigs(A, args.k, solver="shift-invert", random_state=0, tol=0.0)[0]
+        ref = np.sort(1.0 - ref)
         ref_text = ", ".join(f"{v:.2e}" for v in ref)
         rows = []
         op, count = _counting(M)
@@ -69,12 +71,13 @@ def main() -> None:
         except ArpackNoConvergence:
             found = f"not converged in {args.max_restarts} restarts"
         rows.append(("plain Lanczos", time.perf_counter() - t0, count[0], found))
-        # the module's path, products not counted: a counting LinearOperator
+        # the library's path, products not counted: a counting LinearOperator
         # would take the operator path, which has no shift-invert fallback
         t0 = time.perf_counter()
-        values = _spectral._eigs_arpack(M, args.k, np.random.RandomState(0), args.tol)[0]
+        values = spectral_eigs(A, args.k, solver="arpack", random_state=0, tol=args.tol)[0]
         found = ", ".join(f"{v:.2e}" for v in np.sort(1.0 - values))
-        rows.append(("geoforest `_eigs_arpack`", time.perf_counter() - t0, "", found))
+        rows.append(('geoforest `spectral_eigs(solver="arpack")`', time.perf_counter() - t0, "",
+                     found))  # fmt: skip
         for name, seconds, products, found in rows:
             print(f"| {scale:g} | {name} | {seconds:.1f} | {products} | {found} | {ref_text} |")
 

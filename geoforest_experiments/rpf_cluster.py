@@ -206,27 +206,32 @@ ORACLE_SCALES: tuple[float, ...] = tuple(
 )
 
 
-def _sweep(model, seed: int) -> dict[tuple[float, float], dict[str, Any]]:
+def _sweep(model, seed: int) -> dict[tuple[float, float], Any]:
     """Every (beta_1, beta_2) of the oracle grid, clustered on the model's selection kernel.
 
-    ``model._candidate`` is the model's own procedure for one pair: sharpen,
-    spectral clustering, cut-off points attached through the kernel.  The
-    kernel is the model's selection kernel (its subset forest's, when it
-    compared candidates on a subset), so the same seed gives exactly the
-    candidates the estimator itself would compute.
+    ``model.cluster_candidate`` is the model's own procedure for one pair:
+    sharpen, spectral clustering, cut-off points attached through the kernel,
+    with the model's seed (``seed``, its ``random_state``).  The kernel is the
+    model's selection kernel (its subset forest's, when it compared
+    candidates on a subset), so this gives exactly the candidates the
+    estimator itself would compute.
     """
-    from geoforest.cluster._forest import SCALES, THRESHOLDS
+    from geoforest.cluster import RPF_SCALES, RPF_THRESHOLDS
 
     S = model.selection_kernel_
-    scales = sorted(set(ORACLE_SCALES) | set(SCALES))
-    return {(b1, b2): model._candidate(S, b1, b2, seed) for b1 in THRESHOLDS for b2 in scales}
+    scales = sorted(set(ORACLE_SCALES) | set(RPF_SCALES))
+    return {
+        (b1, b2): model.cluster_candidate(b1, b2, kernel=S)
+        for b1 in RPF_THRESHOLDS
+        for b2 in scales
+    }
 
 
 def _full_labels(model, pair: tuple[float, float], sweep_labels: np.ndarray, seed: int):
     """Labels of every point for ``pair``: the sweep's, or one more clustering of all points."""
     if model.selection_indices_ is None:
         return sweep_labels
-    return model._candidate(model.kernel_, *pair, seed)["_res"].labels
+    return model.cluster_candidate(*pair).labels
 
 
 def _save_sweep(path, model, sweep, y: np.ndarray, K: int) -> None:
@@ -240,25 +245,24 @@ def _save_sweep(path, model, sweep, y: np.ndarray, K: int) -> None:
     """
     from scipy.sparse.csgraph import connected_components
 
-    from geoforest.cluster import spectral_eigs
-    from geoforest.cluster._forest import SCALES
+    from geoforest.cluster import RPF_SCALES, spectral_eigs
 
     pairs = list(sweep)
-    default = np.array([b2 in SCALES for _, b2 in pairs])
+    default = np.array([b2 in RPF_SCALES for _, b2 in pairs])
     n_sel = model.selection_kernel_.shape[0]
     n_eigs = min(11, n_sel)
     spectra = np.full((len(pairs), n_eigs), np.nan)
     components = np.full(len(pairs), -1)
     for i, pair in enumerate(pairs):
         if default[i]:
-            A = sweep[pair]["_A"]
+            A = sweep[pair].affinity
             spectra[i] = spectral_eigs(A, n_eigs, solver="dense")[0][:n_eigs]
             components[i] = connected_components(A, directed=False)[0]
     sub = model.selection_indices_
     np.savez_compressed(
         path,
         pairs=np.array(pairs),
-        labels=np.array([sweep[p]["_res"].labels for p in pairs]),
+        labels=np.array([sweep[p].labels for p in pairs]),
         eigenvalues=spectra[:, : K + 1],
         spectra=spectra,
         components=components,
@@ -281,31 +285,31 @@ def _oracle(model, y: np.ndarray, seed: int, sweep) -> tuple[np.ndarray, dict[st
     for pair, cand in sweep.items():
         if pair[1] not in ORACLE_SCALES:
             continue
-        acc = metrics.clustering_accuracy(y_sel, cand["_res"].labels)
+        acc = metrics.clustering_accuracy(y_sel, cand.labels)
         if acc > best_acc:
             best, best_acc = pair, acc
-    labels = _full_labels(model, best, sweep[best]["_res"].labels, seed)
+    labels = _full_labels(model, best, sweep[best].labels, seed)
     return labels, {"threshold": best[0], "scale": best[1]}
 
 
 def _consensus(model, seed: int, sweep) -> tuple[np.ndarray, dict[str, Any]]:
     """What ``ForestSpectralClustering(selection="consensus")`` picks on the same kernel.
 
-    The consensus over the default :data:`THRESHOLDS` x :data:`SCALES` grid,
-    scored by the estimator's own ``_select`` on the sweep's candidates (the
+    The consensus over the default ``RPF_THRESHOLDS`` x ``RPF_SCALES`` grid,
+    scored and picked as the estimator does
+    (:func:`geoforest.cluster.consensus_scores`,
+    :func:`geoforest.cluster.select_best`) on the sweep's candidates (the
     same subset, forest and seed as the model, hence the same candidates).
     Reported beside the default rule so that both label-free rules are
     measured on every data set and seed from one forest.
     """
-    from sklearn.base import clone
+    from geoforest.cluster import RPF_SCALES, RPF_THRESHOLDS, consensus_scores, select_best
 
-    from geoforest.cluster._forest import SCALES, THRESHOLDS
-
-    pairs = [(b1, b2) for b1 in THRESHOLDS for b2 in SCALES]
-    cands = [dict(sweep[p]) for p in pairs]
-    best = clone(model).set_params(selection="consensus")._select(cands, seed)
+    pairs = [(b1, b2) for b1 in RPF_THRESHOLDS for b2 in RPF_SCALES]
+    scores = consensus_scores([sweep[p].labels for p in pairs])
+    best = select_best(scores, [b2 for _, b2 in pairs], [b1 for b1, _ in pairs])
     pair = pairs[best]
-    labels = _full_labels(model, pair, cands[best]["_res"].labels, seed)
+    labels = _full_labels(model, pair, sweep[pair].labels, seed)
     return labels, {"threshold": pair[0], "scale": pair[1]}
 
 

@@ -1,7 +1,7 @@
 """Which label-free rule picks rpfCluster's (beta_1, beta_2) best?  Candidates vs the oracle.
 
 For each data set and seed: a 200-tree rpf-kernel, every (beta_1, beta_2) of
-the grids in ``geoforest.cluster._forest``, NJW spectral clustering with the
+the grids ``geoforest.cluster.RPF_THRESHOLDS`` x ``RPF_SCALES``, NJW spectral clustering with the
 true K, and then the candidate each rule would pick:
 
 * ``oracle``  best clustering accuracy (uses the labels; the paper's protocol)
@@ -30,11 +30,16 @@ from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 
 import geoforest as gf
-from geoforest.cluster import normalized_affinity, sharpen_kernel, spectral_eigs
+from geoforest.cluster import (
+    RPF_SCALES,
+    RPF_THRESHOLDS,
+    normalized_affinity,
+    sharpen_kernel,
+    spectral_eigs,
+)
 from geoforest.cluster import spectral_embedding_njw as njw
-from geoforest.cluster._forest import SCALES, THRESHOLDS
-from geoforest_experiments.rpf_cluster import prepare
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
+from geoforest_experiments.rpf_cluster import prepare
 
 RULES = ("oracle", "gap", "rel", "ncut", "dist", "cons", "sil", "fixed")
 
@@ -56,8 +61,8 @@ def candidates(X, y, K, seed, n_trees):
         gf.RandomProjectionForest(n_trees, random_state=seed, n_jobs=2).fit(X).proximity()
     )
     out = []
-    for b1 in THRESHOLDS:
-        for b2 in SCALES:
+    for b1 in RPF_THRESHOLDS:
+        for b2 in RPF_SCALES:
             A = sharpen_kernel(S, b1, b2)
             if len(y) <= 1000:
                 M = normalized_affinity(A)[0].toarray()

@@ -4,8 +4,8 @@ For each data set and seed: the rpf-kernel of ``ForestSpectralClustering``'s
 default forest (``--trees`` trees), then every (beta_1, beta_2) of the paper's
 beta_1 grid times the union of the model's beta_2 grid and the oracle's fine
 grid, each clustered by the model's own candidate procedure
-(``ForestSpectralClustering._candidate``: sharpen, spectral clustering with
-the true K, cut-off points attached through the kernel).  Candidates are
+(``ForestSpectralClustering.cluster_candidate``: sharpen, spectral clustering
+with the true K, cut-off points attached through the kernel).  Candidates are
 computed on the model's selection subset when n > 1000, as ``fit`` does.
 
 Writes one ``.npz`` per data set and seed (labels of every candidate, the
@@ -25,8 +25,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from geoforest import ForestSpectralClustering, RandomProjectionForest
-from geoforest.cluster import sharpen_kernel, spectral_eigs
-from geoforest.cluster._forest import SCALES, THRESHOLDS
+from geoforest.cluster import RPF_SCALES, RPF_THRESHOLDS, sharpen_kernel, spectral_eigs
 from geoforest_experiments.rpf_cluster import ORACLE_SCALES, prepare
 
 MAX_K = 10
@@ -40,7 +39,7 @@ def main() -> None:
     parser.add_argument("--trees", type=int, default=200)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    scales = sorted(set(SCALES) | set(ORACLE_SCALES))
+    scales = sorted(set(RPF_SCALES) | set(ORACLE_SCALES))
     for name in args.datasets.split(","):
         X, y, K = prepare(name)
         for seed in range(args.seeds):
@@ -51,7 +50,7 @@ def main() -> None:
             model = ForestSpectralClustering(
                 K, forest=RandomProjectionForest(args.trees), random_state=seed, n_jobs=1
             )
-            # fits the forest and kernel; "eigengap" makes candidates keep K + 1 eigenvalues
+            # fits the forest and kernel (one candidate)
             model.set_params(threshold=0.0, scale=1.0, selection="eigengap").fit(X)
             S = model.kernel_
             n = S.shape[0]
@@ -62,9 +61,10 @@ def main() -> None:
             else:
                 sub = np.arange(n)
             pairs, labels, eigenvalues, spectra = [], [], [], []
-            for b1 in THRESHOLDS:
+            for b1 in RPF_THRESHOLDS:
                 for b2 in scales:
-                    res = model._candidate(S, b1, b2, seed)["_res"]
+                    # K + 1 eigenvalues: the eigengap after K
+                    res = model.cluster_candidate(b1, b2, kernel=S, n_eigenvalues=K + 1)
                     pairs.append((b1, b2))
                     labels.append(res.labels)
                     ev = np.full(K + 1, np.nan)
@@ -80,7 +80,7 @@ def main() -> None:
                 spectra=np.array(spectra),
                 y=y[sub],
                 K=K,
-                default_grid=np.array([b2 in SCALES for _, b2 in pairs]),
+                default_grid=np.array([b2 in RPF_SCALES for _, b2 in pairs]),
             )
             print(f"{name} seed {seed}: {len(pairs)} candidates, {time.perf_counter() - t0:.1f} s")
 

@@ -30,7 +30,7 @@ oracle (best accuracy on the grid) and the oracle-to-rule gap.  Rules:
                connected components and lambda_{K+1} < 1 - 1e-3 (default grid)
 
     python studies/rpf_rule_eval.py /tmp/rules
-    python studies/rpf_rule_eval.py .rpf-sweeps docs/results/rpf-cluster/*/rpf_cluster.csv
+    python studies/rpf_rule_eval.py .rpf-sweeps /tmp/rpf/*/rpf_cluster.csv   # the runs' csv files
 """
 
 from __future__ import annotations
@@ -41,8 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from geoforest.cluster import estimate_n_clusters
-from geoforest.cluster._forest import select_best
+from geoforest.cluster import estimate_n_clusters, select_best
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
 
 

@@ -18,7 +18,7 @@ of each rule's pick on those selection points.  ::
 
 Rules (every one but ``unf`` refuses candidates with a cluster under
 ``max(5, 2 % n)`` points, as ``selection="stability"`` does; ties as in
-:func:`~geoforest.cluster._forest.select_best`):
+:func:`~geoforest.cluster.select_best`):
 
 * ``unf``      consensus (mean ARI with the other candidates): the default
 * ``distort``  smallest k-means distortion of the NJW embedding (per point)
@@ -44,11 +44,10 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.metrics import adjusted_rand_score, silhouette_score
 
-from geoforest.cluster import ForestSpectralClustering
-from geoforest.cluster._forest import SCALES, THRESHOLDS, select_best
-from geoforest_experiments import rpf_cluster
+from geoforest.cluster import RPF_SCALES, RPF_THRESHOLDS, ForestSpectralClustering, select_best
 from geoforest.forest import RandomProjectionForest
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
+from geoforest_experiments import rpf_cluster
 
 
 def _features(res, labels, K: int, S, D, degree) -> dict:
@@ -84,14 +83,14 @@ def collect(name: str, out: Path, first: int, stop: int) -> None:
         S = model.selection_kernel_
         sub = model.selection_indices_
         y_sel = y if sub is None else y[sub]
-        model.selection = "eigengap"  # the candidates then carry K + 1 eigenvalues
         D = 1.0 - S.toarray()  # the forest distance, at most 1,000 x 1,000
         np.fill_diagonal(D, 0.0)
         degree = np.asarray(S.sum(axis=1)).ravel()
         cands = []
-        for b1 in THRESHOLDS:
-            for b2 in SCALES:
-                res = model._candidate(S, b1, b2, seed)["_res"]
+        for b1 in RPF_THRESHOLDS:
+            for b2 in RPF_SCALES:
+                # K + 1 eigenvalues: the eigengap after K
+                res = model.cluster_candidate(b1, b2, kernel=S, n_eigenvalues=K + 1)
                 labels = res.labels
                 cands.append(
                     {
@@ -164,7 +163,7 @@ def by_scale(folder: Path) -> None:
     names = list(data)
     print("| beta_2 | " + " | ".join(names) + " |")
     print("| ---: |" + " --- |" * len(names))
-    for scale in SCALES:
+    for scale in RPF_SCALES:
         cells = []
         for name in names:
             chosen = [

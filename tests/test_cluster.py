@@ -21,7 +21,7 @@ from threadpoolctl import threadpool_limits
 
 from geoforest.cluster import (
     KernelSpectralClustering,
-    _spectral,
+    _eigensolvers,
     canonical_labels,
     estimate_n_clusters,
     normalized_affinity,
@@ -165,7 +165,7 @@ def test_normalized_affinity_rejects_non_square():
 def assert_eigvecs_match(vectors, ref_vectors, values, atol):
     """Columns equal (our sign rule applied to the reference) or, within a
     group of near-equal eigenvalues, the same subspace."""
-    ref = _spectral._fix_signs(ref_vectors.copy())
+    ref = _eigensolvers._fix_signs(ref_vectors.copy())
     k = vectors.shape[1]
     start = 0
     while start < k:
@@ -219,7 +219,7 @@ def test_spectral_eigs_auto_and_n_eigs_bounds(random_affinity, reference_eigs):
     with pytest.raises(ValueError, match="solver"):
         spectral_eigs(small, 2, solver="amg")
     with pytest.raises(ValueError, match="dense"):
-        spectral_eigs(sp.eye(_spectral.DENSE_MAX_N + 1, format="csr"), 2, solver="dense")
+        spectral_eigs(sp.eye(_eigensolvers.DENSE_MAX_N + 1, format="csr"), 2, solver="dense")
 
 
 def test_spectral_eigs_deterministic(random_affinity):
@@ -231,7 +231,7 @@ def test_spectral_eigs_deterministic(random_affinity):
 
 
 def test_lobpcg_falls_back_to_arpack(random_affinity, reference_eigs, monkeypatch):
-    monkeypatch.setattr(_spectral, "_LOBPCG_MAXITER", 1)
+    monkeypatch.setattr(_eigensolvers, "_LOBPCG_MAXITER", 1)
     with pytest.warns(ConvergenceWarning, match="falling back to ARPACK"):
         values, _ = spectral_eigs(random_affinity, 6, solver="lobpcg", random_state=0)
     np.testing.assert_allclose(values, reference_eigs[0][:6], atol=1e-10)
@@ -254,11 +254,11 @@ def test_arpack_stall_goes_to_shift_invert(monkeypatch):
     W = _weakly_joined_paths()
     M, _ = normalized_affinity(W)
     calls = []
-    real = _spectral._eigs_shift_invert
+    real = _eigensolvers._eigs_shift_invert
     monkeypatch.setattr(
-        _spectral, "_eigs_shift_invert", lambda *a, **k: calls.append(1) or real(*a, **k)
+        _eigensolvers, "_eigs_shift_invert", lambda *a, **k: calls.append(1) or real(*a, **k)
     )
-    values, vectors = _spectral._eigs_arpack(M, 3, np.random.RandomState(0), 1e-6)
+    values, vectors = _eigensolvers._eigs_arpack(M, 3, np.random.RandomState(0), 1e-6)
     assert calls == [1]  # the bounded plain Lanczos gave up
     dense_values, dense_vectors = np.linalg.eigh(M.toarray())
     # the crowded gaps (1e-7) are resolved, which tol=1e-6 Lanczos cannot do
@@ -269,13 +269,26 @@ def test_arpack_stall_goes_to_shift_invert(monkeypatch):
     np.testing.assert_array_equal(labels, np.repeat([0, 1, 2], 500))
 
 
+def test_shift_invert_solver_resolves_crowded_eigenvalues():
+    W = _weakly_joined_paths()
+    values, vectors = spectral_eigs(W, 3, solver="shift-invert", random_state=0)
+    dense_values, dense_vectors = spectral_eigs(W, 3, solver="dense")
+    np.testing.assert_allclose(1 - values, 1 - dense_values, rtol=1e-6, atol=1e-14)
+    np.testing.assert_allclose(np.abs(vectors.T @ dense_vectors), np.eye(3), atol=1e-6)
+    # the arpack solver ends in the same shift-invert solve on this graph
+    arpack = spectral_eigs(W, 3, solver="arpack", random_state=0, tol=1e-6)[0]
+    np.testing.assert_allclose(1 - arpack, 1 - dense_values, rtol=1e-6, atol=1e-14)
+    with pytest.raises(ValueError, match="shift-invert"):
+        spectral_eigs(aslinearoperator(W), 3, solver="shift-invert")
+
+
 def test_arpack_on_linear_operator_keeps_its_budget(monkeypatch):
     W = _weakly_joined_paths()
     reference = spectral_eigs(W, 3, solver="dense")[0]
     budgets = []
-    real = _spectral.eigsh
+    real = _eigensolvers.eigsh
     monkeypatch.setattr(
-        _spectral,
+        _eigensolvers,
         "eigsh",
         lambda *a, **k: budgets.append((k.get("ncv"), k.get("maxiter"))) or real(*a, **k),
     )

@@ -8,11 +8,22 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.datasets import make_blobs
+from sklearn.exceptions import NotFittedError
 from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
-from geoforest.cluster import normalized_affinity, sharpen_kernel, spectral_clustering
-from geoforest.cluster._forest import attach_by_kernel, truncated_kernel
+from geoforest.cluster import (
+    RPF_SCALES,
+    RPF_THRESHOLDS,
+    consensus_scores,
+    normalized_affinity,
+    select_best,
+    sharpen_kernel,
+    spectral_clustering,
+    truncated_kernel,
+    unfragmented_threshold,
+)
+from geoforest.cluster._rpf_kernel import attach_by_kernel
 
 
 def _kernel(n=120, seed=0):
@@ -79,9 +90,43 @@ def test_auto_selection_is_the_consensus_candidate():
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
 
 
-def test_select_best_breaks_ties_toward_the_smoothest_candidate():
-    from geoforest.cluster._forest import select_best
+def test_public_candidates_and_consensus_reproduce_the_fit():
+    """cluster_candidate, consensus_scores and select_best: what fit does, in public."""
+    X, _, _ = _kernel(seed=1)
+    model = gf.ForestSpectralClustering(3, selection="consensus", random_state=0).fit(X)
+    cands = [
+        model.cluster_candidate(b1, b2, kernel=model.selection_kernel_)
+        for b1 in RPF_THRESHOLDS
+        for b2 in RPF_SCALES
+    ]
+    for c, fitted in zip(cands, model.candidates_, strict=True):
+        assert (c.threshold, c.scale) == (fitted["threshold"], fitted["scale"])
+        assert np.array_equal(c.labels, fitted["labels"])
+    scores = consensus_scores([c.labels for c in cands])
+    np.testing.assert_array_equal(scores, [c["score"] for c in model.candidates_])
+    best = cands[select_best(scores, [c.scale for c in cands], [c.threshold for c in cands])]
+    assert (best.threshold, best.scale) == (model.threshold_, model.scale_)
+    # on the full kernel (the default) at the chosen pair: the fit's labels and affinity
+    again = model.cluster_candidate(model.threshold_, model.scale_)
+    assert np.array_equal(again.labels, model.labels_) and again.n_clusters == 3
+    assert (again.affinity != model.affinity_matrix_).nnz == 0
+    # more eigenvalues on request (the eigengap after K), capped at what the solver allows
+    assert model.cluster_candidate(0.0, 1.0, n_eigenvalues=4).eigenvalues.shape == (4,)
+    assert model.cluster_candidate(0.0, 1.0, n_clusters=2).n_clusters == 2
+    assert np.isnan(consensus_scores([np.zeros(4, int)])).all()
+    with pytest.raises(NotFittedError):
+        gf.ForestSpectralClustering(3).cluster_candidate(0.0, 1.0)
 
+
+def test_relgap_candidate_reproduces_the_fit():
+    X, _, _ = _kernel(seed=1)
+    model = gf.ForestSpectralClustering(random_state=0).fit(X)  # K estimated: relgap
+    again = model.cluster_candidate(model.threshold_, model.scale_)
+    assert again.n_clusters == model.n_clusters_
+    assert np.array_equal(again.labels, model.labels_)
+
+
+def test_select_best_breaks_ties_toward_the_smoothest_candidate():
     scores = np.array([0.9, 0.5, 0.9 - 1e-12, 0.9, 0.2])
     scales = np.array([0.05, 100.0, 1.0, 1.0, 5.0])
     thresholds = np.array([0.0, 0.0, 0.3, 0.1, 0.0])
@@ -285,28 +330,24 @@ def _components_by_hand(A: np.ndarray) -> list[int]:
 
 
 def test_unfragmented_threshold_against_depth_first_search():
-    from geoforest.cluster._forest import THRESHOLDS, unfragmented_threshold
-
     X, _ = make_blobs(90, centers=3, n_features=3, cluster_std=1.5, random_state=4)
     S = gf.RandomProjectionForest(40, random_state=4).fit(X).proximity()
     dense = S.toarray()
     for min_size in (1, 5, 20, 31, 200):
         ok = [
             b
-            for b in THRESHOLDS
+            for b in RPF_THRESHOLDS
             if min(_components_by_hand(dense * (dense >= b))) >= min(min_size, 90)
         ]
-        expected = max(ok) if ok else min(THRESHOLDS)
-        assert unfragmented_threshold(S, THRESHOLDS, min_size=min_size) == expected
+        expected = max(ok) if ok else min(RPF_THRESHOLDS)
+        assert unfragmented_threshold(S, RPF_THRESHOLDS, min_size=min_size) == expected
     # the default size bound is max(5, 2 % of n)
-    assert unfragmented_threshold(S, THRESHOLDS) == unfragmented_threshold(
-        S, THRESHOLDS, min_size=5
+    assert unfragmented_threshold(S, RPF_THRESHOLDS) == unfragmented_threshold(
+        S, RPF_THRESHOLDS, min_size=5
     )
 
 
 def test_unfragmented_selection_is_consensus_at_that_threshold():
-    from geoforest.cluster._forest import SCALES, unfragmented_threshold
-
     X, y, _ = _kernel(seed=1)
     # With K given, the default ("auto") is the unfragmented rule (docs/results/rpf-cluster.md).
     model = gf.ForestSpectralClustering(3, random_state=0).fit(X)
@@ -314,7 +355,7 @@ def test_unfragmented_selection_is_consensus_at_that_threshold():
     assert model.selection == "auto" and np.array_equal(model.labels_, explicit.labels_)
     b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
     cands = model.candidates_
-    assert [c["scale"] for c in cands] == list(SCALES)
+    assert [c["scale"] for c in cands] == list(RPF_SCALES)
     assert {c["threshold"] for c in cands} == {b1} == {model.threshold_}
     fixed = gf.ForestSpectralClustering(3, threshold=b1, random_state=0).fit(X)
     assert model.scale_ == fixed.scale_ and np.array_equal(model.labels_, fixed.labels_)
@@ -325,7 +366,7 @@ def test_unfragmented_selection_is_consensus_at_that_threshold():
         gf.KernelSpectralClustering(3, random_state=0)
         .fit(sharpen_kernel(model.kernel_, b1, b2))
         .labels_
-        for b2 in SCALES
+        for b2 in RPF_SCALES
     ]
     scores = [
         np.mean([adjusted_rand_score(a, b) for j, b in enumerate(labels) if j != i])
@@ -333,14 +374,12 @@ def test_unfragmented_selection_is_consensus_at_that_threshold():
     ]
     assert np.allclose(scores, [c["score"] for c in cands])
     tied = [i for i, v in enumerate(scores) if v >= max(scores) - 1e-9]
-    assert model.scale_ == max(SCALES[i] for i in tied)
+    assert model.scale_ == max(RPF_SCALES[i] for i in tied)
 
 
 def test_stability_selection_against_independently_redrawn_forests():
     """Scores recomputed from forests fitted by hand (documented seeds), fragments refused."""
     from sklearn.datasets import load_iris
-
-    from geoforest.cluster._forest import SCALES, unfragmented_threshold
 
     X = load_iris().data
 
@@ -356,7 +395,7 @@ def test_stability_selection_against_independently_redrawn_forests():
     model = stability_model()
     b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
     cands = model.candidates_
-    assert [c["scale"] for c in cands] == list(SCALES)
+    assert [c["scale"] for c in cands] == list(RPF_SCALES)
     assert {c["threshold"] for c in cands} == {b1}
 
     # The same partitions from scratch: forests with seeds 1 + 7919 b, each
@@ -371,21 +410,21 @@ def test_stability_selection_against_independently_redrawn_forests():
         for b in range(3)
     ]
     np.testing.assert_allclose(kernels[0].toarray(), model.kernel_.toarray())
-    parts = [[partition(S, b2) for b2 in SCALES] for S in kernels]
+    parts = [[partition(S, b2) for b2 in RPF_SCALES] for S in kernels]
     scores = [
         np.mean(
             [adjusted_rand_score(parts[a][j], parts[b][j]) for a, b in ((0, 1), (0, 2), (1, 2))]
         )
-        for j in range(len(SCALES))
+        for j in range(len(RPF_SCALES))
     ]
     assert np.allclose(scores, [c["score"] for c in cands])
-    fragmented = [np.bincount(parts[0][j]).min() < 5 for j in range(len(SCALES))]
+    fragmented = [np.bincount(parts[0][j]).min() < 5 for j in range(len(RPF_SCALES))]
     assert [c["fragmented"] for c in cands] == fragmented
     assert not all(fragmented)
-    allowed = [j for j in range(len(SCALES)) if not fragmented[j]]
+    allowed = [j for j in range(len(RPF_SCALES)) if not fragmented[j]]
     best = max(scores[j] for j in allowed)
     tied = [j for j in allowed if scores[j] >= best - 1e-9]
-    assert model.scale_ == max(SCALES[j] for j in tied)
+    assert model.scale_ == max(RPF_SCALES[j] for j in tied)
     assert np.array_equal(model.labels_, stability_model().labels_)
     with pytest.raises(ValueError):
         gf.ForestSpectralClustering(3, selection="stability", stability_forests=1).fit(X)

@@ -173,7 +173,7 @@ def test_rpfcluster_relgap_scores_recomputed_independently():
 def test_persistent_components_need_the_lower_threshold():
     import scipy.sparse as sp
 
-    from geoforest.cluster._forest import _persistent_components
+    from geoforest.cluster._rpf_selection import _persistent_components
 
     # Two blocks of 20 points with within-block kernel 0.5, joined by weight 0.15.
     block = np.full((20, 20), 0.5)

@@ -68,7 +68,7 @@ def test_progress_bar_and_truncated_kernel(capsys):
     # tqdm's progress bar over joblib's return_as="generator" (joblib >= 1.3),
     # and scipy.sparse.eye_array (scipy >= 1.12) in the truncated kernel.
     from geoforest import UnsupervisedForest
-    from geoforest.cluster._forest import truncated_kernel
+    from geoforest.cluster import truncated_kernel
 
     X = np.random.default_rng(0).normal(size=(60, 3))
     forest = UnsupervisedForest(n_estimators=4, n_jobs=2, verbose=1, random_state=0).fit(X)

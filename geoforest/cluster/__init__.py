@@ -4,6 +4,12 @@ The functions work on any symmetric non-negative affinity given as a dense
 array, a scipy sparse matrix/array or a
 :class:`scipy.sparse.linalg.LinearOperator` (computing ``W @ x`` only), and
 always through the normalised affinity ``M = D^{-1/2} W D^{-1/2}``.
+
+rpfCluster (:class:`ForestSpectralClustering`) adds its kernel
+(:func:`truncated_kernel`, :func:`sharpen_kernel`), its grids of
+(beta_1, beta_2) candidates (:data:`RPF_THRESHOLDS`, :data:`RPF_SCALES`) and
+the label-free rules that pick one (:func:`unfragmented_threshold`,
+:func:`consensus_scores`, :func:`select_best`).
 """
 
 from ._choice import (
@@ -17,14 +23,21 @@ from ._choice import (
     relative_gaps,
     score_partitions,
 )
-from ._forest import ForestSpectralClustering, sharpen_kernel, truncated_kernel
+from ._eigensolvers import normalized_affinity, spectral_eigs
 from ._kernel import KernelSpectralClustering
+from ._rpf_cluster import ForestSpectralClustering
+from ._rpf_kernel import sharpen_kernel, truncated_kernel
+from ._rpf_selection import (
+    RPF_SCALES,
+    RPF_THRESHOLDS,
+    consensus_scores,
+    select_best,
+    unfragmented_threshold,
+)
 from ._spectral import (
     canonical_labels,
     estimate_n_clusters,
-    normalized_affinity,
     spectral_clustering,
-    spectral_eigs,
     spectral_embedding_njw,
     spectral_partitions,
 )
@@ -34,6 +47,8 @@ __all__ = [
     "KernelSpectralClustering",
     "LabelFreeChoiceWarning",
     "MIN_RELATIVE_GAP",
+    "RPF_SCALES",
+    "RPF_THRESHOLDS",
     "choose_by_relative_gap",
     "min_cluster_size",
     "n_components",
@@ -42,12 +57,15 @@ __all__ = [
     "eigengap_scores",
     "explain_choice",
     "canonical_labels",
+    "consensus_scores",
     "estimate_n_clusters",
     "normalized_affinity",
+    "select_best",
     "spectral_clustering",
     "spectral_eigs",
     "spectral_embedding_njw",
     "spectral_partitions",
     "sharpen_kernel",
     "truncated_kernel",
+    "unfragmented_threshold",
 ]

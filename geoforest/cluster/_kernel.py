@@ -140,6 +140,15 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
     ``n_samples - 1``) raises ``ValueError`` too: raise ``max_clusters`` or
     pass ``n_clusters``.
 
+    References
+    ----------
+    .. [1] A. Y. Ng, M. I. Jordan and Y. Weiss, "On spectral clustering:
+           Analysis and an algorithm", Advances in Neural Information
+           Processing Systems 14 (NIPS 2001).
+    .. [2] J. Shi and J. Malik, "Normalized cuts and image segmentation",
+           IEEE Transactions on Pattern Analysis and Machine Intelligence
+           22(8), 2000.
+
     Examples
     --------
     >>> import numpy as np

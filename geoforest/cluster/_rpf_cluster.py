@@ -1,4 +1,4 @@
-"""rpfCluster: spectral clustering of a forest's proximity kernel."""
+"""rpfCluster: spectral clustering of a forest's proximity kernel, thresholded and sharpened."""
 
 from __future__ import annotations
 
@@ -10,269 +10,29 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClusterMixin, clone
-from sklearn.metrics import adjusted_rand_score
-from sklearn.utils import check_random_state
+from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import N_JOBS, validate_data
-from ._choice import (
-    choose_by_relative_gap,
-    eigengap_scores,
-    explain_choice,
-    min_cluster_size,
-    n_components,
-    score_partitions,
+from ._choice import eigengap_scores, explain_choice
+from ._eigensolvers import AUTO_DENSE_MAX_N
+from ._rpf_kernel import attach_by_kernel, kernel_vote, sharpen_kernel, truncated_kernel
+from ._rpf_selection import (
+    RPF_SCALES,
+    RPF_THRESHOLDS,
+    _relgap_candidates,
+    _score_stability,
+    _select,
+    unfragmented_threshold,
 )
-from ._spectral import (
-    AUTO_DENSE_MAX_N,
-    canonical_labels,
-    spectral_clustering,
-    spectral_partitions,
-)
+from ._spectral import spectral_clustering
 
-__all__ = [
-    "ForestSpectralClustering",
-    "attach_by_kernel",
-    "kernel_vote",
-    "sharpen_kernel",
-    "truncated_kernel",
-    "unfragmented_threshold",
-]
+__all__ = ["ForestSpectralClustering"]
 
-#: Threshold grid of the paper (beta_1).
-THRESHOLDS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4)
-#: Scale grid (beta_2), log-spaced over the paper's range (0, 200].
-SCALES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 20.0, 100.0)
 #: Queries per forest-kernel block in :meth:`ForestSpectralClustering.predict`.
 PREDICT_CHUNK = 1024
-
-
-def sharpen_kernel(S, threshold: float, scale: float, *, min_weight: float = 1e-12) -> sp.csr_array:
-    """rpfCluster's affinity: zero entries below ``threshold``, map the rest by ``exp``.
-
-    Kept entries ``s`` become ``exp((s - 1) / scale)``, which is the paper's
-    ``exp(s / scale)`` divided by the constant ``exp(1 / scale)``: the same
-    normalised affinity (and so the same clustering), without overflow for
-    small scales.  Zeros stay zero, so the result is as sparse as ``S``.
-
-    Weights below ``min_weight`` are dropped too: next to the diagonal's 1
-    they cannot change the clustering, but they leave the graph numerically
-    almost disconnected, an eigenvalue 1 repeated to rounding, on which Krylov
-    eigensolvers stall (minutes on MAGIC's 19,020 points with ``scale=0.02``).
-    Dropped, the components are exact and are solved one at a time.
-
-    Parameters
-    ----------
-    S : scipy sparse matrix/array or ndarray of shape (n, n)
-        A proximity kernel with values in [0, 1] (1 on the diagonal).
-    threshold : float
-        ``beta_1``: entries ``< threshold`` are removed.
-    scale : float
-        ``beta_2 > 0``: the bandwidth of the exponential map.
-    min_weight : float, default=1e-12
-        Sharpened weights below this are removed (``0`` keeps them all).
-
-    Returns
-    -------
-    scipy.sparse.csr_array
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> S = np.array([[1.0, 0.5, 0.05], [0.5, 1.0, 0.0], [0.05, 0.0, 1.0]])
-    >>> A = sharpen_kernel(S, threshold=0.1, scale=0.5)
-    >>> A.nnz, round(float(A[0, 1]), 4)
-    (5, 0.3679)
-    """
-    if not scale > 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
-    A = sp.csr_array(S, dtype=np.float64, copy=True)
-    A.data[A.data < threshold] = 0.0
-    A.eliminate_zeros()
-    A.data = np.exp((A.data - 1.0) / scale)
-    if min_weight > 0:
-        A.data[A.data < min_weight] = 0.0
-        A.eliminate_zeros()
-    return A
-
-
-def truncated_kernel(forest, n_neighbors: int) -> sp.csr_array:
-    """A fitted forest's proximity kernel restricted to each point's nearest neighbours.
-
-    Keeps ``S[i, j]`` when ``j`` is among the ``n_neighbors`` points of largest
-    proximity to ``i`` or ``i`` among those of ``j`` (the union, so the result
-    is symmetric), plus the diagonal of ones.  Memory is at most
-    ``n * (2 * n_neighbors + 1)`` entries, where the full kernel holds every
-    co-leaf pair (about ``n_estimators * leaf size`` per row, often ten times
-    more); the neighbours come from :meth:`kneighbors`, which never forms the
-    full kernel.  Ties in proximity go to the lower index, as in
-    :meth:`kneighbors`.
-
-    Parameters
-    ----------
-    forest : fitted geoforest forest
-    n_neighbors : int
-        Neighbours kept per point, ``1 <= n_neighbors < n_samples``.
-
-    Returns
-    -------
-    scipy.sparse.csr_array of shape (n_samples, n_samples)
-    """
-    n = forest.inbag_counts_.shape[0]
-    if not isinstance(n_neighbors, numbers.Integral) or not 1 <= n_neighbors < n:
-        raise ValueError(f"n_neighbors must be an integer in [1, n_samples - 1 = {n - 1}]")
-    dist, ind = forest.kneighbors(n_neighbors=int(n_neighbors))
-    rows = np.repeat(np.arange(n), ind.shape[1])
-    S = sp.csr_array((1.0 - dist.ravel(), (rows, ind.ravel())), shape=(n, n))
-    S = S.maximum(S.T) + sp.eye_array(n, format="csr")
-    S.eliminate_zeros()  # padding neighbours at proximity 0
-    S.sort_indices()
-    return sp.csr_array(S)
-
-
-def unfragmented_threshold(S, thresholds, *, min_size: int | None = None) -> float:
-    """The largest threshold whose thresholded kernel has no small connected component.
-
-    A threshold beta_1 removes weak similarities; past some level it starts
-    cutting single points and small groups off the graph.  This returns the
-    largest of ``thresholds`` at which every connected component of
-    ``S >= beta_1`` (entries of ``S`` below ``beta_1`` removed) still holds at
-    least ``min_size`` points, or the smallest threshold when none qualifies.
-
-    Parameters
-    ----------
-    S : scipy sparse array of shape (n, n)
-        The forest kernel (1 on the diagonal).
-    thresholds : sequence of float
-        Candidate beta_1 values.
-    min_size : int or None, default=None
-        Smallest component size allowed; ``None`` means ``max(5, 2 % of n)``.
-
-    Returns
-    -------
-    float
-    """
-    from scipy.sparse.csgraph import connected_components
-
-    S = sp.csr_array(S)
-    n = S.shape[0]
-    if min_size is None:
-        min_size = max(5, int(np.ceil(0.02 * n)))
-    ordered = sorted(float(t) for t in thresholds)
-    for b1 in reversed(ordered):
-        A = S.copy()
-        A.data[A.data < b1] = 0.0
-        A.eliminate_zeros()
-        _, comp = connected_components(A, directed=False)
-        if np.bincount(comp).min() >= min(min_size, n):
-            return b1
-    return ordered[0]
-
-
-#: Scores this close to the best are ties (same partition, summed in another order).
-SCORE_TIE = 1e-9
-
-
-def select_best(scores: np.ndarray, scales: np.ndarray, thresholds: np.ndarray) -> int:
-    """Index of the best candidate; among ties the largest scale, then the smallest threshold.
-
-    Tied consensus scores mean the candidates gave the same partition of the
-    points they were compared on.  The largest ``scale`` (beta_2) among them
-    is the smoothest affinity with that partition: the sharpest ones can leave
-    the full graph numerically disconnected (200,000 blobs: beta_2 = 0.05,
-    first among tied candidates, scored 0.255 where 0.1 and 1 scored 0.998).
-    The smallest ``threshold`` (beta_1) cuts the fewest edges.
-    """
-    scores = np.asarray(scores, dtype=float)
-    if not np.any(np.isfinite(scores)):
-        return 0
-    tied = np.flatnonzero(scores >= np.nanmax(scores) - SCORE_TIE)
-    # lexsort: the last key is the primary one
-    order = np.lexsort((np.asarray(thresholds)[tied], -np.asarray(scales)[tied]))
-    return int(tied[order[0]])
-
-
-def _persistent_components(S, threshold: float) -> int:
-    """Components of at least :func:`min_cluster_size` points at the grid threshold below."""
-    from scipy.sparse.csgraph import connected_components
-
-    lower = max((t for t in THRESHOLDS if t < threshold), default=threshold)
-    A = sp.csr_array(S, copy=True)
-    A.data[A.data < lower] = 0.0
-    A.eliminate_zeros()
-    _, comp = connected_components(A, directed=False)
-    return max(1, int(np.sum(np.bincount(comp) >= min_cluster_size(S.shape[0]))))
-
-
-def attach_by_kernel(S, labels: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """Give ``points`` the cluster they are most similar to in the kernel ``S``.
-
-    A threshold beta_1 can cut points (or small groups) off the rest of the
-    affinity graph; spectral clustering then has no information about them.
-    The unthresholded kernel still links them to the others: each such point
-    joins the cluster with the largest mean similarity to it.  Points with no
-    similarity to any clustered point keep their label.
-
-    Parameters
-    ----------
-    S : scipy sparse array of shape (n, n)
-        The forest kernel.
-    labels : ndarray of shape (n,)
-        Cluster labels ``0 .. K-1``.
-    points : ndarray of int
-        The points to (re)assign.
-
-    Returns
-    -------
-    ndarray of shape (n,)
-        A copy of ``labels`` with ``points`` reassigned, in canonical order.
-    """
-    labels = np.asarray(labels).copy()
-    if points.size == 0:
-        return labels
-    n = labels.shape[0]
-    clustered = np.setdiff1d(np.arange(n), points, assume_unique=True)
-    if clustered.size == 0:
-        return labels
-    best, linked = kernel_vote(sp.csr_array(S)[points], labels, clustered)
-    labels[points[linked]] = best[linked]
-    return canonical_labels(labels)
-
-
-def kernel_vote(S_rows, labels: np.ndarray, clustered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The cluster of largest mean kernel similarity, for each row of ``S_rows``.
-
-    The vote of :func:`attach_by_kernel` (points the threshold cut off) and
-    :meth:`ForestSpectralClustering.predict` (new points): row ``q`` scores
-    cluster ``c`` by the mean of ``S_rows[q, j]`` over the points ``j`` of
-    ``clustered`` labelled ``c``.
-
-    Parameters
-    ----------
-    S_rows : scipy sparse array or ndarray of shape (n_rows, n)
-        Similarities of the rows to the ``n`` labelled points.
-    labels : ndarray of shape (n,)
-        Cluster labels ``0 .. K-1`` (only those of ``clustered`` are read).
-    clustered : ndarray of int
-        The points that vote.
-
-    Returns
-    -------
-    best : ndarray of shape (n_rows,)
-        The cluster of the largest mean similarity (ties: the lower label).
-    linked : ndarray of shape (n_rows,), bool
-        False for the rows with no similarity to any voting point (``best``
-        is then 0, meaningless).
-    """
-    n = labels.shape[0]
-    k = int(labels[clustered].max()) + 1
-    one_hot = sp.csr_array((np.ones(clustered.size), (clustered, labels[clustered])), shape=(n, k))
-    sizes = np.bincount(labels[clustered], minlength=k).astype(np.float64)
-    scores = sp.csr_array(S_rows) @ one_hot
-    scores = np.asarray(scores.toarray() if sp.issparse(scores) else scores) / np.maximum(sizes, 1)
-    return np.argmax(scores, axis=1), scores.max(axis=1) > 0
 
 
 class ForestSpectralClustering(ClusterMixin, BaseEstimator):
@@ -286,8 +46,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     (:func:`~geoforest.cluster.spectral_clustering`).
 
     When ``threshold`` or ``scale`` is ``"auto"``, the pairs of the grids
-    :data:`THRESHOLDS` x :data:`SCALES` are clustered and one is chosen without
-    labels by ``selection``:
+    :data:`RPF_THRESHOLDS` x :data:`RPF_SCALES` are clustered and one is chosen
+    without labels by ``selection`` (:mod:`geoforest.cluster._rpf_selection`):
 
     * ``"auto"`` (default): ``"relgap"`` when ``n_clusters`` is None,
       ``"unfragmented"`` when it is given;
@@ -308,8 +68,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     * ``"unfragmented"``: beta_1 is the largest grid threshold that leaves no
       connected component under ``max(5, 2 % of n)`` points
       (:func:`unfragmented_threshold`, on the full kernel), and beta_2 the
-      consensus candidate over :data:`SCALES` at that beta_1 (10 candidates
-      instead of 50).
+      consensus candidate over :data:`RPF_SCALES` at that beta_1 (10
+      candidates instead of 50).
     * ``"stability"``: beta_1 as for ``"unfragmented"``; beta_2 is the scale
       whose partition changes least when the forest is redrawn: the
       candidates at each scale are also computed from ``stability_forests - 1``
@@ -340,9 +100,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         How ``"auto"`` picks a candidate (see above and Notes).
     stability_forests : int, default=4
         Forests compared by ``selection="stability"`` (the fitted one
-        included); ignored by the other rules.  4 is the value measured on
-        the eight data sets (``docs/results/rpf-cluster.md``); others were
-        not compared.
+        included); ignored by the other rules.  4 is the only value compared
+        (``docs/results/rpf-cluster.md``).
     max_clusters : int, default=10
         Largest K the eigengap may choose when ``n_clusters`` is None.
     n_init : int, default=10
@@ -351,9 +110,9 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         Eigensolver of the spectral step.
     eigen_tol : float, default=1e-6
         Tolerance of the iterative eigensolvers (relative accuracy of the
-        eigenvalues; ``0`` is machine precision).  On MAGIC a machine-precision
-        solve of a candidate whose graph has a tiny spectral gap took 21 s
-        (minutes for others) and ``1e-6`` 3.6 s, with the same partition.
+        eigenvalues; ``0`` is machine precision).  Not ``0``: on a candidate
+        whose graph has a tiny spectral gap a machine-precision solve costs
+        many times more for the same partition (``docs/benchmarks.md``).
     kernel_neighbors : int or None, default=None
         ``None`` clusters the full forest kernel.  An int keeps only each
         point's ``kernel_neighbors`` most similar points (see
@@ -365,9 +124,9 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         With ``"auto"`` on more points than this, the candidates are compared
         on a random subset of this many points, with the kernel of a forest
         grown on the subset alone (same settings), and only the chosen pair
-        clusters all the points.  Restricting the full kernel to the subset
-        instead left almost no edges at large n (5,000 blobs: accuracy 0.49
-        against 0.997).  ``None`` always uses every point.
+        clusters all the points.  The subset gets its own forest because the
+        full kernel restricted to the subset keeps almost no edges at large n
+        (``docs/benchmarks.md``).  ``None`` always uses every point.
     random_state : int, RandomState instance or None, default=None
         Seeds the forest (when it has none) and the spectral step.
     n_jobs : int or None, default=None
@@ -411,40 +170,25 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
 
     Notes
     -----
-    **Why ``"relgap"`` chooses K**: chosen on the selection half of the
-    clustering suite and checked on its report half
-    (``docs/results/clustering-suite.md``): it stops the eigengap rule's
-    over-splitting of small tabular sets and noisy data, at the price of
-    taking the dominant level of a hierarchy (fewer clusters than classes
-    where one class sits apart).
+    ``"relgap"`` chooses K because it stops the eigengap rule's over-splitting
+    of small tabular sets and noisy data, at the price of taking the dominant
+    level of a hierarchy (fewer clusters than classes where one class sits
+    apart).  It was chosen on the selection half of the clustering suite and
+    checked on its report half (``docs/results/clustering-suite.md``,
+    ``docs/choosing-k.md``).
 
-    **Why ``selection="unfragmented"`` is the rule with K given** (measured with
-    ``studies/rpf_cluster_subset.py``, K given, 200 trees, 10 seeds;
-    ``docs/results/rpf-cluster.md`` and ``docs/defaults.md``).  Consensus over
-    the full 5 x 10 grid lets a large beta_1 win when the thresholded graph
-    has shattered and most candidates agree on the broken partition: on
-    segment (2,310 points) 4 of 10 seeds picked beta_1 = 0.2 and scored 0.288,
-    mean accuracy 0.529 +- 0.201.  Taking beta_1 from the kernel's
-    connectivity first (the largest grid value leaving no component under
-    ``max(5, 2 % of n)`` points) and beta_2 by consensus at that beta_1 gave
-    0.719 +- 0.027 on the same forests (beta_1 = 0.1 on every seed), and on
-    the small data sets iris 0.930 (consensus 0.930), wine 0.946 (0.929),
-    WDBC 0.874 (0.874), heart 0.616 (0.612).  It clusters 10 candidates
-    instead of 50.  Per seed it can lose a little (segment: 3 of 10 seeds by
-    0.001-0.021).  On the other large sets (candidates compared on 1,000
-    points): satimage 0.721 against consensus 0.328 (10 seeds), but musk2
-    0.539 against 0.554 and MAGIC (``kernel_neighbors=50``) 0.615 against
-    0.633 (10 seeds each; on both, no method measured beats putting every
-    point in one cluster, 0.846 and 0.648, by more than 0.001).
+    ``"unfragmented"`` is the rule with K given because consensus over the
+    whole grid lets a large beta_1 win when the thresholded graph has
+    shattered and most candidates agree on the broken partition; taking
+    beta_1 from the kernel's connectivity first avoids that, and clusters 10
+    candidates instead of 50.  ``"stability"`` is not the default: on some
+    data sets it picks sharp scales that are stable without being better
+    partitions.  The figures per data set are in
+    ``docs/results/rpf-cluster.md``.
 
-    ``selection="stability"`` (same protocol, 10 seeds,
-    ``docs/results/rpf-cluster.md``) reaches iris 0.935 (co-cluster 0.924),
-    wine 0.947, heart 0.618, segment 0.740 and MAGIC 0.619 (WDBC 0.873), but
-    picks sharp scales on satimage and scores 0.646 there against 0.721, so
-    it is not the default.  Its iris gain is seed noise: on seeds 10-19 it
-    scored 0.925 (default 0.927).  On musk2 it moves towards one cluster
-    for all points, 0.692 +- 0.137 (default 0.539, one cluster 0.846).
-
+    :meth:`cluster_candidate` clusters one (beta_1, beta_2) pair as ``fit``
+    does, to study the candidates; :func:`consensus_scores` and
+    :func:`select_best` score and pick them as ``selection="consensus"``.
     New points are labelled by :meth:`predict`, a vote of the training points
     weighted by the forest kernel.
 
@@ -452,6 +196,12 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     ----------
     .. [1] D. Yan, S. Gu, Y. Xu and Z. Qin, "Similarity kernel and clustering
            via random projection forests", arXiv:1908.10506 (2019).
+    .. [2] A. Y. Ng, M. I. Jordan and Y. Weiss, "On spectral clustering:
+           Analysis and an algorithm", Advances in Neural Information
+           Processing Systems 14 (NIPS 2001).
+    .. [3] J. Shi and J. Malik, "Normalized cuts and image segmentation",
+           IEEE Transactions on Pattern Analysis and Machine Intelligence
+           22(8), 2000.
 
     Examples
     --------
@@ -579,16 +329,17 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         if self.threshold != "auto":
             thresholds = (float(self.threshold),)
         elif self._selection in ("unfragmented", "stability", "relgap"):
-            thresholds = (unfragmented_threshold(S, THRESHOLDS),)
+            thresholds = (unfragmented_threshold(S, RPF_THRESHOLDS),)
         else:
-            thresholds = THRESHOLDS
-        scales = SCALES if self.scale == "auto" else (float(self.scale),)
+            thresholds = RPF_THRESHOLDS
+        scales = RPF_SCALES if self.scale == "auto" else (float(self.scale),)
         rs = self.random_state
         seed = (
             int(rs)
             if isinstance(rs, numbers.Integral)
             else check_random_state(rs).randint(2**31 - 1)
         )
+        self._seed = seed  # the spectral steps' seed, for cluster_candidate
         grid = [(b1, b2) for b1 in thresholds for b2 in scales]
         # Compare the candidates on a random subset when n is large: the choice of
         # (beta_1, beta_2) needs the shape of the kernel, not every point.  The
@@ -609,7 +360,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             sub = None
             S_sel = S
         if self._selection == "relgap":
-            candidates, best, k_scores = self._relgap_candidates(S_sel, grid, seed)
+            candidates, best, k_scores = _relgap_candidates(self, S_sel, grid, seed)
             b1, b2 = grid[best]
             chosen = self._candidate(S, b1, b2, seed, n_clusters=candidates[best]["n_clusters"])
             criterion = "relative gap"
@@ -620,8 +371,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             ]
             if self._selection == "stability" and len(grid) > 1:
                 X_sel = forest._X_fit if sub is None else forest._X_fit[sub]
-                self._score_stability(candidates, grid, X_sel, seed)
-            best = self._select(candidates, seed)
+                _score_stability(self, candidates, grid, X_sel, seed)
+            best = _select(self._selection, candidates)
             chosen = (
                 candidates[best]
                 if sub is None
@@ -674,8 +425,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         ``predict(X_train)`` is not exactly ``labels_``: the labels come from
         spectral clustering of the thresholded, sharpened affinity, the vote
         from the raw kernel's co-leaf counts, and they can differ for points
-        between clusters.  Measured agreement: 0.97-1.0 on iris, wine and
-        4-blob data (3 seeds each, ``tests/test_out_of_sample.py``).
+        between clusters (agreement on iris, wine and blobs:
+        ``tests/test_out_of_sample.py``).
 
         Parameters
         ----------
@@ -721,55 +472,97 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             out[lo : lo + PREDICT_CHUNK] = np.where(linked, best, fallback)
         return out
 
-    def _relgap_candidates(self, S, grid, seed: int):
-        """Score every (beta_1, beta_2, K) by its relative gap; the shared rule picks one."""
-        max_k = int(min(self.max_clusters, S.shape[0] - 1))
-        gaps = np.full((len(grid), max_k), np.nan)
-        fragmented = np.ones((len(grid), max_k), dtype=bool)
-        parts = []
-        for c, (b1, b2) in enumerate(progress(grid, len(grid), self.verbose, "rpfCluster scales")):
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*zero degree", category=UserWarning)
-                part = spectral_partitions(
-                    sharpen_kernel(S, b1, b2), max_k, n_init=4, solver=self.eigen_solver,
-                    random_state=seed, tol=self.eigen_tol,
-                )  # fmt: skip
-            gaps[c], fragmented[c] = score_partitions(part, max_k)
-            parts.append(part)
-        # Connected components of the thresholded kernel are clusters when they
-        # persist at the next lower threshold (a split made by beta_1 alone is
-        # not: it can cut one Gaussian blob in two); the gaps judge finer splits.
-        base_k = min(
-            min(n_components(p.eigenvalues) for p in parts),
-            _persistent_components(S, min(b1 for b1, _ in grid)),
+    def cluster_candidate(
+        self,
+        threshold: float,
+        scale: float,
+        *,
+        kernel=None,
+        n_clusters: int | None = None,
+        n_eigenvalues: int | None = None,
+    ) -> Bunch:
+        """Cluster one (beta_1, beta_2) candidate of the fitted kernel, as ``fit`` does.
+
+        Sharpens the kernel (:func:`sharpen_kernel`), runs the spectral step
+        with this estimator's settings and seed, and attaches the points the
+        threshold cuts off through the kernel (:func:`attach_by_kernel`): the
+        procedure ``fit`` applies to every candidate of its grid, so on
+        ``selection_kernel_`` with the same pairs it gives the candidates
+        ``fit`` compared, and on ``kernel_`` at ``(threshold_, scale_)`` the
+        labels of the fit (with ``n_clusters`` given, or K estimated by
+        ``"relgap"``; a K estimated by the eigengap of the candidate was
+        computed from more eigenpairs).  Use it to study other pairs than the
+        grid's, to cluster all points at a pair chosen on the selection
+        subset, or to cluster the fitted kernel at another K.
+
+        Parameters
+        ----------
+        threshold : float
+            beta_1.
+        scale : float
+            beta_2, ``> 0``.
+        kernel : sparse array of shape (m, m) or None, default=None
+            The kernel to cluster: ``None`` is ``kernel_`` (every training
+            point); ``selection_kernel_`` is the one the candidates were
+            compared on.
+        n_clusters : int or None, default=None
+            Number of clusters; ``None`` is ``n_clusters_``.
+        n_eigenvalues : int or None, default=None
+            Eigenvalues to compute, at least ``n_clusters`` (``n_clusters + 1``
+            gives the eigengap after K; capped at what the solver allows);
+            ``None``: as many as the clustering needs (one more with
+            ``selection="eigengap"``).
+
+        Returns
+        -------
+        Bunch
+            What :func:`~geoforest.cluster.spectral_clustering` returns
+            (``labels``, ``n_clusters``, ``eigenvalues``, ``embedding``,
+            ``isolated``, ``unembedded``), the labels with the cut-off points
+            attached, plus ``affinity`` (the sharpened kernel that was
+            clustered), ``threshold`` and ``scale``.
+
+        Examples
+        --------
+        >>> import geoforest as gf
+        >>> from sklearn.datasets import load_iris
+        >>> X = load_iris().data
+        >>> model = gf.ForestSpectralClustering(3, random_state=0).fit(X)
+        >>> same = model.cluster_candidate(model.threshold_, model.scale_)
+        >>> bool((same.labels == model.labels_).all())
+        True
+        """
+        check_is_fitted(self, "labels_")
+        S = self.kernel_ if kernel is None else sp.csr_array(kernel)
+        n_clusters = self.n_clusters_ if n_clusters is None else n_clusters
+        cand = self._candidate(
+            S, threshold, scale, self._seed, n_clusters=n_clusters, n_eigenvalues=n_eigenvalues
         )
-        best, k_hat, scores = choose_by_relative_gap(gaps, fragmented, base_k=base_k)
-        candidates = []
-        for c, (b1, b2) in enumerate(grid):
-            row = np.where(fragmented[c], -np.inf, np.nan_to_num(gaps[c], nan=-np.inf))
-            k_c = int(np.argmax(row)) + 1 if np.isfinite(row.max()) else base_k
-            if c == best:
-                k_c = k_hat
-            labels = parts[c].labels.get(k_c, np.zeros(parts[c].rows.size, dtype=np.intp))
-            score = float(gaps[c, k_c - 1]) if k_c > 1 else np.nan
-            candidates.append({"threshold": b1, "scale": b2, "n_clusters": k_c,
-                               "score": score, "_labels": labels})  # fmt: skip
-        return candidates, best, scores
+        res = cand["_res"]
+        res.affinity, res.threshold, res.scale = cand["_A"], threshold, scale
+        return res
 
     def _candidate(
-        self, S, b1: float, b2: float, seed: int, n_clusters: int | None = None
+        self,
+        S,
+        b1: float,
+        b2: float,
+        seed: int,
+        n_clusters: int | None = None,
+        n_eigenvalues: int | None = None,
     ) -> dict[str, Any]:
         n_clusters = self.n_clusters if n_clusters is None else n_clusters
         A = sharpen_kernel(S, b1, b2)
         n = S.shape[0]
         max_clusters = min(self.max_clusters, n - 1)
-        n_eigenvalues = None
-        if self._selection == "eigengap" and n_clusters is not None:
+        if n_eigenvalues is None and self._selection == "eigengap" and n_clusters is not None:
             # the eigengap after K needs one eigenvalue more than the clustering
+            n_eigenvalues = n_clusters + 1
+        if n_eigenvalues is not None:
             dense = self.eigen_solver == "dense" or (
                 self.eigen_solver == "auto" and n <= AUTO_DENSE_MAX_N
             )
-            n_eigenvalues = min(n_clusters + 1, n if dense else n - 1)
+            n_eigenvalues = min(n_eigenvalues, n if dense else n - 1)
         with warnings.catch_warnings():
             # points the thresholded graph cuts off are attached below
             warnings.filterwarnings(
@@ -788,71 +581,3 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         res.labels = attach_by_kernel(S, res.labels, res.unembedded)
         return {"threshold": b1, "scale": b2, "n_clusters": res.n_clusters, "_res": res, "_A": A,
                 "_labels": res.labels}  # fmt: skip
-
-    def _score_stability(self, candidates, grid, X_sel, seed: int) -> None:
-        """Score each candidate by its partition's agreement across redrawn forests."""
-        partitions = [[c["_res"].labels for c in candidates]]
-        for b in range(1, self.stability_forests):
-            # Further forests: the same data (or subset), seeds derived from ``seed``.
-            other = self._make_forest().set_params(random_state=(seed + 7919 * b) % (2**31 - 1))
-            other.fit(X_sel)
-            m = X_sel.shape[0]
-            if self.kernel_neighbors is None:
-                S_b = sp.csr_array(other.proximity())
-            else:
-                S_b = truncated_kernel(other, min(self.kernel_neighbors, m - 1))
-            partitions.append(
-                [self._candidate(S_b, b1, b2, seed)["_res"].labels for b1, b2 in grid]
-            )
-        # A partition with a cluster of a few points is stable for a trivial
-        # reason (the same outliers split off in every forest): such candidates
-        # only win when every candidate has one.  Same size as the
-        # unfragmented threshold's.
-        m = partitions[0][0].shape[0]
-        min_size = min(max(5, int(np.ceil(0.02 * m))), m)
-        fragmented = [np.bincount(lab).min() < min_size for lab in partitions[0]]
-        for j, c in enumerate(candidates):
-            labels = [p[j] for p in partitions]
-            c["fragmented"] = bool(fragmented[j])
-            c["score"] = float(
-                np.mean(
-                    [
-                        adjusted_rand_score(labels[a], labels[b])
-                        for a in range(len(labels))
-                        for b in range(a + 1, len(labels))
-                    ]
-                )
-            )
-
-    def _select(self, candidates: list[dict[str, Any]], seed: int) -> int:
-        if len(candidates) == 1:
-            candidates[0]["score"] = np.nan
-            return 0
-        if self._selection == "stability":
-            scores = np.array([c["score"] for c in candidates])
-            fragmented = np.array([c.get("fragmented", False) for c in candidates])
-            if not fragmented.all():
-                scores = np.where(fragmented, -np.inf, scores)
-            return select_best(
-                scores,
-                np.array([c["scale"] for c in candidates]),
-                np.array([c["threshold"] for c in candidates]),
-            )
-        if self._selection in ("consensus", "unfragmented"):
-            labels = [c["_res"].labels for c in candidates]
-            for i, c in enumerate(candidates):
-                c["score"] = float(
-                    np.mean(
-                        [adjusted_rand_score(labels[i], l) for j, l in enumerate(labels) if j != i]
-                    )
-                )
-        else:
-            for c in candidates:
-                values, k = c["_res"].eigenvalues, c["n_clusters"]
-                c["score"] = float(values[k - 1] - values[k]) if values.shape[0] > k else -np.inf
-        scores = np.array([c["score"] for c in candidates])
-        return select_best(
-            scores,
-            np.array([c["scale"] for c in candidates]),
-            np.array([c["threshold"] for c in candidates]),
-        )
