@@ -66,8 +66,8 @@ def locality_order(leaves: np.ndarray) -> np.ndarray:
 
     Neighbours by the forest share leaves, so in this order they sit close
     together: numbering reference points and visiting queries this way keeps
-    the neighbour search's counters and leaf lists in cache (2x faster
-    ``kneighbors`` at 200,000 points).
+    the neighbour search's counters and leaf lists in cache (figures in
+    ``docs/forests.md``).
     """
     keys = [leaves[:, t] for t in range(min(2, leaves.shape[1]))][::-1]
     return np.lexsort(keys).astype(np.int64)
@@ -187,10 +187,10 @@ def _top_k(cand, sim, n_cand, k):
 
     A bounded heap whose root is the worst candidate kept: one comparison per
     candidate that does not displace it, ``O(k log k)`` to order the kept
-    ones.  It replaced ``np.partition`` + three stable argsorts (same order),
-    which took most of the cold-start compilation of ``kneighbors``; per
-    query it is 2x faster at k = 20 and 2x slower at k = 200 with 5,000
-    candidates.
+    ones.  A heap rather than ``np.partition`` and stable argsorts (same
+    order): their numba implementations would be most of ``kneighbors``'
+    compile time.  It is quickest for the usual ``k`` of tens; figures in
+    ``docs/forests.md``.
     """
     m = min(k, n_cand)
     heap = np.empty(m, dtype=np.int64)
@@ -208,8 +208,8 @@ def _top_k(cand, sim, n_cand, k):
                 c = parent
             continue
         # Full: most candidates lose to the worst kept one on proximity alone.
-        # This is _worse(sim, cand, q, heap[0]) written out on loaded values:
-        # 2.7x faster per query than the call (5,000 candidates, k = 20).
+        # This is _worse(sim, cand, q, heap[0]) written out on loaded values,
+        # the one test almost every candidate takes (docs/forests.md).
         root = heap[0]
         s_q = sim[q]
         if s_q < sim[root] or (s_q == sim[root] and cand[q] > cand[root]):
@@ -321,6 +321,15 @@ class ProximityCounts:
         (``method="all"``) and ``T = n_trees``.
 
     Counts of forests grown on the same data add exactly with ``+``.
+
+    References
+    ----------
+    .. [1] L. Breiman, "Random Forests", Machine Learning 45, 2001 (the forest
+       proximity: the fraction of trees in which two points share a leaf).
+    .. [2] M. Madhyastha, P. Li, J. Browne, V. Strnadova-Neeley, C. E. Priebe,
+       R. Burns and J. T. Vogelstein, "Geodesic Learning via Unsupervised
+       Decision Forests" (URerF: the proximity over the trees whose sample held
+       both points, ``method="inbag"``).
     """
 
     coleaf: sp.csr_array

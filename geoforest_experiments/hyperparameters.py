@@ -13,13 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from geoforest.forest._base import resolve_max_features
-
 from ._runner import (
     SIMULATIONS,
     ExperimentConfig,
     ExperimentResult,
-    forest_neighbors,
     format_table,
     precision_recall,
     progress,
@@ -55,6 +52,8 @@ def settings(quick: bool) -> dict[str, Any]:
 
 def run(config: ExperimentConfig) -> ExperimentResult:
     """Precision curves for each value of each hyperparameter."""
+    from geoforest.forest import UnsupervisedForest
+
     s = settings(config.quick)
     ks = np.arange(1, s["k_max"] + 1)
     sweeps = [("min_samples_split", v, {"min_samples_split": v}) for v in s["min_samples_split"]]
@@ -69,9 +68,13 @@ def run(config: ExperimentConfig) -> ExperimentResult:
             X, y = simulation(sim, s["n_samples"], noise_dims=noise, random_state=config.seed)
             kw = truth(sim, y)
             for param, value, params in sweeps:
-                ind = forest_neighbors(
-                    X, s["k_max"], config, n_estimators=s["n_estimators"], **params
-                )
+                forest = UnsupervisedForest(
+                    n_estimators=s["n_estimators"],
+                    n_jobs=config.n_jobs,
+                    random_state=config.seed,
+                    **params,
+                ).fit(X)
+                ind = forest.kneighbors(n_neighbors=s["k_max"], return_distance=False)
                 res = precision_recall(ind, ks, **kw)
                 for k, p, r in zip(res.ks, res.precision, res.recall, strict=True):
                     rows.append(
@@ -85,9 +88,7 @@ def run(config: ExperimentConfig) -> ExperimentResult:
                             "recall": float(r),
                             "min_samples_split": params.get("min_samples_split", 45),
                             "max_features": str(params.get("max_features", "sqrt")),
-                            "n_projections": resolve_max_features(
-                                params.get("max_features", "sqrt"), X.shape[1], allow_more=True
-                            ),
+                            "n_projections": forest.n_projections_,
                             "n_samples": s["n_samples"],
                             "n_estimators": s["n_estimators"],
                         }

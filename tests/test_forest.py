@@ -5,6 +5,7 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 
 import geoforest as gf
 from geoforest import UnsupervisedForest, merge_forests
@@ -240,6 +241,37 @@ def test_merge_rejects_different_data(data):
     b = small_forest().fit(data[:50])
     with pytest.raises(ValueError, match="same training data"):
         merge_forests(a, b)
+
+
+def test_apply_without_X_gives_the_kept_training_leaves(data):
+    # Like kneighbors(X=None): the training points, their leaves computed once.
+    forest = small_forest(max_samples=0.5).fit(data)
+    leaves = forest.apply()
+    np.testing.assert_array_equal(leaves, forest.apply(data))
+    assert leaves.dtype == np.int32 and leaves.shape == (data.shape[0], forest.n_estimators)
+    assert not leaves.flags.writeable  # a view of the forest's own array
+    assert np.shares_memory(forest.apply(), leaves)  # kept, not walked again
+    dist, ind = forest.kneighbors(n_neighbors=5)
+    np.testing.assert_array_equal(forest.apply(), leaves)  # unchanged by the queries
+    with pytest.raises(NotFittedError):
+        small_forest().apply()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: small_forest(),
+        lambda: gf.RandomProjectionForest(n_estimators=4, random_state=0),
+        lambda: gf.ObliqueForestClassifier(n_estimators=4, random_state=0),
+    ],
+)
+def test_nbytes_counts_the_trees_their_flat_copy_and_the_inbag_counts(data, make):
+    forest = make()
+    forest.fit(data, (data[:, 0] > 2).astype(int))
+    trees = sum(a.nbytes for t in forest.trees_ for a in t)
+    flat = sum(a.nbytes for a in forest._flat)
+    proba = forest._leaf_proba.nbytes if hasattr(forest, "predict") else 0
+    assert forest.nbytes_ == trees + flat + forest.inbag_counts_.nbytes + proba
 
 
 def test_transform_is_one_hot_of_apply(data):

@@ -410,6 +410,11 @@ def load_clustering_benchmark(name: str, *, return_X_y: bool = False):
     licence.  All eight data sets originate from the UCI Machine Learning
     Repository, which lists its data sets under CC BY 4.0.
 
+    References
+    ----------
+    .. [1] D. Yan, S. Gu, Y. Xu and Z. Qin, "Similarity Kernel and Clustering
+       via Random Projection Forests" (arXiv:1908.10506).
+
     Examples
     --------
     >>> from geoforest.datasets import load_clustering_benchmark

@@ -45,6 +45,11 @@ def load_mnist35(*, n_per_class: int | None = None, return_X_y: bool = False, ra
     (X, y) : tuple
         If ``return_X_y``.
 
+    References
+    ----------
+    .. [1] R. Perry, T. M. Tomita, J. Patsolic, B. Falk and J. T. Vogelstein,
+       "Manifold Forests: Closing the Gap on Neural Networks".
+
     Examples
     --------
     >>> import geoforest as gf

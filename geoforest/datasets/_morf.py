@@ -52,6 +52,11 @@ def make_circle_segments(n_samples: int, *, n_features: int = 100, random_state=
         Zeros and ones.
     y : ndarray of shape (n_samples,)
         0 (5 + 5) or 1 (4 + 6).
+
+    References
+    ----------
+    .. [1] R. Perry, T. M. Tomita, J. Patsolic, B. Falk and J. T. Vogelstein,
+       "Manifold Forests: Closing the Gap on Neural Networks".
     """
     n_samples = _check_int(n_samples, "n_samples", minimum=2)
     n_features = _check_int(n_features, "n_features", minimum=13)
@@ -114,6 +119,11 @@ def make_bars(
         Images flattened row-major (``image_shape=(image_size, image_size)``).
     y : ndarray of shape (n_samples,)
         0 (horizontal) or 1 (vertical).
+
+    References
+    ----------
+    .. [1] R. Perry, T. M. Tomita, J. Patsolic, B. Falk and J. T. Vogelstein,
+       "Manifold Forests: Closing the Gap on Neural Networks".
     """
     n_samples = _check_int(n_samples, "n_samples", minimum=2)
     size = _check_int(image_size, "image_size", minimum=2)
@@ -160,6 +170,11 @@ def make_impulse_signal(n_samples: int, *, n_steps: int = 100, onset: int = 20, 
     -------
     X : ndarray of shape (n_samples, n_steps)
     y : ndarray of shape (n_samples,)
+
+    References
+    ----------
+    .. [1] R. Perry, T. M. Tomita, J. Patsolic, B. Falk and J. T. Vogelstein,
+       "Manifold Forests: Closing the Gap on Neural Networks".
     """
     n_samples = _check_int(n_samples, "n_samples", minimum=2)
     n_steps = _check_int(n_steps, "n_steps", minimum=2)

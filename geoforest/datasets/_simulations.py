@@ -103,6 +103,12 @@ def make_linear(
         Arc length from the origin, ``t * sqrt(4**2 + 6**2 + 9**2)``.  The
         geodesic distance between two points is ``abs(y[i] - y[j])``.
 
+    References
+    ----------
+    .. [1] M. Madhyastha, P. Li, J. Browne, V. Strnadova-Neeley, C. E. Priebe,
+       R. Burns and J. T. Vogelstein, "Geodesic Learning via Unsupervised
+       Decision Forests", Appendix B.
+
     Examples
     --------
     >>> import numpy as np
@@ -177,6 +183,12 @@ def make_helix(
         Arc length from ``t = 2*pi`` (the curve's speed is ``sqrt(t**2 + 2)``).
         The geodesic distance between two points is ``abs(y[i] - y[j])``.
 
+    References
+    ----------
+    .. [1] M. Madhyastha, P. Li, J. Browne, V. Strnadova-Neeley, C. E. Priebe,
+       R. Burns and J. T. Vogelstein, "Geodesic Learning via Unsupervised
+       Decision Forests", Appendix B.
+
     Examples
     --------
     >>> import numpy as np
@@ -233,6 +245,12 @@ def make_sphere(
         ``radius * arccos(y[i] @ y[j])``, whose neighbour ranking equals the
         Euclidean ranking of the unit vectors (use ``metric="great_circle"``).
 
+    References
+    ----------
+    .. [1] M. Madhyastha, P. Li, J. Browne, V. Strnadova-Neeley, C. E. Priebe,
+       R. Burns and J. T. Vogelstein, "Geodesic Learning via Unsupervised
+       Decision Forests", Appendix B.
+
     Examples
     --------
     >>> import numpy as np
@@ -276,6 +294,12 @@ def make_gaussian_mixture(
         The points, float64.
     y : ndarray of shape (n_samples,)
         Component labels in ``{0, 1, 2}`` (use them as ``labels=`` ground truth).
+
+    References
+    ----------
+    .. [1] M. Madhyastha, P. Li, J. Browne, V. Strnadova-Neeley, C. E. Priebe,
+       R. Burns and J. T. Vogelstein, "Geodesic Learning via Unsupervised
+       Decision Forests", Appendix B.
 
     Examples
     --------

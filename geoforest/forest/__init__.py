@@ -1,6 +1,6 @@
 """Forest estimators: one shared base, thin subclasses per paper."""
 
-from ._base import merge_forests
+from ._merge import merge_forests
 from ._neighbors import ForestNeighborsTransformer
 from ._random_projection import RandomProjectionForest
 from ._supervised import ManifoldForestClassifier, ObliqueForestClassifier

@@ -3,12 +3,13 @@
 Subclasses only say which projection distribution and split rule the engine
 uses (:meth:`BaseForest._engine_config`); everything else — validation, per-tree
 seeds, parallel building, ``apply``, ``proximity``, ``kneighbors``,
-``kneighbors_graph`` and ``transform`` — lives here.
+``kneighbors_graph`` and ``transform`` — lives here.  The flat copy of the
+trees that queries read, and the parallel query tasks, are in ``_flat.py``;
+``merge_forests`` is in ``_merge.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import numbers
 import warnings
 from abc import ABCMeta, abstractmethod
@@ -23,7 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._engine.builder import Tree, apply_flat, apply_tree_rows, build_tree
+from .._engine.builder import Tree, build_tree
 from .._engine.projections import GAUSSIAN
 from .._engine.rng import make_state
 from .._engine.sampling import canonical_order, draw_tree_sample
@@ -31,20 +32,12 @@ from .._limits import check_dense_size
 from .._progress import progress as _progress
 from .._sparse import as_output_csr, csr_from_rows, distance_data, symmetric_union
 from .._validation import N_JOBS, validate_data
-from ..proximity import (
-    ProximityCounts,
-    coleaf_counts,
-    forest_kneighbors,
-    leaf_lists,
-    locality_order,
-    scatter_rows,
-)
+from ..proximity import ProximityCounts, coleaf_counts, leaf_lists, locality_order, scatter_rows
+from ._flat import FlatForest, apply_rows, kneighbors_rows, row_blocks, tree_rows_leaves
 from ._input import centring_offset, input_dtype, to_float32, warn_if_rows_merged
 
 _MAX_SEED = np.iinfo(np.int32).max
 _METHODS = ("all", "inbag", "oob")
-# Rows per parallel task when pushing points down the forest or gathering neighbours.
-_CHUNK = 2048
 
 
 class EngineConfig(NamedTuple):
@@ -58,47 +51,6 @@ class EngineConfig(NamedTuple):
     n_projections: int
     n_batches: int = 1
     decay_batches: bool = False
-
-
-class FlatForest(NamedTuple):
-    """All trees of a forest concatenated (global node ids ``node_offset[t] + local``).
-
-    ``nodes[g] = (left, right, proj_start, proj_end)`` (int64; children as
-    local ids, ``-1`` at leaves) and ``threshold[g]`` describe global node
-    ``g``; its projection is ``proj_idx/proj_weight[proj_start:proj_end]``.
-    """
-
-    nodes: np.ndarray
-    threshold: np.ndarray
-    proj_idx: np.ndarray
-    proj_weight: np.ndarray
-    node_offset: np.ndarray
-
-    @property
-    def left(self) -> np.ndarray:
-        """Left child (local id) of every global node, ``-1`` at leaves."""
-        return self.nodes[:, 0]
-
-    @classmethod
-    def from_trees(cls, trees: list[Tree]) -> FlatForest:
-        sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
-        node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        nnz = np.array([t.proj_idx.shape[0] for t in trees], dtype=np.int64)
-        nnz_offset = np.concatenate([[0], np.cumsum(nnz)])
-        nodes = np.empty((int(node_offset[-1]), 4), dtype=np.int64)
-        for t, (tree, o) in enumerate(zip(trees, nnz_offset[:-1], strict=True)):
-            rows = slice(node_offset[t], node_offset[t + 1])
-            nodes[rows, 0] = tree.left
-            nodes[rows, 1] = tree.right
-            nodes[rows, 2] = tree.proj_ptr[:-1] + o
-            nodes[rows, 3] = tree.proj_ptr[1:] + o
-        return cls(
-            nodes=nodes,
-            threshold=np.concatenate([t.threshold for t in trees]),
-            proj_idx=np.concatenate([t.proj_idx for t in trees]),
-            proj_weight=np.concatenate([t.proj_weight for t in trees]),
-            node_offset=node_offset,
-        )
 
 
 def resolve_max_features(max_features: Any, n_features: int, allow_more: bool) -> int:
@@ -215,38 +167,6 @@ def _n_rows(X) -> int:
     return int(shape[0]) if shape is not None and len(shape) else len(X)
 
 
-def _chunks(n: int) -> list[tuple[int, int]]:
-    """Row blocks ``(lo, hi)`` of at most ``_CHUNK`` rows (one parallel task each)."""
-    return [(lo, min(lo + _CHUNK, n)) for lo in range(0, n, _CHUNK)]
-
-
-def _apply_rows(X, lo, hi, *flat) -> np.ndarray:
-    """Leaves of rows ``lo:hi`` of ``X`` in every tree of a :class:`FlatForest`."""
-    out = np.empty((hi - lo, flat[-1].shape[0] - 1), dtype=np.int32)
-    apply_flat(X, lo, hi, *flat, out)
-    return out
-
-
-def _tree_rows_leaves(X, rows, t, *flat) -> np.ndarray:
-    """Leaves of rows ``rows`` of ``X`` in tree ``t`` of a :class:`FlatForest`."""
-    out = np.empty(rows.shape[0], dtype=np.int32)
-    apply_tree_rows(X, rows, t, *flat, out)
-    return out
-
-
-def _kneighbors_rows(
-    qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, k, exclude_self
-) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` forest neighbours ``(ind, sim)`` of queries ``qorder[lo:hi]``."""
-    ind = np.empty((hi - lo, k), dtype=np.int64)
-    sim = np.empty((hi - lo, k), dtype=np.float64)
-    forest_kneighbors(
-        qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, qmask, ref_index, n_ref, k,
-        exclude_self, ind, sim,
-    )  # fmt: skip
-    return ind, sim
-
-
 class BaseForest(BaseEstimator, metaclass=ABCMeta):
     """Shared implementation of geoforest's forests (not public)."""
 
@@ -342,10 +262,10 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         identical rows with different labels are ordered by content too.
         ``X_build`` is the copy the trees are built from.  By default it is a
         column-major copy of ``X`` for projections of a few features each
-        (axis, sparse, patch): the engine then reads each feature's column in
-        row order, which measured 13-19 % faster fits on the helix at p = 10,
-        103 and 1,003 (identical trees); Gaussian directions use every feature
-        and read ``X`` row by row.  Same values either way, so the same trees.
+        (axis, sparse, patch): a node's rows stay in increasing order, so the
+        engine then reads each feature's column sequentially (figures in
+        ``docs/forests.md``); Gaussian directions use every feature and read
+        ``X`` row by row.  Same values either way, so the same trees.
         """
         n_samples, n_features = X.shape
         cfg = self._engine_config(n_features)
@@ -407,13 +327,13 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
     def _apply(self, X: np.ndarray) -> np.ndarray:
         n = X.shape[0]
         out = np.empty((n, len(self.trees_)), dtype=np.int32)
-        chunks = _chunks(n)
+        chunks = row_blocks(n)
         parallel = Parallel(
             n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
         )
         # Each task returns its rows (any joblib backend, Dask included); big
         # arrays go as top-level arguments so Dask scatters them once.
-        blocks = parallel(delayed(_apply_rows)(X, lo, hi, *self._flat) for lo, hi in chunks)
+        blocks = parallel(delayed(apply_rows)(X, lo, hi, *self._flat) for lo, hi in chunks)
         for (lo, hi), block in zip(chunks, blocks, strict=True):
             out[lo:hi] = block
         return out
@@ -435,7 +355,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             n_jobs=self._n_jobs_for(len(todo)), prefer="threads", return_as="generator"
         )
         blocks = parallel(
-            delayed(_tree_rows_leaves)(self._X_fit, missing[t], t, *self._flat) for t in todo
+            delayed(tree_rows_leaves)(self._X_fit, missing[t], t, *self._flat) for t in todo
         )
         for t, block in zip(todo, blocks, strict=True):
             leaves[missing[t], t] = block
@@ -452,20 +372,44 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             return self._train_leaves, True
         return self._apply(self._validate_X(X, reset=False)), False
 
-    def apply(self, X):
+    def apply(self, X=None):
         """Leaf reached by each sample in each tree.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features) or None, default=None
+            Query points.  ``None``: the training points (as ``kneighbors``
+            with ``X=None``).  Their leaves are computed once and kept: the
+            neighbour and proximity queries on the training points reuse them.
 
         Returns
         -------
         leaves : ndarray of int32, shape (n_samples, n_estimators)
-            Node id (within its tree) of the leaf each sample falls in.
+            Node id (within its tree) of the leaf each sample falls in.  With
+            ``X=None`` a read-only view of the kept array (copy it to edit it);
+            equal to ``apply(X_train)``.
         """
         check_is_fitted(self)
+        if X is None:
+            leaves = self._leaves_of(None)[0].view()
+            leaves.flags.writeable = False
+            return leaves
         return self._apply(self._validate_X(X, reset=False))
+
+    @property
+    def nbytes_(self) -> int:
+        """Bytes held by the fitted trees.
+
+        The trees (``trees_``), their flat copy that every query reads,
+        ``inbag_counts_`` and, for classifiers, the class distribution of every
+        node.  Not counted: the forest's own float32 copy of the training data
+        and the training points' leaves kept by :meth:`apply`.
+        """
+        check_is_fitted(self)
+        total = sum(a.nbytes for tree in self.trees_ for a in tree)
+        total += self._flat.nbytes + self.inbag_counts_.nbytes
+        leaf_proba = getattr(self, "_leaf_proba", None)
+        return int(total + (0 if leaf_proba is None else leaf_proba.nbytes))
 
     def transform(self, X):
         """One-hot leaf embedding (like scikit-learn's ``RandomTreesEmbedding``).
@@ -561,7 +505,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             yleaves, self._flat.node_offset, empty if mask is None else mask, col_order
         )
         n_rows, n_cols = xleaves.shape[0], yleaves.shape[0]
-        chunks = _chunks(n_rows)
+        chunks = row_blocks(n_rows)
         qmask = empty if mask is None else mask
         pieces = Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
             delayed(coleaf_counts)(
@@ -685,13 +629,13 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         n_q = qleaves.shape[0]
         ind = np.empty((n_q, n_neighbors), dtype=np.int64)
         sim = np.empty((n_q, n_neighbors), dtype=np.float64)
-        chunks = _chunks(n_q)
+        chunks = row_blocks(n_q)
         qmask = empty if mask is None else mask
         parallel = Parallel(
             n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
         )
         blocks = parallel(
-            delayed(_kneighbors_rows)(
+            delayed(kneighbors_rows)(
                 qleaves,
                 qmask,
                 qorder,
@@ -796,119 +740,3 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         trees = both.sum(axis=1)
         shared = (same & both).sum(axis=1)
         return np.where(trees > 0, 1.0 - shared / np.maximum(trees, 1), 1.0)
-
-
-#: Parameters in which parts of one forest may differ.
-_MERGE_FREE = frozenset({"n_estimators", "random_state", "n_jobs", "verbose"})
-
-
-def _same_param(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return np.array_equal(np.asarray(a), np.asarray(b))
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return a is b
-
-
-def tree_digest(tree: Tree) -> bytes:
-    """A digest of a tree's splits: equal for identical trees."""
-    h = hashlib.blake2b(digest_size=16)
-    for part in (tree.left, tree.right, tree.threshold, tree.proj_ptr, tree.proj_idx,
-                 tree.proj_weight, tree.n_node_samples):  # fmt: skip
-        h.update(np.ascontiguousarray(part).tobytes())
-    return h.digest()
-
-
-def targets_digest(*arrays: np.ndarray) -> bytes:
-    """A digest of a classifier's training labels and weights (what merge_forests compares)."""
-    h = hashlib.blake2b(digest_size=16)
-    for a in arrays:
-        h.update(np.ascontiguousarray(a).tobytes())
-    return h.digest()
-
-
-def merge_forests(*forests: BaseForest) -> BaseForest:
-    """One forest holding the trees of several forests fitted on the same data.
-
-    Proximities of the result use the summed counts (``L`` and ``T``) of the
-    parts, never an average of their normalised kernels.  Only forests that
-    could be parts of one bigger forest merge: same class, same training rows
-    (and, for classifiers, the same labels and sample weights), the same
-    parameters except ``n_estimators``, ``random_state``, ``n_jobs`` and
-    ``verbose``, and no tree in two parts (a forest merged with itself, or
-    parts grown with the same ``random_state``, would count its trees twice).
-
-    Parameters
-    ----------
-    *forests : fitted forests of the same class, fitted on the same ``X``
-
-    Returns
-    -------
-    forest : the merged forest (a new object; ``n_estimators`` is the total;
-        the other parameters, ``random_state`` included, are the first part's)
-
-    Raises
-    ------
-    ValueError
-        The forests cannot be parts of one forest (the message says why).
-    """
-    if not forests:
-        raise ValueError("merge_forests needs at least one forest")
-    first = forests[0]
-    shaping = {k: v for k, v in first.get_params(deep=False).items() if k not in _MERGE_FREE}
-    seen_trees: dict[bytes, int] = {}
-    for i, f in enumerate(forests):
-        check_is_fitted(f)
-        if type(f) is not type(first):
-            raise ValueError(
-                f"can only merge forests of the same class, got {type(first).__name__} "
-                f"and {type(f).__name__}"
-            )
-        if any(f is g for g in forests[:i]):
-            raise ValueError(
-                f"forest {i} is passed to merge_forests twice: its trees would count twice"
-            )
-        if f._X_fit.shape != first._X_fit.shape or not np.array_equal(f._X_fit, first._X_fit):
-            raise ValueError("can only merge forests fitted on the same training data")
-        if hasattr(first, "classes_") and not np.array_equal(f.classes_, first.classes_):
-            raise ValueError("can only merge classifiers fitted on the same classes")
-        if getattr(f, "_targets_digest", None) != getattr(first, "_targets_digest", None):
-            raise ValueError(
-                "can only merge classifiers fitted on the same labels and sample weights: "
-                f"forest {i} saw different ones"
-            )
-        params = f.get_params(deep=False)
-        differ = sorted(k for k, v in shaping.items() if not _same_param(v, params.get(k)))
-        if differ:
-            raise ValueError(
-                "can only merge forests grown with the same parameters (apart from "
-                f"{', '.join(sorted(_MERGE_FREE))}); forest {i} differs in {', '.join(differ)}"
-            )
-        for tree in f.trees_:
-            key = tree_digest(tree)
-            if seen_trees.get(key, i) != i:
-                raise ValueError(
-                    f"forest {i} holds a tree of forest {seen_trees[key]}: merged, it would "
-                    "count twice (forests grown with the same random_state, or a forest "
-                    "merged with a copy of itself)"
-                )
-            seen_trees[key] = i
-    merged = type(first)(**first.get_params())
-    merged.n_estimators = sum(len(f.trees_) for f in forests)
-    merged.trees_ = [t for f in forests for t in f.trees_]
-    merged.inbag_counts_ = np.hstack([f.inbag_counts_ for f in forests])
-    merged.n_features_in_ = first.n_features_in_
-    merged.n_projections_ = first.n_projections_
-    merged._X_fit = first._X_fit
-    merged._offset = getattr(first, "_offset", None)
-    merged._flat = FlatForest.from_trees(merged.trees_)
-    merged._train_leaves = None
-    parts = [f._train_leaves if f._train_leaves is not None else f._inbag_leaves for f in forests]
-    merged._inbag_leaves = None if any(p is None for p in parts) else np.hstack(parts)
-    if hasattr(first, "classes_"):  # classifiers: labels and leaf class distributions
-        merged.classes_ = first.classes_
-        merged.n_classes_ = first.n_classes_
-        merged._leaf_proba = merged._leaf_probabilities()
-        merged._targets_digest = getattr(first, "_targets_digest", None)
-    return merged

@@ -83,8 +83,8 @@ class ForestNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMix
     References
     ----------
     .. [1] M. Madhyastha, P. Li, J. Browne, V. Strnadova-Neeley, C. E. Priebe,
-       R. Burns, J. T. Vogelstein, "Geodesic Learning via Unsupervised Decision
-       Forests" (URerF: forest neighbours and their geodesic precision).
+       R. Burns and J. T. Vogelstein, "Geodesic Learning via Unsupervised
+       Decision Forests" (URerF: forest neighbours and their geodesic precision).
 
     Examples
     --------

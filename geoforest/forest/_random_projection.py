@@ -61,6 +61,9 @@ class RandomProjectionForest(TransformerMixin, BaseForest):
         Number of features seen in ``fit``.
     n_projections_ : int
         Directions tried per node (always 1).
+    nbytes_ : int
+        Memory of the fitted trees in bytes: ``trees_``, their flat copy for
+        queries and ``inbag_counts_`` (not the training data).
 
     Notes
     -----
@@ -73,10 +76,10 @@ class RandomProjectionForest(TransformerMixin, BaseForest):
 
     References
     ----------
-    .. [1] S. Dasgupta and Y. Freund, "Random projection trees and low
-           dimensional manifolds", STOC 2008.
-    .. [2] D. Yan, S. Gu, Y. Xu and Z. Qin, "Similarity kernel and clustering
-           via random projection forests".
+    .. [1] D. Yan, S. Gu, Y. Xu and Z. Qin, "Similarity Kernel and Clustering
+       via Random Projection Forests" (rpForest, the rpf-kernel).
+    .. [2] S. Dasgupta and Y. Freund, "Random projection trees and low
+       dimensional manifolds", STOC 2008 (the rpTree).
 
     Examples
     --------

@@ -94,29 +94,30 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         Number of features seen in ``fit``.
     n_projections_ : int
         Candidate projections per node, resolved from ``max_features``.
+    nbytes_ : int
+        Memory of the fitted trees in bytes: ``trees_``, their flat copy for
+        queries and ``inbag_counts_`` (not the training data).
 
     Notes
     -----
     Defaults were chosen on the URerF paper's four simulations (N = 1000) with
-    10, 100 and 1,000 noise dimensions N(0, 70), precision@50 of 100-tree
-    forests (``studies/tune_defaults.py``; tables in ``docs/defaults.md``).
-    On the helix they give 0.90 / 0.83 / 0.69, against 0.24 / 0.10 / 0.07 for
-    Euclidean neighbours:
+    10, 100 and 1,000 noise dimensions N(0, 70), by the precision@50 of
+    100-tree forests (``studies/tune_defaults.py``; tables in
+    ``docs/defaults.md``, figures in ``docs/forests.md``).  Much better than
+    Euclidean neighbours at every noise level; the reasons for each default:
 
-    * ``feature_combinations=1.5``: the paper's density (``"paper"``, p/20
-      nonzeros) falls to chance at 1,000 noise dimensions (0.05 on the helix),
+    * ``feature_combinations=1.5``: with the paper's density (``"paper"``,
+      p/20 nonzeros) precision falls to chance at 1,000 noise dimensions,
       because every projection then mixes the few signal features with dozens
       of noise features.
     * ``max_samples=0.5``: half the rows per tree (the paper subsamples too)
-      is both better and about 3x faster than all rows at 1,000 noise dims.
+      is both more precise and cheaper than all rows in many noise dimensions.
     * ``min_samples_split=45`` beat 20 on all four simulations.
-    * ``max_redraws=8``: with no redraws the helix falls to 0.64 / 0.38 / 0.14;
-      24 redraws add a little at 1,000 noise dimensions (0.74) for twice the time.
-    * ``decay_redraws=False``: on 20,000 helix points (100 trees, precision@20)
-      decaying redraws are better with 7 noise dimensions (0.802 against 0.782,
-      fit 14 s against 16 s) but worse with 97 (0.343 against 0.424, 58 s
-      against 97 s); on 100,000 points of N(0, 1) noise the fit is 3.3x faster.
-      An option for many points in few dimensions, not a default.
+    * ``max_redraws=8``: without redraws precision collapses as noise
+      dimensions are added; more redraws add little for their cost.
+    * ``decay_redraws=False``: decaying redraws fit faster and help a little
+      in few noise dimensions, but lose precision in many.  An option for many
+      points in few dimensions, not a default.
 
     Two departures from the paper.  Fast-BIC is used in gain form (BIC of one
     Gaussian minus the best two-Gaussian BIC), which makes the choice between
@@ -126,6 +127,19 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
     enough region of real data) become chains of depth ~n and cost O(n^2);
     geoforest first redraws candidates (``max_redraws``) and then cuts at the
     two-means cut of the most divisible candidate, keeping trees O(log n) deep.
+
+    References
+    ----------
+    .. [1] M. Madhyastha, P. Li, J. Browne, V. Strnadova-Neeley, C. E. Priebe,
+       R. Burns and J. T. Vogelstein, "Geodesic Learning via Unsupervised
+       Decision Forests" (URerF, Fast-BIC).
+    .. [2] T. M. Tomita et al., "Sparse Projection Oblique Randomer Forests",
+       JMLR 21(104), 2020 (arXiv:1506.03410) (the sparse projections).
+    .. [3] R. Perry, T. M. Tomita, J. Patsolic, B. Falk and J. T. Vogelstein,
+       "Manifold Forests: Closing the Gap on Neural Networks" (the patch
+       projections).
+    .. [4] L. Breiman, "Random Forests", Machine Learning 45, 2001 (forest
+       proximities; ``projection="axis"``).
 
     Examples
     --------

@@ -1,0 +1,103 @@
+"""The flat query forest and the parallel query tasks that read it.
+
+A fitted forest keeps its trees twice: ``trees_`` (one :class:`Tree` each, as
+the builder returns them) and :class:`FlatForest`, every tree's nodes packed in
+one set of arrays with global node ids.  Every query (``apply``,
+``predict_proba``, ``kneighbors``, ``proximity``) reads the flat copy, so a
+kernel walks all trees without a Python loop over them.
+
+Queries run in blocks of at most :data:`CHUNK` rows, one joblib task each.
+Every task *returns* its block (any joblib backend, Dask included, can run
+it), and the big arrays go as top-level arguments so that Dask scatters them
+once per call rather than with every task (``docs/scale.md``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._engine.builder import Tree, apply_flat, apply_tree_rows
+from ..proximity import forest_kneighbors
+
+#: Rows per parallel task when pushing points down the forest or gathering neighbours.
+CHUNK = 2048
+
+
+class FlatForest(NamedTuple):
+    """All trees of a forest concatenated (global node ids ``node_offset[t] + local``).
+
+    ``nodes[g] = (left, right, proj_start, proj_end)`` (int64; children as
+    local ids, ``-1`` at leaves) and ``threshold[g]`` describe global node
+    ``g``; its projection is ``proj_idx/proj_weight[proj_start:proj_end]``.
+    """
+
+    nodes: np.ndarray
+    threshold: np.ndarray
+    proj_idx: np.ndarray
+    proj_weight: np.ndarray
+    node_offset: np.ndarray
+
+    @property
+    def left(self) -> np.ndarray:
+        """Left child (local id) of every global node, ``-1`` at leaves."""
+        return self.nodes[:, 0]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the arrays."""
+        return sum(a.nbytes for a in self)
+
+    @classmethod
+    def from_trees(cls, trees: list[Tree]) -> FlatForest:
+        sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
+        node_offset = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        nnz = np.array([t.proj_idx.shape[0] for t in trees], dtype=np.int64)
+        nnz_offset = np.concatenate([[0], np.cumsum(nnz)])
+        nodes = np.empty((int(node_offset[-1]), 4), dtype=np.int64)
+        for t, (tree, o) in enumerate(zip(trees, nnz_offset[:-1], strict=True)):
+            rows = slice(node_offset[t], node_offset[t + 1])
+            nodes[rows, 0] = tree.left
+            nodes[rows, 1] = tree.right
+            nodes[rows, 2] = tree.proj_ptr[:-1] + o
+            nodes[rows, 3] = tree.proj_ptr[1:] + o
+        return cls(
+            nodes=nodes,
+            threshold=np.concatenate([t.threshold for t in trees]),
+            proj_idx=np.concatenate([t.proj_idx for t in trees]),
+            proj_weight=np.concatenate([t.proj_weight for t in trees]),
+            node_offset=node_offset,
+        )
+
+
+def row_blocks(n: int) -> list[tuple[int, int]]:
+    """Row blocks ``(lo, hi)`` of at most :data:`CHUNK` rows (one parallel task each)."""
+    return [(lo, min(lo + CHUNK, n)) for lo in range(0, n, CHUNK)]
+
+
+def apply_rows(X, lo, hi, *flat) -> np.ndarray:
+    """Leaves of rows ``lo:hi`` of ``X`` in every tree of a :class:`FlatForest`."""
+    out = np.empty((hi - lo, flat[-1].shape[0] - 1), dtype=np.int32)
+    apply_flat(X, lo, hi, *flat, out)
+    return out
+
+
+def tree_rows_leaves(X, rows, t, *flat) -> np.ndarray:
+    """Leaves of rows ``rows`` of ``X`` in tree ``t`` of a :class:`FlatForest`."""
+    out = np.empty(rows.shape[0], dtype=np.int32)
+    apply_tree_rows(X, rows, t, *flat, out)
+    return out
+
+
+def kneighbors_rows(
+    qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, k, exclude_self
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` forest neighbours ``(ind, sim)`` of queries ``qorder[lo:hi]``."""
+    ind = np.empty((hi - lo, k), dtype=np.int64)
+    sim = np.empty((hi - lo, k), dtype=np.float64)
+    forest_kneighbors(
+        qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, qmask, ref_index, n_ref, k,
+        exclude_self, ind, sim,
+    )  # fmt: skip
+    return ind, sim
