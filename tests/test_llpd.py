@@ -552,3 +552,21 @@ def test_predict_refuses_extreme_magnitudes_like_kneighbors():
     model = LLPDSpectralClustering(random_state=0).fit(X)
     with pytest.raises(ValueError, match="squared distances"):
         model.predict(X[:3] * 1e200)
+
+
+def test_boruvka_forest_from_components_matches_the_emst_restricted_to_them():
+    # The kernel behind euclidean_mst(method="boruvka") and bridge_components: started
+    # from groups of points, it joins the groups by their closest pairs (Borůvka rounds).
+    from geoforest.llpd._boruvka import boruvka_forest, no_neighbor_lists
+
+    rng = np.random.RandomState(0)
+    X = np.vstack([rng.normal(c, 0.1, (20, 2)) for c in ([0, 0], [3, 0], [0, 4], [7, 7])])
+    uf = np.repeat(np.arange(4) * 20, 20).astype(np.int64)
+    weights, edges, rounds = boruvka_forest(X, 16, uf, *no_neighbor_lists())
+    assert weights.shape == (3,) and np.all(np.diff(rounds) >= 0)
+    groups = edges // 20
+    assert len({frozenset(g) for g in groups.tolist()}) == 3
+    for (a, b), (ga, gb), w in zip(edges, groups, weights, strict=True):
+        A, B = X[ga * 20 : ga * 20 + 20], X[gb * 20 : gb * 20 + 20]
+        block = np.linalg.norm(A[:, None] - B[None], axis=2)
+        assert w == pytest.approx(block.min()) == pytest.approx(np.linalg.norm(X[a] - X[b]))

@@ -557,3 +557,14 @@ def test_lund_experiment_quick(tmp_path):
     acc = {r["method"]: float(r["accuracy"]) for r in image if r["k_given"] == "yes"}
     assert acc["LUND + spatial graph + vote"] > acc["LUND"]
     assert "active" in result.summary
+
+
+def test_labels_at_is_the_clustering_of_a_fit_at_that_time():
+    X, _ = make_multidensity_clusters(500, n_clusters=3, random_state=1)
+    model = LUND(random_state=0).fit(X)
+    np.testing.assert_array_equal(model.labels_at(model.t_), model.labels_)
+    for t in (2.0, 64.0):
+        refit = LUND(t=t, random_state=0).fit(X)
+        np.testing.assert_array_equal(model.labels_at(t), refit.labels_)
+    with pytest.raises(ValueError, match="t must be"):
+        model.labels_at(-1.0)

@@ -15,7 +15,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
-from geoforest.cluster._forest import kernel_vote
+from geoforest.cluster._rpf_kernel import kernel_vote
 from geoforest.datasets import make_ldln
 from geoforest.llpd import LLPD, LLPDSpectralClustering
 from geoforest.metrics import clustering_accuracy

@@ -23,7 +23,15 @@ from ..cluster._spectral import (
     _leading_eigs,
     normalized_affinity,
 )
-from ._graph import bridge_components, knn, symmetrize
+from ._graph import (
+    _check_query_graph,
+    _check_sparse_graph,
+    _feature_scale,
+    _row_softmax,
+    bridge_components,
+    knn,
+    symmetrize,
+)
 
 __all__ = ["DiffusionMap"]
 
@@ -31,86 +39,6 @@ __all__ = ["DiffusionMap"]
 AUTO_DENSE_MAX_N = 1000
 #: Eigenvalues smaller than this (in absolute value) are not used to re-average ``psi``.
 _MIN_STABLE_EIGENVALUE = 1e-3
-
-
-def _check_sparse_graph(G, name: str) -> sp.csr_matrix:
-    if not sp.issparse(G):
-        G = np.asarray(G, dtype=np.float64)
-        if G.ndim != 2:
-            raise ValueError(f"a precomputed {name} must be a 2-d (n, n) matrix, got {G.shape}")
-    G = sp.csr_matrix(G, dtype=np.float64)
-    if G.shape[0] != G.shape[1]:
-        raise ValueError(f"a precomputed {name} must be square, got shape {G.shape}")
-    if G.shape[0] < 2:
-        raise ValueError(f"a precomputed {name} needs at least 2 points, got {G.shape[0]}")
-    if not np.all(np.isfinite(G.data)):
-        raise ValueError(f"the precomputed {name} has NaN or infinite entries")
-    if np.any(G.data < 0):
-        raise ValueError(f"the precomputed {name} has negative entries")
-    return G
-
-
-#: Features with ``max |x|`` outside ``[1e-100, 1e100]`` are divided by a power of two:
-#: squared distances would overflow (about 1e154 and up) or underflow otherwise.
-_SAFE_RANGE = (1e-100, 1e100)
-
-
-def _feature_scale(X: np.ndarray) -> float:
-    """A power of two near ``max |X|`` when squared distances would leave float64, else 1.
-
-    The Gaussian kNN graph depends on the features only through ``d / sigma``
-    (and ``d^2 / (s_i s_j)``), so dividing the features, the distances and
-    ``sigma`` by the same power of two changes nothing (the division is
-    exact).
-    """
-    top = float(np.max(np.abs(X))) if X.size else 0.0
-    if top == 0.0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1]:
-        return 1.0
-    return float(2.0 ** np.round(np.log2(top)))
-
-
-def _check_query_graph(G, n_train: int, kind: str, estimator) -> sp.csr_matrix:
-    """Rows from new points to the training points for a model fitted on a precomputed graph."""
-    name = type(estimator).__name__
-    check_not_complex(G, estimator)
-    if not sp.issparse(G):
-        try:
-            G = np.asarray(G, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(
-                f"{name} was fitted on a precomputed {kind}; transform and predict need the "
-                f"{kind} from the new points to the {n_train} training points as numbers "
-                f"({exc})"
-            ) from None
-    if G.ndim != 2:
-        raise ValueError(
-            f"Expected a 2-d (n_queries, {n_train}) {kind} from new points to the training "
-            f"points of {name}, got an array of shape {G.shape}"
-        )
-    if G.shape[0] < 1 or G.shape[1] != n_train:
-        raise ValueError(
-            f"{name} was fitted on a precomputed {kind} of {n_train} points: pass the "
-            f"(n_queries, {n_train}) {kind} from the new points to the training points, "
-            f"got shape {G.shape}"
-        )
-    G = sp.csr_matrix(G, dtype=np.float64)
-    if not np.all(np.isfinite(G.data)):
-        raise ValueError(f"the {kind} rows passed to {name} have NaN or infinite entries")
-    if np.any(G.data < 0):
-        raise ValueError(f"the {kind} rows passed to {name} have negative entries")
-    G.sort_indices()
-    return G
-
-
-def _row_softmax(G: sp.csr_matrix, exponent: np.ndarray) -> sp.csr_matrix:
-    """Rows ``exp(-a_j) / sum_j exp(-a_j)`` over the stored entries, without underflow."""
-    rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
-    low = np.full(G.shape[0], np.inf)
-    np.minimum.at(low, rows, exponent)
-    # exp(-(a - min a)); equal exponents (infinite ones too) weigh 1.
-    w = np.exp(-np.where(exponent == low[rows], 0.0, exponent - low[rows]))
-    total = np.bincount(rows, weights=w, minlength=G.shape[0])
-    return sp.csr_matrix((w / total[rows], G.indices, G.indptr), shape=G.shape)
 
 
 class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -150,8 +78,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         :meth:`kneighbors`), ``t >= 0``; the ``t`` of ``P^t`` and ``D_t`` in
         Coifman & Lafon [1]_ and Maggioni & Murphy [2]_.  ``t = 1`` is one
         step of the random walk: the geometry of the kernel at its own scale
-        ``sigma``, the diffusion map of [1]_ before any time is chosen (and
-        what ``transform(t)`` meant by default before ``t`` was a parameter).
+        ``sigma``, the diffusion map of [1]_ before any time is chosen.
         Larger times merge finer structure (``lambda_k^t`` damps every
         coordinate but the slowest); there is no scale-free best time, and
         :class:`~geoforest.LUND` scans many (``t="multiscale"``).  ``t`` is
@@ -184,7 +111,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         ``"gaussian"``: one scale ``sigma`` for every edge.  ``"adaptive"``:
         self-tuning weights ``exp(-d^2 / (s_i s_j))``, ``s_i`` the distance
         to the ``local_scale_neighbor``-th neighbour (Zelnik-Manor & Perona);
-        measured worse for LUND on noisy data (``docs/results/lund.md``).
+        worse for LUND on noisy data (``docs/results/lund.md``).
     local_scale_neighbor : int, default=7
         Neighbour rank of the local scales of ``kernel="adaptive"``.
     cutoff : float or None, default=2.0
@@ -311,18 +238,19 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     References
     ----------
-    .. [1] Coifman, R. R. and Lafon, S. (2006). "Diffusion maps". Applied and
-           Computational Harmonic Analysis, 21(1), 5-30.
-    .. [2] Maggioni, M. and Murphy, J. M. (2019). "Learning by unsupervised
-           nonlinear diffusion". Journal of Machine Learning Research,
-           20(160), 1-56.
-    .. [3] Coifman, R. R. and Lafon, S. (2006). "Geometric harmonics: a novel
-           tool for multiscale out-of-sample extension of empirical
-           functions". Applied and Computational Harmonic Analysis, 21(1),
-           31-52.
-    .. [4] Bengio, Y., Paiement, J.-F., Vincent, P., Delalleau, O., Le Roux,
-           N. and Ouimet, M. (2004). "Out-of-sample extensions for LLE,
-           Isomap, MDS, Eigenmaps, and spectral clustering". NIPS 16, 177-184.
+    .. [1] R. R. Coifman and S. Lafon, *Diffusion maps*, Applied and
+           Computational Harmonic Analysis 21(1), 5-30, 2006.
+    .. [2] M. Maggioni and J. M. Murphy, *Learning by Unsupervised Nonlinear
+           Diffusion*, Journal of Machine Learning Research 20(160), 1-56,
+           2019.
+    .. [3] R. R. Coifman and S. Lafon, *Geometric harmonics: a novel tool for
+           multiscale out-of-sample extension of empirical functions*,
+           Applied and Computational Harmonic Analysis 21(1), 31-52, 2006.
+    .. [4] Y. Bengio, J.-F. Paiement, P. Vincent, O. Delalleau, N. Le Roux and
+           M. Ouimet, *Out-of-sample extensions for LLE, Isomap, MDS,
+           Eigenmaps, and spectral clustering*, NIPS 16, 177-184, 2004.
+    .. [5] J. M. Murphy, *Data Dependent Distances for Unsupervised Learning*
+           (slides).
 
     Examples
     --------
@@ -572,8 +500,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             solver = "dense" if n <= AUTO_DENSE_MAX_N or self.n_components >= n else "shift-invert"
         if solver == "shift-invert":
             # The top of a diffusion spectrum is crowded just below 1, where plain
-            # Lanczos needs thousands of restarts (194 s for 20 pairs at n = 20,000,
-            # tol 1e-8); shift-invert: 1.1 s (``docs/results/lund.md``).
+            # Lanczos needs thousands of restarts (docs/paths-and-diffusion.md).
             v0 = check_random_state(self.random_state).uniform(-1.0, 1.0, n)
             values, phi = _eigs_shift_invert(M, self.n_components, v0, float(self.eigen_tol))
             phi = _fix_signs(phi)

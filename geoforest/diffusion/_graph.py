@@ -7,8 +7,8 @@ operator is repeated once per component, the leading eigenvectors are the
 components' indicator-like Perron vectors, and a component of a dozen noise
 points is as far from everything as a whole cluster at every time ``t``.
 :func:`bridge_components` joins the components by the edges of a minimum
-spanning forest between them (Borůvka rounds over the components, exact
-nearest pairs from K-d trees), so the diffusion graph is connected.
+spanning forest between them (Borůvka rounds over the components, the
+engine of the exact Euclidean MST), so the diffusion graph is connected.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from sklearn.neighbors import KDTree, NearestNeighbors
+from sklearn.neighbors import NearestNeighbors
+
+from .._validation import check_not_complex
+from ..llpd._boruvka import boruvka_forest, no_neighbor_lists
+from ..llpd._kdtree import LEAF_SIZE
 
 __all__ = ["bridge_components", "gaussian_knn_graph", "knn", "spatial_knn", "symmetrize"]
 
-#: A component this small looks for its nearest outside point among the
-#: ``size + 1`` nearest neighbours of its points in one tree of all points.
-_SMALL_COMPONENT = 256
 #: Bridges get the kernel weight of their length, but at least this.
 BRIDGE_MIN_WEIGHT = float(np.exp(-1.0))
 
@@ -74,93 +75,6 @@ def gaussian_knn_graph(dist: np.ndarray, ind: np.ndarray, sigma: float) -> sp.cs
     return symmetrize(G)
 
 
-def _from_lists(component, n_comp, neighbors, best_d, best_i, best_j) -> np.ndarray:
-    """Shortest outside edges from neighbour lists; the components where that is exact."""
-    dist, ind = neighbors
-    outside = component[ind] != component[:, None]
-    found = outside.any(axis=1)
-    col = np.argmax(outside, axis=1)
-    rows = np.flatnonzero(found)
-    _keep_best(component[rows], dist[rows, col[rows]], rows, ind[rows, col[rows]], best_d,
-               best_i, best_j)  # fmt: skip
-    # A member without an outside neighbour is at least its last listed distance away.
-    bound = np.full(n_comp, np.inf)
-    miss = np.flatnonzero(~found)
-    np.minimum.at(bound, component[miss], dist[miss, -1])
-    return best_d <= bound
-
-
-def _shortest_outgoing(
-    X: np.ndarray,
-    tree: KDTree | None,
-    component: np.ndarray,
-    n_comp: int,
-    neighbors: tuple[np.ndarray, np.ndarray] | None = None,
-) -> list[tuple[float, int, int]]:
-    """For every component, its shortest edge ``(d, i, j)`` to a point outside it.
-
-    Components of at most ``_SMALL_COMPONENT`` points are handled in batches
-    by size (powers of two): the first outside point of a member is among its
-    ``size + 1`` nearest neighbours in the tree of all points.  Larger ones
-    query a K-d tree of the points outside them.
-    """
-    sizes = np.bincount(component, minlength=n_comp)
-    best_d = np.full(n_comp, np.inf)
-    best_i = np.zeros(n_comp, dtype=np.intp)
-    best_j = np.zeros(n_comp, dtype=np.intp)
-    n = X.shape[0]
-    todo = np.ones(n_comp, dtype=bool)
-    if neighbors is not None:
-        todo = ~_from_lists(component, n_comp, neighbors, best_d, best_i, best_j)
-        if not todo.any():
-            return [(float(best_d[c]), int(best_i[c]), int(best_j[c])) for c in range(n_comp)]
-        if tree is None:
-            tree = KDTree(X)
-    small_size = np.where(todo[component], sizes[component], 0)
-    lo = 0
-    cap = 1
-    while lo < _SMALL_COMPONENT:
-        rows = np.flatnonzero((small_size > lo) & (small_size <= cap))
-        lo, cap = cap, 2 * cap
-        if rows.size == 0:
-            continue
-        k = min(lo + 1, n)
-        dist, ind = tree.query(X[rows], k=k)
-        dist = np.where(component[ind] != component[rows][:, None], dist, np.inf)
-        col = np.argmin(dist, axis=1)
-        d = dist[np.arange(rows.size), col]
-        _keep_best(component[rows], d, rows, ind[np.arange(rows.size), col], best_d, best_i,
-                   best_j)  # fmt: skip
-    for c in np.flatnonzero((sizes > _SMALL_COMPONENT) & todo):
-        members = np.flatnonzero(component == c)
-        rest = np.flatnonzero(component != c)
-        dist, ind = KDTree(X[rest]).query(X[members], k=1)
-        _keep_best(np.full(members.size, c), dist[:, 0], members, rest[ind[:, 0]], best_d,
-                   best_i, best_j)  # fmt: skip
-    return [(float(best_d[c]), int(best_i[c]), int(best_j[c])) for c in range(n_comp)]
-
-
-def _keep_best(comp, d, i, j, best_d, best_i, best_j) -> None:
-    """Per component, keep the shortest of the candidate edges ``(d, i, j)``."""
-    order = np.lexsort((i, d, comp))
-    first = np.ones(order.size, dtype=bool)
-    first[1:] = comp[order][1:] != comp[order][:-1]
-    sel = order[first]
-    better = d[sel] < best_d[comp[sel]]
-    sel = sel[better]
-    best_d[comp[sel]] = d[sel]
-    best_i[comp[sel]] = i[sel]
-    best_j[comp[sel]] = j[sel]
-
-
-def _find(parent: np.ndarray, a: int) -> int:
-    """Union-find root with path halving."""
-    while parent[a] != a:
-        parent[a] = parent[parent[a]]
-        a = parent[a]
-    return a
-
-
 def bridge_components(
     X: np.ndarray, G: sp.csr_matrix, neighbors: tuple[np.ndarray, np.ndarray] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -168,15 +82,19 @@ def bridge_components(
 
     Borůvka rounds: every component adds its shortest Euclidean edge to a
     point outside it; components merge; repeat until one is left.  The
-    edges are those of the Euclidean minimum spanning tree of the quotient
-    (ties aside), so at most ``c - 1`` edges join ``c`` components.
+    edges are those of the Euclidean minimum spanning tree of the quotient,
+    so ``c - 1`` edges join ``c`` components.  Equal lengths are ordered by
+    the end points (the smaller end point, then the larger), so the forest
+    is unique.  The engine is the component-pruned K-d tree Borůvka of the
+    exact Euclidean MST (:mod:`geoforest.llpd._boruvka`), started from the
+    components of ``G`` instead of single points.
 
     With ``neighbors`` (every point's nearest neighbours, ascending, e.g.
     the lists the graph was built from), a component's shortest edge is read
     from its members' lists when that is provably exact: the shortest
     outside candidate found is no longer than the last listed distance of
-    every member whose list holds no outside point.  Other components query
-    K-d trees as above.
+    every member whose list holds no outside point.  Other components search
+    the K-d tree.
 
     Parameters
     ----------
@@ -187,38 +105,30 @@ def bridge_components(
     Returns
     -------
     pairs : ndarray of shape (m, 2) of int
-        Bridge end points ``(i, j)``, ``m = components - 1``.
+        Bridge end points ``(i, j)``, ``i < j``, ``m = components - 1``; by
+        Borůvka round, then by length, then by end points.
     lengths : ndarray of shape (m,)
-        Their Euclidean lengths.
+        Their Euclidean lengths (as listed in ``neighbors`` for the edges
+        read from there).
     """
     n_comp, component = connected_components(G, directed=False)
-    pairs: list[tuple[int, int]] = []
-    lengths: list[float] = []
     if n_comp == 1:
         return np.zeros((0, 2), dtype=np.intp), np.zeros(0)
-    tree = None if neighbors is not None else KDTree(X)
-    while n_comp > 1:
-        best = _shortest_outgoing(X, tree, component, n_comp, neighbors)
-        # Union the chosen edges (one pair may be chosen by both of its ends).
-        chosen = {(min(i, j), max(i, j)): d for d, i, j in best}
-        rows = np.array([p[0] for p in chosen])
-        cols = np.array([p[1] for p in chosen])
-        quotient = sp.csr_matrix(
-            (np.ones(rows.size), (component[rows], component[cols])), shape=(n_comp, n_comp)
-        )
-        merged, relabel = connected_components(quotient, directed=False)
-        # Keep only edges that join different groups (Borůvka never closes a cycle
-        # except through equal-length ties; drop any such duplicate).
-        parent = np.arange(n_comp)
-        for (i, j), d in sorted(chosen.items(), key=lambda item: (item[1], item[0])):
-            a, b = _find(parent, component[i]), _find(parent, component[j])
-            if a != b:
-                parent[a] = b
-                pairs.append((i, j))
-                lengths.append(d)
-        component = relabel[component]
-        n_comp = merged
-    return np.array(pairs, dtype=np.intp), np.array(lengths)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    n = X.shape[0]
+    # Union-find forest of the components: every point points at its component's first point.
+    first = np.empty(n_comp, dtype=np.int64)
+    first[component[::-1]] = np.arange(n - 1, -1, -1)
+    uf = first[component]
+    if neighbors is None:
+        lists = no_neighbor_lists()
+    else:
+        dist, ind = neighbors
+        lists = (np.ascontiguousarray(dist, dtype=np.float64),
+                 np.ascontiguousarray(ind, dtype=np.int64))  # fmt: skip
+    lengths, pairs, rounds = boruvka_forest(X, LEAF_SIZE, uf, *lists)
+    order = np.lexsort((pairs[:, 1], pairs[:, 0], lengths, rounds))
+    return pairs[order].astype(np.intp), lengths[order]
 
 
 def spatial_knn(
@@ -265,3 +175,84 @@ def spatial_knn(
         ind[:, j] = other
     part = np.argsort(dist, axis=1, kind="stable")[:, :n_neighbors]
     return np.take_along_axis(dist, part, 1), np.take_along_axis(ind, part, 1)
+
+
+# ------------------------------------------------------------------ checks and scaling
+def _check_sparse_graph(G, name: str) -> sp.csr_matrix:
+    if not sp.issparse(G):
+        G = np.asarray(G, dtype=np.float64)
+        if G.ndim != 2:
+            raise ValueError(f"a precomputed {name} must be a 2-d (n, n) matrix, got {G.shape}")
+    G = sp.csr_matrix(G, dtype=np.float64)
+    if G.shape[0] != G.shape[1]:
+        raise ValueError(f"a precomputed {name} must be square, got shape {G.shape}")
+    if G.shape[0] < 2:
+        raise ValueError(f"a precomputed {name} needs at least 2 points, got {G.shape[0]}")
+    if not np.all(np.isfinite(G.data)):
+        raise ValueError(f"the precomputed {name} has NaN or infinite entries")
+    if np.any(G.data < 0):
+        raise ValueError(f"the precomputed {name} has negative entries")
+    return G
+
+
+#: Features with ``max |x|`` outside ``[1e-100, 1e100]`` are divided by a power of two:
+#: squared distances would overflow (about 1e154 and up) or underflow otherwise.
+_SAFE_RANGE = (1e-100, 1e100)
+
+
+def _feature_scale(X: np.ndarray) -> float:
+    """A power of two near ``max |X|`` when squared distances would leave float64, else 1.
+
+    The Gaussian kNN graph depends on the features only through ``d / sigma``
+    (and ``d^2 / (s_i s_j)``), so dividing the features, the distances and
+    ``sigma`` by the same power of two changes nothing (the division is
+    exact).
+    """
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    if top == 0.0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1]:
+        return 1.0
+    return float(2.0 ** np.round(np.log2(top)))
+
+
+def _check_query_graph(G, n_train: int, kind: str, estimator) -> sp.csr_matrix:
+    """Rows from new points to the training points for a model fitted on a precomputed graph."""
+    name = type(estimator).__name__
+    check_not_complex(G, estimator)
+    if not sp.issparse(G):
+        try:
+            G = np.asarray(G, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"{name} was fitted on a precomputed {kind}; transform and predict need the "
+                f"{kind} from the new points to the {n_train} training points as numbers "
+                f"({exc})"
+            ) from None
+    if G.ndim != 2:
+        raise ValueError(
+            f"Expected a 2-d (n_queries, {n_train}) {kind} from new points to the training "
+            f"points of {name}, got an array of shape {G.shape}"
+        )
+    if G.shape[0] < 1 or G.shape[1] != n_train:
+        raise ValueError(
+            f"{name} was fitted on a precomputed {kind} of {n_train} points: pass the "
+            f"(n_queries, {n_train}) {kind} from the new points to the training points, "
+            f"got shape {G.shape}"
+        )
+    G = sp.csr_matrix(G, dtype=np.float64)
+    if not np.all(np.isfinite(G.data)):
+        raise ValueError(f"the {kind} rows passed to {name} have NaN or infinite entries")
+    if np.any(G.data < 0):
+        raise ValueError(f"the {kind} rows passed to {name} have negative entries")
+    G.sort_indices()
+    return G
+
+
+def _row_softmax(G: sp.csr_matrix, exponent: np.ndarray) -> sp.csr_matrix:
+    """Rows ``exp(-a_j) / sum_j exp(-a_j)`` over the stored entries, without underflow."""
+    rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
+    low = np.full(G.shape[0], np.inf)
+    np.minimum.at(low, rows, exponent)
+    # exp(-(a - min a)); equal exponents (infinite ones too) weigh 1.
+    w = np.exp(-np.where(exponent == low[rows], 0.0, exponent - low[rows]))
+    total = np.bincount(rows, weights=w, minlength=G.shape[0])
+    return sp.csr_matrix((w / total[rows], G.indices, G.indptr), shape=G.shape)

@@ -14,7 +14,6 @@ import numbers
 import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -24,6 +23,17 @@ from .._validation import check_not_complex, validate_data
 from ..cluster._choice import explain_choice
 from ._diffusion_map import DiffusionMap
 from ._graph import spatial_knn
+from ._lund_active import active_queries, free_subtree_sizes
+from ._lund_multiscale import medoid_clustering, multiscale_times, variation_of_information
+from ._modes import (
+    _significant_mask,
+    estimate_n_modes,
+    mode_ratios,
+    nearest_denser,
+    nearest_denser_to,
+    propagate_labels,
+    significant_columns,
+)
 
 __all__ = [
     "LUND",
@@ -37,306 +47,6 @@ __all__ = [
     "spatial_majority_vote",
     "variation_of_information",
 ]
-
-#: Rows of the exact (brute-force) fallback of the nearest-denser search per block.
-_BLOCK = 256
-
-
-def variation_of_information(a, b) -> float:
-    """Variation of information ``H(A) + H(B) - 2 I(A; B)`` between two partitions (nats).
-
-    Examples
-    --------
-    >>> variation_of_information([0, 0, 1, 1], [1, 1, 0, 0])
-    0.0
-    >>> round(variation_of_information([0, 0, 1, 1], [0, 1, 0, 1]), 4)
-    1.3863
-    """
-    a = np.unique(np.asarray(a).reshape(-1), return_inverse=True)[1].reshape(-1)
-    b = np.unique(np.asarray(b).reshape(-1), return_inverse=True)[1].reshape(-1)
-    if a.size != b.size:
-        raise ValueError("the two partitions must label the same number of points")
-    n = a.size
-    if n == 0:
-        return 0.0
-    joint = np.unique(a * (b.max() + 1) + b, return_counts=True)[1] / n
-    pa = np.bincount(a) / n
-    pb = np.bincount(b) / n
-
-    def entropy(p):
-        p = p[p > 0]
-        return float(-np.sum(p * np.log(p)))
-
-    return max(0.0, 2.0 * entropy(joint) - entropy(pa) - entropy(pb))
-
-
-def nearest_denser(Y: np.ndarray, rank: np.ndarray, n_search: int) -> tuple[np.ndarray, np.ndarray]:
-    """Euclidean distance from every row of ``Y`` to the nearest row of smaller ``rank``.
-
-    ``rank`` is a permutation of ``0 .. n-1`` (0 = densest).  Each point's
-    ``n_search`` nearest neighbours come from a K-d tree; the first of them
-    (in distance order) with a smaller rank is the answer, exactly, since
-    every closer point has a larger rank.  Points without one among them
-    search 8 times as many neighbours, then every denser point (brute force
-    in blocks).  The densest point gets its largest distance to any point and
-    parent ``-1``.
-
-    Returns
-    -------
-    rho : ndarray of shape (n,)
-    parent : ndarray of shape (n,) of int
-    """
-    n = Y.shape[0]
-    rho = np.zeros(n)
-    parent = np.full(n, -1, dtype=np.intp)
-    top = int(np.argmin(rank))
-    todo = np.setdiff1d(np.arange(n), [top])
-    nn = NearestNeighbors().fit(Y)
-    k = min(n_search, n - 1)
-    while todo.size and k <= max(n_search, 8 * n_search):
-        dist, ind = nn.kneighbors(Y[todo], n_neighbors=min(k + 1, n))
-        denser = rank[ind] < rank[todo][:, None]
-        found = denser.any(axis=1)
-        first = np.argmax(denser, axis=1)
-        hit = todo[found]
-        rho[hit] = dist[found, first[found]]
-        parent[hit] = ind[found, first[found]]
-        todo = todo[~found]
-        if k >= n - 1:
-            break
-        k = min(8 * k, n - 1)
-    order = np.argsort(rank)
-    todo = todo[np.argsort(rank[todo], kind="stable")]
-    for start in range(0, todo.size, _BLOCK):
-        block = todo[start : start + _BLOCK]
-        limit = int(rank[block].max())
-        cand = order[:limit]  # every point denser than some row of the block
-        D = cdist(Y[block], Y[cand])
-        D[rank[cand][None, :] >= rank[block][:, None]] = np.inf
-        j = np.argmin(D, axis=1)
-        rho[block] = D[np.arange(block.size), j]
-        parent[block] = cand[j]
-    rho[top] = float(np.max(cdist(Y[top : top + 1], Y))) if n > 1 else 0.0
-    return rho, parent
-
-
-def significant_columns(Y: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
-    """The columns of a diffusion map that can change a distance by more than ``rtol``.
-
-    A column spanning ``ptp`` (max - min) changes any distance by at most
-    ``ptp``; columns with ``ptp < rtol * max ptp`` (decayed eigenvectors, the
-    constant one) are dropped, so neighbour searches run in fewer dimensions.
-    """
-    return np.ascontiguousarray(Y[:, _significant_mask(Y, rtol)])
-
-
-def _significant_mask(Y: np.ndarray, rtol: float = 1e-9) -> np.ndarray:
-    """The columns :func:`significant_columns` keeps (the first one if all are constant)."""
-    span = np.ptp(Y, axis=0)
-    if span.size == 0 or span.max() <= 0:
-        return np.arange(Y.shape[1]) < 1
-    return span >= rtol * span.max()
-
-
-def nearest_denser_to(
-    Yq: np.ndarray, density_q: np.ndarray, Y: np.ndarray, density: np.ndarray, n_search: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """For every query row, the nearest row of ``Y`` of strictly higher density.
-
-    The search of :meth:`LUND.predict`, as :func:`nearest_denser` does it for
-    the training points: each query's ``n_search`` nearest rows of ``Y`` come
-    from a K-d tree, and the first of them (in distance order) denser than
-    the query is the answer, exactly; queries without one there search 8
-    times as many, then every denser row (brute force in blocks).  A query
-    at least as dense as every row of ``Y`` gets its nearest row.
-
-    Parameters
-    ----------
-    Yq : ndarray of shape (m, d)
-    density_q : ndarray of shape (m,)
-    Y : ndarray of shape (n, d)
-    density : ndarray of shape (n,)
-    n_search : int
-
-    Returns
-    -------
-    dist : ndarray of shape (m,)
-    ind : ndarray of shape (m,) of int
-
-    Examples
-    --------
-    >>> Y, density = np.array([[0.0], [1.0], [3.0]]), np.array([1.0, 0.2, 0.3])
-    >>> # 1.2: its nearest row (1.0) is sparser, the nearest denser one is 0.0;
-    >>> # 0.9: denser than every row, it takes its nearest one.
-    >>> nearest_denser_to(np.array([[1.2], [0.9]]), np.array([0.25, 9.0]), Y, density, 1)
-    (array([1.2, 0.1]), array([0, 1]))
-    """
-    m, n = Yq.shape[0], Y.shape[0]
-    dist = np.empty(m)
-    ind = np.empty(m, dtype=np.intp)
-    nn = NearestNeighbors().fit(Y)
-    densest = density_q >= density.max()
-    if np.any(densest):
-        d, j = nn.kneighbors(Yq[densest], n_neighbors=1)
-        dist[densest], ind[densest] = d[:, 0], j[:, 0]
-    todo = np.flatnonzero(~densest)
-    for k in sorted({min(n_search, n), min(8 * n_search, n)}):
-        if todo.size == 0:
-            break
-        d, j = nn.kneighbors(Yq[todo], n_neighbors=k)
-        denser = density[j] > density_q[todo][:, None]
-        found = denser.any(axis=1)
-        first = np.argmax(denser, axis=1)
-        dist[todo[found]] = d[found, first[found]]
-        ind[todo[found]] = j[found, first[found]]
-        todo = todo[~found]
-    order = np.argsort(-density, kind="stable")  # densest first
-    todo = todo[np.argsort(-density_q[todo], kind="stable")]
-    for start in range(0, todo.size, _BLOCK):
-        block = todo[start : start + _BLOCK]
-        cand = order[: int(np.count_nonzero(density > density_q[block].min()))]
-        D = cdist(Yq[block], Y[cand])
-        D[density[cand][None, :] <= density_q[block][:, None]] = np.inf
-        j = np.argmin(D, axis=1)
-        dist[block] = D[np.arange(block.size), j]
-        ind[block] = cand[j]
-    return dist, ind
-
-
-def multiscale_times(eigenvalues: np.ndarray, max_log2_t: int) -> list[float]:
-    """Dyadic diffusion times worth scanning, from the spectrum.
-
-    ``t = 2^j`` from the largest power of two at which the last computed
-    eigenvalue still holds half its weight (``lambda_m^t >= 1/2``; earlier
-    times see no eigenvector decayed) up to the first at which the second
-    one has decayed below 1 % (``lambda_2^t < 0.01``; later every point has
-    mixed), and at most ``2^max_log2_t``.
-
-    Examples
-    --------
-    >>> multiscale_times(np.array([1.0, 0.999, 0.9]), 30)
-    [4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0, 4096.0, 8192.0]
-    """
-    lam = np.abs(np.asarray(eigenvalues, dtype=np.float64))
-    times = []
-    last = lam[-1] if lam.size > 1 else 0.0
-    second = lam[1] if lam.size > 1 else 0.0
-    for j in range(int(max_log2_t) + 1):
-        t = float(2**j)
-        if j < max_log2_t and last > 0 and last ** (2 * t) >= 0.5:
-            continue  # the next time still keeps every eigenvector
-        times.append(t)
-        if second**t < 0.01:
-            break
-    return times
-
-
-def estimate_n_modes(scores, max_clusters: int) -> int:
-    """``K`` at the largest ratio of consecutive sorted scores.
-
-    With the scores sorted descending, ``S_1 >= S_2 >= ...``, the estimate is
-    ``argmax_{k = 1 .. K_max} S_k / S_(k+1)`` (ties to the smaller ``k``; a
-    zero ``S_(k+1)`` after a positive ``S_k`` is an infinite ratio).
-
-    Examples
-    --------
-    >>> estimate_n_modes([1.0, 0.9, 0.8, 0.1, 0.09, 0.05], 5)
-    3
-    >>> estimate_n_modes([1.0, 0.2, 0.19, 0.01], 1)
-    1
-    """
-    ratio = mode_ratios(scores, max_clusters)
-    if not np.any(np.isfinite(ratio) | np.isinf(ratio)):
-        return 1
-    return int(np.nanargmax(ratio)) + 1
-
-
-def mode_ratios(scores, max_clusters: int) -> np.ndarray:
-    """The ratios ``S_K / S_(K+1)`` of the sorted scores behind :func:`estimate_n_modes`.
-
-    Returns
-    -------
-    ndarray of shape (max_clusters,)
-        Entry ``K - 1`` is the ratio for ``K`` (``inf`` after a zero score,
-        1 between zeros, NaN where there is no ``S_(K+1)``).
-
-    Examples
-    --------
-    >>> mode_ratios([1.0, 0.5, 0.25, 0.0], 4)
-    array([ 2.,  2., inf, nan])
-    """
-    s = np.sort(np.asarray(scores, dtype=np.float64).reshape(-1))[::-1]
-    out = np.full(int(max_clusters), np.nan)
-    k_max = min(int(max_clusters), s.size - 1)
-    if k_max < 1:
-        return out
-    num, den = s[:k_max], s[1 : k_max + 1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.inf)
-    ratio[(num <= 0)] = 1.0
-    out[:k_max] = ratio
-    return out
-
-
-def propagate_labels(
-    rank: np.ndarray, parent: np.ndarray, seeds: np.ndarray, seed_labels: np.ndarray
-) -> np.ndarray:
-    """Label points in decreasing density from their nearest denser point.
-
-    ``seeds`` keep ``seed_labels``; every other point, in increasing ``rank``,
-    copies the label of ``parent`` (denser, hence already labelled).  The
-    densest point must be a seed.
-    """
-    n = rank.size
-    labels = np.full(n, -1, dtype=np.intp)
-    labels[seeds] = seed_labels
-    order = np.argsort(rank)
-    if labels[order[0]] < 0:
-        raise ValueError("the densest point must be a seed")
-    is_seed = np.zeros(n, dtype=bool)
-    is_seed[seeds] = True
-    for i in order:
-        if not is_seed[i]:
-            labels[i] = labels[parent[i]]
-    return labels
-
-
-def free_subtree_sizes(rank: np.ndarray, parent: np.ndarray, is_seed: np.ndarray) -> np.ndarray:
-    """How many points take their label through each point under :func:`propagate_labels`.
-
-    Every point copies the label of its ``parent`` (its nearest denser
-    point), so a point's label comes from the first seed on its chain of
-    parents.  ``free[i]`` counts ``i`` itself and every point whose chain
-    reaches ``i`` before any seed: the points whose label would follow
-    ``i``'s if ``i`` were given one.  A seed's count is its own free
-    subtree (its label reaches exactly these points).  O(n): one pass in
-    increasing density.
-
-    Parameters
-    ----------
-    rank : ndarray of shape (n,) of int
-        Density rank, 0 = densest.
-    parent : ndarray of shape (n,) of int
-        Nearest denser point, ``-1`` for the densest.
-    is_seed : ndarray of shape (n,) of bool
-        Points whose label is fixed (they do not pass it on to their parent).
-
-    Returns
-    -------
-    ndarray of shape (n,)
-
-    Examples
-    --------
-    >>> rank, parent = np.arange(5), np.array([-1, 0, 1, 2, 1])
-    >>> free_subtree_sizes(rank, parent, np.array([True, False, True, False, False]))
-    array([3., 2., 2., 1., 1.])
-    """
-    size = np.ones(rank.size)
-    passes = (parent >= 0) & ~np.asarray(is_seed, dtype=bool)
-    for i in np.argsort(rank)[::-1]:  # least dense first: children before parents
-        if passes[i]:
-            size[parent[i]] += size[i]
-    return size
 
 
 def spatial_majority_vote(labels: np.ndarray, image_shape: tuple[int, int], radius: int):
@@ -427,7 +137,7 @@ class LUND(ClusterMixin, BaseEstimator):
         Graph weights, see :class:`~geoforest.DiffusionMap`.
     cutoff : float or None, default=2.0
         Edges longer than ``cutoff * sigma`` are dropped and the components
-        bridged (see :class:`~geoforest.DiffusionMap`); 2.0 gave the widest
+        bridged (see :class:`~geoforest.DiffusionMap`); 2.0 gives the widest
         range of good times (``docs/results/lund.md``).
     n_search : int, default=30
         ``D_t``-neighbours searched first for the nearest denser point.
@@ -489,11 +199,17 @@ class LUND(ClusterMixin, BaseEstimator):
 
     References
     ----------
-    .. [1] Maggioni, M. and Murphy, J. M. (2019). "Learning by unsupervised
-           nonlinear diffusion". Journal of Machine Learning Research,
-           20(160), 1-56.
-    .. [2] Coifman, R. R. and Lafon, S. (2006). "Diffusion maps". Applied and
-           Computational Harmonic Analysis, 21(1), 5-30.
+    .. [1] M. Maggioni and J. M. Murphy, *Learning by Unsupervised Nonlinear
+           Diffusion*, Journal of Machine Learning Research 20(160), 1-56,
+           2019.
+    .. [2] R. R. Coifman and S. Lafon, *Diffusion maps*, Applied and
+           Computational Harmonic Analysis 21(1), 5-30, 2006.
+    .. [3] J. M. Murphy and M. Maggioni, *Unsupervised Clustering and Active
+           Learning of Hyperspectral Images with Nonlinear Diffusion*, IEEE
+           Transactions on Geoscience and Remote Sensing 57(3), 2019 (the
+           spatial options and :meth:`query`).
+    .. [4] J. M. Murphy, *Data Dependent Distances for Unsupervised Learning*
+           (slides).
 
     Examples
     --------
@@ -708,20 +424,9 @@ class LUND(ClusterMixin, BaseEstimator):
             self._at_time(dm, density, rank, t)
             for t in progress(times, len(times), self.verbose, "LUND times")
         ]
-        m = len(states)
-        vi = np.zeros((m, m))
-        for a in range(m):
-            for b in range(a + 1, m):
-                vi[a, b] = vi[b, a] = variation_of_information(
-                    states[a]["labels"], states[b]["labels"]
-                )
         ks = np.array([s["k"] for s in states])
-        eligible = np.flatnonzero(ks > 1) if np.any(ks > 1) else np.arange(m)
-        vi_sum = vi[np.ix_(eligible, eligible)].sum(axis=1)
-        best = int(eligible[np.argmin(vi_sum)])
+        best, total = medoid_clustering([s["labels"] for s in states], ks)
         self._set_state(states[best])
-        total = np.full(m, np.nan)
-        total[eligible] = vi_sum
         self.multiscale_ = {
             "times": np.array(times),
             "n_clusters": ks,
@@ -787,6 +492,40 @@ class LUND(ClusterMixin, BaseEstimator):
             if labels[i] < 0:
                 labels[i] = labels[parent[i]]
         return labels
+
+    def labels_at(self, t: float) -> np.ndarray:
+        """The unsupervised clustering of the training points at diffusion time ``t``.
+
+        Steps 3-5 of the algorithm at another time on the fitted diffusion
+        map and density, which do not depend on ``t`` (no refit); the model
+        is not changed.  ``K`` is ``n_clusters`` when given, else estimated
+        at ``t`` (step 4); it is ``labels.max() + 1``.  Partial labels and
+        the spatial vote are not applied: for an unsupervised fit without
+        ``spatial_vote_radius``, ``labels_at(t_)`` equals ``labels_``.
+
+        Parameters
+        ----------
+        t : float
+            Diffusion time, ``t >= 0``.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            Clusters ``0 .. K-1`` in the order of the modes' scores.
+
+        Examples
+        --------
+        >>> from geoforest.datasets import make_multidensity_clusters
+        >>> X, y = make_multidensity_clusters(600, n_clusters=3, random_state=0)
+        >>> model = LUND(random_state=0).fit(X)
+        >>> bool((model.labels_at(model.t_) == model.labels_).all())
+        True
+        """
+        check_is_fitted(self, "modes_")
+        if isinstance(t, bool) or not isinstance(t, numbers.Real) or not t >= 0:
+            raise ValueError(f"t must be a real number >= 0, got {t!r}")
+        dm = self.diffusion_map_
+        return self._at_time(dm, self.density_, self._rank, float(t))["labels"]
 
     def relabel(self, y) -> np.ndarray:
         """Propagate partial labels ``y`` with the fitted geometry (no refit); sets ``labels_``.
@@ -945,48 +684,8 @@ class LUND(ClusterMixin, BaseEstimator):
             mode_class = self._semi_supervised(y)[self.modes_]
             seeds = np.concatenate([known, self.modes_])
             seed_labels = np.concatenate([y[known], mode_class])
-        classes = np.unique(seed_labels)
-        if classes.size < 2:
-            raise ValueError("query needs labelled points of at least two classes")
-        is_seed = np.zeros(n, dtype=bool)
-        is_seed[seeds] = True
-        candidates = np.flatnonzero(~is_seed)
-        if not isinstance(n_queries, numbers.Integral) or not 1 <= n_queries <= candidates.size:
-            raise ValueError(f"n_queries must be in [1, {candidates.size}], got {n_queries!r}")
         Y = self.diffusion_map_.embedding(self.t_)
-        per_class = np.full((candidates.size, classes.size), np.inf)
-        for start in range(0, candidates.size, 4096):
-            rows = candidates[start : start + 4096]
-            D = cdist(Y[rows], Y[seeds])
-            for j, c in enumerate(classes):
-                per_class[start : start + rows.size, j] = D[:, seed_labels == c].min(axis=1)
-        two = np.sort(per_class, axis=1)[:, :2]
-        if strategy == "boundary":
-            F = two[:, 1] - two[:, 0]
-            return candidates[np.lexsort((candidates, F))[: int(n_queries)]]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ambiguity = np.where(two[:, 1] > 0, two[:, 0] / two[:, 1], 1.0)
-        free = free_subtree_sizes(self._rank, self.parent_, is_seed)
-        score = np.full(n, -np.inf)
-        score[candidates] = free[candidates] * ambiguity
-        amb = np.zeros(n)
-        amb[candidates] = ambiguity
-        picked = []
-        for _ in range(int(n_queries)):
-            i = int(np.argmax(score))  # ties to the lower index
-            picked.append(i)
-            score[i] = -np.inf
-            # The points labelled through i leave its ancestors' free subtrees.
-            gone, j = free[i], self.parent_[i]
-            while j >= 0:
-                free[j] -= gone
-                if np.isfinite(score[j]):
-                    score[j] = free[j] * amb[j]
-                if is_seed[j]:
-                    break
-                j = self.parent_[j]
-            is_seed[i] = True
-        return np.array(picked, dtype=np.intp)
+        return active_queries(Y, self._rank, self.parent_, seeds, seed_labels, n_queries, strategy)
 
     def random_query(self, n_queries: int, y=None) -> np.ndarray:
         """``n_queries`` unlabelled points drawn uniformly (the baseline of :meth:`query`).

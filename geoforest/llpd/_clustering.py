@@ -166,9 +166,12 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
 
     References
     ----------
-    .. [1] A. Little, M. Maggioni and J. M. Murphy, "Path-based spectral
-           clustering: guarantees, robustness to outliers, and fast
-           algorithms", Journal of Machine Learning Research 21 (2020).
+    .. [1] A. Little, M. Maggioni and J. M. Murphy, *Path-Based Spectral
+           Clustering: Guarantees, Robustness to Outliers, and Fast
+           Algorithms*, arXiv:1712.06206, 2017; Journal of Machine Learning
+           Research 21, 2020.
+    .. [2] J. M. Murphy, *Data Dependent Distances for Unsupervised
+           Learning* (slides).
 
     Examples
     --------
@@ -357,9 +360,10 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
 
         References
         ----------
-        .. [1] A. Little, M. Maggioni and J. M. Murphy, "Path-based spectral
-               clustering: guarantees, robustness to outliers, and fast
-               algorithms", Journal of Machine Learning Research 21 (2020).
+        .. [1] A. Little, M. Maggioni and J. M. Murphy, *Path-Based Spectral
+               Clustering: Guarantees, Robustness to Outliers, and Fast
+               Algorithms*, arXiv:1712.06206, 2017; Journal of Machine
+               Learning Research 21, 2020.
         """
         check_is_fitted(self, "labels_")
         X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
@@ -398,7 +402,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         return np.sort(sigmas)[::-1]
 
     def _solver(self, n: int) -> str:
-        # The operator makes a product O(n): ARPACK beats materialising W even at n = 1000.
+        # The operator makes a product O(n), so ARPACK on it beats materialising W.
         if self.eigen_solver == "auto":
             return "dense" if n <= AUTO_DENSE_MAX_N else "arpack"
         return self.eigen_solver

@@ -25,6 +25,8 @@ import numbers
 import numpy as np
 
 from .._jit import njit
+from ._kdtree import insert_sorted, sq_dist
+from ._unionfind import find_root
 
 __all__ = ["DENDROGRAM_DTYPE", "Dendrogram", "single_linkage"]
 
@@ -37,15 +39,6 @@ DENDROGRAM_DTYPE = np.dtype(
 
 
 # ------------------------------------------------------------------ construction
-@njit(nogil=True, cache=True)
-def find_root(uf, a):
-    """Root of ``a`` in the union-find forest ``uf``, halving the path on the way."""
-    while uf[a] != a:
-        uf[a] = uf[uf[a]]
-        a = uf[a]
-    return a
-
-
 @njit(nogil=True, cache=True)
 def _union_find_merges(n, edges):
     """scipy-style merges from MST edges already sorted by weight."""
@@ -341,6 +334,7 @@ def llpd_kneighbors(X, k, parent, node_height, start, node_size, order, queries,
     sel_i = np.empty(k, np.int64)
     for qi in range(n_q):
         i = queries[qi]
+        x = X[i]
         count = 0
         below = i
         while count < k:
@@ -368,24 +362,7 @@ def llpd_kneighbors(X, k, parent, node_height, start, node_size, order, queries,
                 if b0 <= p < b1:
                     continue
                 j = order[p]
-                acc = 0.0
-                for t in range(d):
-                    diff = X[i, t] - X[j, t]
-                    acc += diff * diff
-                if m == need and (acc > sel_d2[m - 1] or acc == sel_d2[m - 1] and j > sel_i[m - 1]):
-                    continue
-                pos = m if m < need else need - 1
-                while pos > 0 and (
-                    acc < sel_d2[pos - 1] or acc == sel_d2[pos - 1] and j < sel_i[pos - 1]
-                ):
-                    if pos < need:
-                        sel_d2[pos] = sel_d2[pos - 1]
-                        sel_i[pos] = sel_i[pos - 1]
-                    pos -= 1
-                sel_d2[pos] = acc
-                sel_i[pos] = j
-                if m < need:
-                    m += 1
+                m = insert_sorted(sq_dist(x, X, j, d), j, need, m, sel_d2, sel_i)
             for c in range(need):
                 dist[qi, count] = h
                 ind[qi, count] = sel_i[c]

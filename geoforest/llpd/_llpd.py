@@ -19,7 +19,6 @@ from ._dendrogram import (
     Dendrogram,
     affinity_matmat,
     cophenetic_matrix,
-    find_root,
     kth_neighbor_heights,
     llpd_kneighbors,
     single_linkage,
@@ -27,6 +26,7 @@ from ._dendrogram import (
 from ._mst import euclidean_mst
 from ._noise import auto_noise_threshold
 from ._out_of_sample import build_query_index, llpd_query
+from ._unionfind import find_root
 
 __all__ = ["LLPD"]
 
@@ -64,10 +64,7 @@ def _kruskal(n, weights, edges):
             keep[e] = True
     roots = np.empty(n, np.int64)
     for i in range(n):
-        r = i
-        while uf[r] != r:
-            r = uf[r]
-        roots[i] = r
+        roots[i] = find_root(uf, i)
     return keep, roots
 
 
@@ -167,9 +164,12 @@ class LLPD(BaseEstimator):
 
     References
     ----------
-    .. [1] A. Little, M. Maggioni and J. M. Murphy, "Path-based spectral
-           clustering: guarantees, robustness to outliers, and fast
-           algorithms", Journal of Machine Learning Research 21 (2020).
+    .. [1] A. Little, M. Maggioni and J. M. Murphy, *Path-Based Spectral
+           Clustering: Guarantees, Robustness to Outliers, and Fast
+           Algorithms*, arXiv:1712.06206, 2017; Journal of Machine Learning
+           Research 21, 2020.
+    .. [2] J. M. Murphy, *Data Dependent Distances for Unsupervised
+           Learning* (slides).
 
     Examples
     --------
@@ -319,8 +319,7 @@ class LLPD(BaseEstimator):
         tied at the LLPD of the ``k``-th neighbour, all of which are ranked: a
         point whose subtree is small and joins a large one at one height (an
         outlier joining a cluster) scans the whole cluster, so on data with
-        background noise the cost grows like ``n^2`` (measured:
-        docs/benchmarks.md).
+        background noise the cost grows like ``n^2`` (docs/benchmarks.md).
 
         With ``X``: the first call builds a K-d tree of the training points
         (``O(n log n)``, kept with the model).  Per query: a ``k + 1``
@@ -345,9 +344,10 @@ class LLPD(BaseEstimator):
 
         References
         ----------
-        .. [1] A. Little, M. Maggioni and J. M. Murphy, "Path-based spectral
-               clustering: guarantees, robustness to outliers, and fast
-               algorithms", Journal of Machine Learning Research 21 (2020).
+        .. [1] A. Little, M. Maggioni and J. M. Murphy, *Path-Based Spectral
+               Clustering: Guarantees, Robustness to Outliers, and Fast
+               Algorithms*, arXiv:1712.06206, 2017; Journal of Machine
+               Learning Research 21, 2020.
         """
         check_is_fitted(self, "dendrogram_")
         if tie_break not in ("euclidean", "tree"):

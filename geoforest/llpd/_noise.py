@@ -68,8 +68,8 @@ def jump_threshold(
     step, because at large ``n`` a few noise points close to a cluster fill the
     valley in with small steps).  Below ``min_ratio`` there is no jump
     (``None``); otherwise the threshold is the geometric mean of the two values
-    around the largest single step inside the window.  Measured on
-    :func:`~geoforest.datasets.make_ldln` data (docs/results/llpd.md).
+    around the largest single step inside the window.  The defaults were chosen
+    on :func:`~geoforest.datasets.make_ldln` data (docs/results/llpd.md).
 
     Examples
     --------

@@ -22,7 +22,7 @@ reached directly), so a hop longer than the ``(k + 1)``-th Euclidean neighbour's
 cannot reach any of the ``k`` nearest; only when the ``k``-th LLPD equals that
 distance (an exact tie) are all the points at that distance added (a radius
 search) and the walk repeated.  The Euclidean neighbours come from a K-d tree
-(:func:`geoforest.llpd._mst._build_kdtree`), with squared distances summed
+(:func:`geoforest.llpd._kdtree.build_kdtree`), with squared distances summed
 as the EMST engines sum them, so a training point given as a query reproduces
 its training LLPDs exactly.
 
@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ._mst import LEAF_SIZE, _box_dist2, _build_kdtree
+from ._kdtree import LEAF_SIZE, box_dist2, build_kdtree, insert_sorted, push_children, sq_dist
 
 __all__ = ["QUERY_CHUNK", "QueryIndex", "build_query_index", "llpd_query"]
 
@@ -78,7 +78,7 @@ class QueryIndex:
     """
 
     def __init__(self, X: np.ndarray, dendrogram) -> None:
-        Xp, perm, start, end, left, right, lo, hi, n_nodes = _build_kdtree(X, LEAF_SIZE)
+        Xp, perm, start, end, left, right, lo, hi, n_nodes = build_kdtree(X, LEAF_SIZE)
         self.tree = (
             Xp,
             perm,
@@ -100,15 +100,6 @@ def build_query_index(X: np.ndarray, dendrogram) -> QueryIndex:
 
 
 # ------------------------------------------------------------------ first hops
-@njit(inline="always")
-def _sq_dist(x, Y, u, d):
-    acc = 0.0
-    for t in range(d):
-        diff = x[t] - Y[u, t]
-        acc += diff * diff
-    return acc
-
-
 @njit(nogil=True, cache=True)
 def _knn_candidates(Xp, perm, start, end, left, right, lo, hi, x, m, cand_d2, cand_i, stack):
     """The ``m`` nearest training points of ``x``, sorted by (squared distance, index)."""
@@ -120,35 +111,13 @@ def _knn_candidates(Xp, perm, start, end, left, right, lo, hi, x, m, cand_d2, ca
         top -= 1
         v = stack[top]
         # Equal box distance is not pruned: a point at the m-th distance may have a lower index.
-        if count == m and _box_dist2(x, lo, hi, v, d) > cand_d2[m - 1]:
+        if count == m and box_dist2(x, lo, hi, v, d) > cand_d2[m - 1]:
             continue
         if left[v] >= 0:
-            da = _box_dist2(x, lo, hi, left[v], d)
-            db = _box_dist2(x, lo, hi, right[v], d)
-            if da <= db:  # the nearer child is popped first
-                stack[top] = right[v]
-                stack[top + 1] = left[v]
-            else:
-                stack[top] = left[v]
-                stack[top + 1] = right[v]
-            top += 2
+            top = push_children(x, lo, hi, left, right, v, d, stack, top)
             continue
         for u in range(start[v], end[v]):
-            acc = _sq_dist(x, Xp, u, d)
-            j = perm[u]
-            if count == m and (acc > cand_d2[m - 1] or acc == cand_d2[m - 1] and j > cand_i[m - 1]):
-                continue
-            pos = count if count < m else m - 1
-            while pos > 0 and (
-                acc < cand_d2[pos - 1] or acc == cand_d2[pos - 1] and j < cand_i[pos - 1]
-            ):
-                cand_d2[pos] = cand_d2[pos - 1]
-                cand_i[pos] = cand_i[pos - 1]
-                pos -= 1
-            cand_d2[pos] = acc
-            cand_i[pos] = j
-            if count < m:
-                count += 1
+            count = insert_sorted(sq_dist(x, Xp, u, d), perm[u], m, count, cand_d2, cand_i)
     return count
 
 
@@ -166,7 +135,7 @@ def _radius_candidates(Xp, perm, start, end, left, right, lo, hi, x, r2, buf_d2,
     while top > 0:
         top -= 1
         v = stack[top]
-        if _box_dist2(x, lo, hi, v, d) > r2:
+        if box_dist2(x, lo, hi, v, d) > r2:
             continue
         if left[v] >= 0:
             stack[top] = left[v]
@@ -174,7 +143,7 @@ def _radius_candidates(Xp, perm, start, end, left, right, lo, hi, x, r2, buf_d2,
             top += 2
             continue
         for u in range(start[v], end[v]):
-            acc = _sq_dist(x, Xp, u, d)
+            acc = sq_dist(x, Xp, u, d)
             if acc <= r2:
                 buf_d2[count] = acc
                 buf_i[count] = perm[u]
@@ -212,25 +181,165 @@ def _sift_down(d2, ind, root, size):
 
 # ------------------------------------------------------------------ the walk
 @njit(inline="always")
-def _insert(key, j, take, sel_n, sel_key, sel_i):
-    """Keep the ``take`` smallest ``(key, j)`` in ``sel_*`` (sorted); returns the new count."""
-    if sel_n == take and (
-        key > sel_key[take - 1] or key == sel_key[take - 1] and j > sel_i[take - 1]
-    ):
-        return sel_n
-    pos = sel_n if sel_n < take else take - 1
-    while pos > 0 and (key < sel_key[pos - 1] or key == sel_key[pos - 1] and j < sel_i[pos - 1]):
-        sel_key[pos] = sel_key[pos - 1]
-        sel_i[pos] = sel_i[pos - 1]
-        pos -= 1
-    sel_key[pos] = key
-    sel_i[pos] = j
-    return sel_n + 1 if sel_n < take else sel_n
+def _inside(node, p, start, node_size):
+    return start[node] <= p < start[node] + node_size[node]
 
 
 @njit(inline="always")
-def _inside(node, p, start, node_size):
-    return start[node] <= p < start[node] + node_size[node]
+def _next_level(cand_e, c, m, tops, n_tops, parent, node_height):
+    """The next LLPD level: the next first hop or the lowest merge above a top.
+
+    Returns ``(t, has_event)``; ``has_event`` is false when neither is left.
+    """
+    t = np.inf
+    has_event = False
+    if c < m:
+        t = cand_e[c]
+        has_event = True
+    for q in range(n_tops):
+        p = parent[tops[q]]
+        if p >= 0:
+            has_event = True
+            if node_height[p] < t:
+                t = node_height[p]
+    return t, has_event
+
+
+@njit(inline="always")
+def _climb(u, t, parent, node_height, run_top):
+    """The highest ancestor of ``u`` (itself included) whose height is at most ``t``."""
+    while parent[u] >= 0 and node_height[parent[u]] <= t:
+        u = run_top[parent[u]]
+    return u
+
+
+@njit(inline="always")
+def _tops_at_level(
+    t, s, c, m, cand_i, cand_e, tops, n_tops, parent, node_height, run_top, start, node_size,
+    position, mark, mark_q, climbed, new_tops, new_cov,
+):  # fmt: skip
+    """The tops at level ``t``: the old tops climbed, then the first hops new within ``t``.
+
+    ``new_cov[q]`` counts the leaves of ``new_tops[q]`` the old tops held.
+    Returns ``(n_new, c)``, ``c`` the first candidate not yet used.
+    """
+    n_new = 0
+    for q in range(n_tops):
+        u = _climb(tops[q], t, parent, node_height, run_top)
+        climbed[q] = u
+        if mark[u] != s:
+            mark[u] = s
+            mark_q[u] = n_new
+            new_tops[n_new] = u
+            new_cov[n_new] = 0
+            n_new += 1
+        new_cov[mark_q[u]] += node_size[tops[q]]
+    while c < m and cand_e[c] <= t:
+        j = cand_i[c]
+        c += 1
+        pj = position[j]
+        covered = False
+        for q in range(n_new):
+            if _inside(new_tops[q], pj, start, node_size):
+                covered = True  # the top holding j is j's highest ancestor within t
+                break
+        if covered:
+            continue
+        u = _climb(j, t, parent, node_height, run_top)
+        mark[u] = s
+        mark_q[u] = n_new
+        new_tops[n_new] = u
+        new_cov[n_new] = 0
+        n_new += 1
+    return n_new, c
+
+
+@njit(inline="always")
+def _fresh_candidates(
+    take, m, cand_i, cand_d2, tops, n_tops, new_tops, n_new, start, node_size, position,
+    sel_key, sel_i,
+):  # fmt: skip
+    """The first ``take`` candidates among the leaves new at this level, or 0 if too few.
+
+    The candidates precede every other point in (distance, index), so when
+    ``take`` of them are new they are the answer.
+    """
+    sel_n = 0
+    for cc in range(m):
+        pj = position[cand_i[cc]]
+        fresh = False
+        for q in range(n_new):
+            if _inside(new_tops[q], pj, start, node_size):
+                fresh = True
+                break
+        if not fresh:
+            continue
+        for q in range(n_tops):
+            if _inside(tops[q], pj, start, node_size):
+                fresh = False
+                break
+        if fresh:
+            sel_key[sel_n] = cand_d2[cc]
+            sel_i[sel_n] = cand_i[cc]
+            sel_n += 1
+            if sel_n == take:
+                return sel_n
+    return 0
+
+
+@njit(inline="always")
+def _scan_new_leaves(X, x, take, new_tops, new_cov, n_new, start, node_size, order, skip_to,
+                     sel_key, sel_i):  # fmt: skip
+    """Every leaf new at this level, ranked by (squared distance to ``x``, index)."""
+    d = X.shape[1]
+    sel_n = 0
+    for q in range(n_new):
+        top_node = new_tops[q]
+        if node_size[top_node] == new_cov[q]:
+            continue
+        p = start[top_node]
+        end = p + node_size[top_node]
+        while p < end:
+            if skip_to[p] >= 0:
+                p = skip_to[p]
+                continue
+            j = order[p]
+            p += 1
+            sel_n = insert_sorted(sq_dist(x, X, j, d), j, take, sel_n, sel_key, sel_i)
+    return sel_n
+
+
+@njit(inline="always")
+def _first_new_leaves(take, new_tops, new_cov, n_new, start, node_size, order, skip_to,
+                      sel_key, sel_i):  # fmt: skip
+    """The first ``take`` new leaves in depth-first order (the new tops sorted by position)."""
+    for q in range(1, n_new):  # insertion sort of the tops by first position
+        a, b = new_tops[q], new_cov[q]
+        r = q
+        while r > 0 and start[new_tops[r - 1]] > start[a]:
+            new_tops[r] = new_tops[r - 1]
+            new_cov[r] = new_cov[r - 1]
+            r -= 1
+        new_tops[r] = a
+        new_cov[r] = b
+    sel_n = 0
+    for q in range(n_new):
+        if sel_n == take:
+            break
+        top_node = new_tops[q]
+        if node_size[top_node] == new_cov[q]:
+            continue
+        p = start[top_node]
+        end = p + node_size[top_node]
+        while p < end and sel_n < take:
+            if skip_to[p] >= 0:
+                p = skip_to[p]
+                continue
+            sel_key[sel_n] = p
+            sel_i[sel_n] = order[p]
+            sel_n += 1
+            p += 1
+    return sel_n
 
 
 @njit(nogil=True, cache=True)
@@ -250,61 +359,19 @@ def _walk(
     (``mark``/``mark_q`` deduplicate the tops of a level).  Returns the
     ``k``-th LLPD.
     """
-    d = X.shape[1]
     cand_e = np.sqrt(cand_d2[:m])
     n_tops = 0
     count = 0
     c = 0
     while count < k:
-        # ---- the next level: the next first hop or the next merge above a top
-        t = np.inf
-        has_event = False
-        if c < m:
-            t = cand_e[c]
-            has_event = True
-        for q in range(n_tops):
-            p = parent[tops[q]]
-            if p >= 0:
-                has_event = True
-                if node_height[p] < t:
-                    t = node_height[p]
+        t, has_event = _next_level(cand_e, c, m, tops, n_tops, parent, node_height)
         if not has_event:
             break
-        # ---- the tops at level t: old tops climbed, then the new first hops
         stamp[0] += 1
-        s = stamp[0]
-        n_new = 0
-        for q in range(n_tops):
-            u = tops[q]
-            while parent[u] >= 0 and node_height[parent[u]] <= t:
-                u = run_top[parent[u]]
-            climbed[q] = u
-            if mark[u] != s:
-                mark[u] = s
-                mark_q[u] = n_new
-                new_tops[n_new] = u
-                new_cov[n_new] = 0
-                n_new += 1
-            new_cov[mark_q[u]] += node_size[tops[q]]
-        while c < m and cand_e[c] <= t:
-            j = cand_i[c]
-            c += 1
-            pj = position[j]
-            covered = False
-            for q in range(n_new):
-                if _inside(new_tops[q], pj, start, node_size):
-                    covered = True  # the top holding j is j's highest ancestor within t
-                    break
-            if covered:
-                continue
-            u = j
-            while parent[u] >= 0 and node_height[parent[u]] <= t:
-                u = run_top[parent[u]]
-            mark[u] = s
-            mark_q[u] = n_new
-            new_tops[n_new] = u
-            new_cov[n_new] = 0
-            n_new += 1
+        n_new, c = _tops_at_level(
+            t, stamp[0], c, m, cand_i, cand_e, tops, n_tops, parent, node_height, run_top,
+            start, node_size, position, mark, mark_q, climbed, new_tops, new_cov,
+        )  # fmt: skip
         # ---- the leaves new at this level, all at LLPD t
         total_new = 0
         for q in range(n_new):
@@ -313,69 +380,16 @@ def _walk(
             take = min(k - count, total_new)
             sel_n = 0
             if euclidean and total_new > take:
-                # The candidates precede every other point in (distance, index), so
-                # the first `take` of them among the new leaves are the answer.
-                for cc in range(m):
-                    pj = position[cand_i[cc]]
-                    fresh = False
-                    for q in range(n_new):
-                        if _inside(new_tops[q], pj, start, node_size):
-                            fresh = True
-                            break
-                    if not fresh:
-                        continue
-                    for q in range(n_tops):
-                        if _inside(tops[q], pj, start, node_size):
-                            fresh = False
-                            break
-                    if fresh:
-                        sel_key[sel_n] = cand_d2[cc]
-                        sel_i[sel_n] = cand_i[cc]
-                        sel_n += 1
-                        if sel_n == take:
-                            break
-                if sel_n < take:
-                    sel_n = 0
-            if sel_n < take and euclidean:  # every new leaf, ranked
-                for q in range(n_new):
-                    top_node = new_tops[q]
-                    if node_size[top_node] == new_cov[q]:
-                        continue
-                    p = start[top_node]
-                    end = p + node_size[top_node]
-                    while p < end:
-                        if skip_to[p] >= 0:
-                            p = skip_to[p]
-                            continue
-                        j = order[p]
-                        p += 1
-                        sel_n = _insert(_sq_dist(x, X, j, d), j, take, sel_n, sel_key, sel_i)
-            elif sel_n < take:  # tree order: the new tops by position, the first leaves
-                for q in range(1, n_new):  # insertion sort of the tops by first position
-                    a, b = new_tops[q], new_cov[q]
-                    r = q
-                    while r > 0 and start[new_tops[r - 1]] > start[a]:
-                        new_tops[r] = new_tops[r - 1]
-                        new_cov[r] = new_cov[r - 1]
-                        r -= 1
-                    new_tops[r] = a
-                    new_cov[r] = b
-                for q in range(n_new):
-                    if sel_n == take:
-                        break
-                    top_node = new_tops[q]
-                    if node_size[top_node] == new_cov[q]:
-                        continue
-                    p = start[top_node]
-                    end = p + node_size[top_node]
-                    while p < end and sel_n < take:
-                        if skip_to[p] >= 0:
-                            p = skip_to[p]
-                            continue
-                        sel_key[sel_n] = p
-                        sel_i[sel_n] = order[p]
-                        sel_n += 1
-                        p += 1
+                sel_n = _fresh_candidates(
+                    take, m, cand_i, cand_d2, tops, n_tops, new_tops, n_new, start, node_size,
+                    position, sel_key, sel_i,
+                )  # fmt: skip
+            if sel_n < take and euclidean:
+                _scan_new_leaves(X, x, take, new_tops, new_cov, n_new, start, node_size, order,
+                                 skip_to, sel_key, sel_i)  # fmt: skip
+            elif sel_n < take:
+                _first_new_leaves(take, new_tops, new_cov, n_new, start, node_size, order,
+                                  skip_to, sel_key, sel_i)  # fmt: skip
             for r in range(take):
                 out_d[count + r] = t
                 out_i[count + r] = sel_i[r]
