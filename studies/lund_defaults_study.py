@@ -16,24 +16,28 @@ import itertools
 import time
 
 import numpy as np
+from sklearn.neighbors import NearestNeighbors
 
 from geoforest.datasets import make_multidensity_clusters
 from geoforest.diffusion import LUND
-from geoforest.diffusion._graph import knn
 from geoforest.metrics import clustering_accuracy
 
 
 def evaluate(X, y, k_true, times, **params):
     model = LUND(t=1.0, random_state=0, **params)
     model.fit(X)
-    dm = model.diffusion_map_
     out = []
+    core = y >= 0
     for t in times:
-        state = model._at_time(dm, model.density_, model._rank, float(t))
-        core = y >= 0
-        acc = clustering_accuracy(y[core], state["labels"][core])
-        out.append((state["k"] == k_true, acc))
+        labels = model.labels_at(float(t))  # the fitted geometry at another time, no refit
+        acc = clustering_accuracy(y[core], labels[core])
+        out.append((labels.max() + 1 == k_true, acc))
     return out
+
+
+def _kth_distance(X, k: int) -> np.ndarray:
+    """Each point's distance to its k-th nearest other point."""
+    return NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)[0][:, -1]
 
 
 def main(argv=None) -> None:
@@ -53,7 +57,7 @@ def main(argv=None) -> None:
     data = []
     for k_true, seed in itertools.product(args.clusters, range(args.seeds)):
         X, y = make_multidensity_clusters(args.n, n_clusters=k_true, random_state=seed)
-        kth = {k: float(np.median(knn(X, k)[0][:, -1])) for k in args.neighbors}
+        kth = {k: float(np.median(_kth_distance(X, k))) for k in args.neighbors}
         data.append((k_true, X, y, kth))
     print("times:", times)
     for kernel, k, factor, cut, norm in itertools.product(
