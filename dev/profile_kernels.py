@@ -22,8 +22,8 @@ How to run
 ----------
 ::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/profile_kernels.py            # a node of 500,000 rows
-    OPENBLAS_NUM_THREADS=1 python benchmarks/profile_kernels.py --n 20000
+    OPENBLAS_NUM_THREADS=1 python dev/profile_kernels.py            # a node of 500,000 rows
+    OPENBLAS_NUM_THREADS=1 python dev/profile_kernels.py --n 20000
 """
 
 from __future__ import annotations

@@ -118,7 +118,8 @@ def test_sort_values_matches_numpy_on_random_sizes():
 
 
 def test_leaf_networks_every_size():
-    from geoforest._engine.sorting import _leaf, _network16
+    from geoforest._engine.sorting import _leaf
+    from geoforest._engine.sorting_networks import network16
 
     rng = np.random.default_rng(2)
     for m in range(2, 33):
@@ -130,7 +131,7 @@ def test_leaf_networks_every_size():
     bits = (np.arange(1 << 16)[:, None] >> np.arange(16)) & 1
     for row in bits[::7]:
         a = row.astype(float)
-        _network16(a, 0, 16)
+        network16(a, 0, 16)
         assert np.all(np.diff(a) >= 0)
 
 

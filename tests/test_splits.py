@@ -36,7 +36,7 @@ def _valid_cuts(z, min_leaf):
 
 
 def brute_fastbic(z, min_leaf=1):
-    """Every cut evaluated from its two subsets with numpy, formulas of DESIGN 2.2."""
+    """Every cut evaluated from its two subsets with numpy (the URerF paper's formulas)."""
     z = np.sort(z)
     n = len(z)
     var_node = np.var(z)
@@ -225,16 +225,16 @@ def test_fastbic_property_matches_brute_force(z, min_leaf):
 
 
 def test_approx_log_error_bound():
-    from geoforest._engine.splits import _APPROX_LOG_ERR, _approx_log
+    from geoforest._engine.fastlog import APPROX_LOG_ERR, approx_log
 
     rng = np.random.default_rng(0)
     x = np.r_[10.0 ** rng.uniform(-299, 300, 20000), 1.0, 2.0, 0.5, np.nextafter(1.0, 2.0)]
     fbuf = np.empty(1)
     ibuf = fbuf.view(np.int64)
-    approx = np.array([_approx_log(v, fbuf, ibuf) for v in x])
-    assert np.max(np.abs(approx - np.log(x))) <= _APPROX_LOG_ERR
-    assert _approx_log(0.0, fbuf, ibuf) == -np.inf
-    assert _approx_log(1e-310, fbuf, ibuf) == pytest.approx(np.log(1e-310))
+    approx = np.array([approx_log(v, fbuf, ibuf) for v in x])
+    assert np.max(np.abs(approx - np.log(x))) <= APPROX_LOG_ERR
+    assert approx_log(0.0, fbuf, ibuf) == -np.inf
+    assert approx_log(1e-310, fbuf, ibuf) == pytest.approx(np.log(1e-310))
 
 
 def vectorised_fastbic_gains(z, min_leaf=1):
@@ -293,14 +293,14 @@ def test_fastbic_two_pass_scan_finds_the_best_cut_of_large_nodes(kind, n):
 
 def test_poly_log_error_is_within_its_bound():
     """The vectorised scan's logarithm, on every top-20-bit mantissa and on random floats."""
-    from geoforest._engine.splits import _POLY_LOG_ERR, _poly_log
+    from geoforest._engine.fastlog import POLY_LOG_ERR, poly_log
 
     @njit
     def poly_logs(x):
         bits = x.view(np.int64)
         out = np.empty_like(x)
         for i in range(x.shape[0]):
-            out[i] = _poly_log(bits[i])
+            out[i] = poly_log(bits[i])
         return out
 
     mantissas = 1.0 + np.arange(2**20) / 2**20
@@ -313,8 +313,8 @@ def test_poly_log_error_is_within_its_bound():
     ]
     x = np.r_[x, np.nextafter(2.0, 1.0), np.nextafter(1.0, 2.0)]
     err = np.abs(poly_logs(x) - np.log(x))
-    assert err.max() <= _POLY_LOG_ERR
-    assert err.max() > _POLY_LOG_ERR / 10  # the bound is not loose by orders of magnitude
+    assert err.max() <= POLY_LOG_ERR
+    assert err.max() > POLY_LOG_ERR / 10  # the bound is not loose by orders of magnitude
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -95,8 +95,9 @@ def _partition(samples, z, lo, hi, threshold, buf):
 
     Stable, so a node's samples stay in increasing row order (the tree's
     sample is drawn sorted): projections then read the rows of ``X`` in
-    memory order, which the hardware prefetches (measured 2-5x faster per
-    value than a scrambled order once ``X`` outgrows the L2 cache).
+    memory order, which the hardware prefetches (a scrambled order costs
+    several times more per value once ``X`` outgrows the L2 cache; see
+    ``docs/engine.md``).
     ``buf`` holds at least ``hi - lo`` entries.
     """
     k = lo
@@ -175,237 +176,98 @@ def _sort_with_labels(
 
 
 @njit(nogil=True, cache=True)
-def build_tree(
-    X,
-    samples,
-    proj_kind,
-    proj_params,
-    max_nnz,
-    rule,
-    rule_params,
-    n_proj,
-    n_batches,
-    min_samples_split,
-    min_samples_leaf,
-    max_depth,
-    min_gain,
-    state,
-    y,
-    sample_weight,
-    counts,
-    n_classes,
-    decay_batches=False,
+def _store_split(
+    threshold, gain, proj_ptr, proj_idx, proj_w, node, nnz, win_idx, win_w, width, thr, g
 ):
-    """Grow one tree on rows ``samples`` of float32 ``X``.
+    """Record a split node: its projection (appended, growing the arrays), threshold, gain.
 
-    Returns ``(tree, rows, leaf)``: the :class:`Tree` arrays, the samples in
-    their final order and the leaf (node id) each of them reached, so the
-    training rows' leaves need no second walk down the tree.
-
-    Each node tries ``n_proj`` candidate projections, and up to ``n_batches``
-    batches of them while no candidate has a positive gain; with
-    ``decay_batches``, a node whose batches all failed passes half its redraws
-    (``n_batches - 1``) on to its children, and a node that found structure
-    passes its own number on (the budget never grows again down a branch).
-    ``max_depth < 0``
-    means unlimited; nodes whose best gain is ``<= min_gain`` become leaves
-    (pass ``-inf`` to disable).  ``n_classes == 0`` grows an unsupervised tree
-    (``y`` and ``sample_weight`` are then ignored, pass empty arrays);
-    otherwise ``y`` holds int32 labels ``0..n_classes - 1`` and
-    ``sample_weight`` float64 weights, one per row of ``X``, and ``rule`` is a
-    classification rule (``splits.best_class_cut``).
-
-    Classification trees take each drawn row once: ``samples`` holds distinct
-    rows and ``counts`` (int32, one per row of ``X``) how often the bootstrap
-    drew each, folded into ``sample_weight`` by the caller.  Node sizes,
-    ``min_samples_split`` and ``min_samples_leaf`` count with multiplicity, so
-    the tree is the one grown on the sample with its repeats, at 63 % of the
-    values to project and sort for a bootstrap of ``n`` rows.  Unsupervised
-    trees pass an empty ``counts`` and repeated rows in ``samples``.
+    ``win_idx/win_w[:width]`` is the winning projection.  Returns the
+    projection arrays (new ones when they grew) and the new number of stored
+    nonzeros.
     """
-    n = samples.shape[0]
-    n_features = X.shape[1]
-    samples = samples.copy()
-    cap = 2 * n + 1
-    left = np.full(cap, -1, dtype=np.int32)
-    right = np.full(cap, -1, dtype=np.int32)
-    threshold = np.full(cap, np.nan)
-    gain = np.full(cap, np.nan)
-    n_node = np.zeros(cap, dtype=np.int32)
-    proj_ptr = np.zeros(cap + 1, dtype=np.int64)
-    proj_idx = np.empty(cap, dtype=np.int32)
-    proj_w = np.empty(cap, dtype=np.float32)
+    if nnz + width > proj_idx.shape[0]:
+        proj_idx = _grow(proj_idx, nnz + width)
+        proj_w = _grow(proj_w, nnz + width)
+    proj_idx[nnz : nnz + width] = win_idx[:width]
+    proj_w[nnz : nnz + width] = win_w[:width]
+    proj_ptr[node + 1] = nnz + width
+    threshold[node] = thr
+    gain[node] = g
+    return proj_idx, proj_w, nnz + width
 
-    perm = np.arange(n_features).astype(np.int32)
-    cand_ptr = np.zeros(n_proj + 1, dtype=np.int64)
-    cand_idx = np.empty(n_proj * max_nnz, dtype=np.int32)
-    cand_w = np.empty(n_proj * max_nnz, dtype=np.float32)
-    win_idx = np.empty(max_nnz, dtype=np.int32)
-    win_w = np.empty(max_nnz, dtype=np.float32)
-    win_width = 0
-    z_cur = np.empty(n)
-    z_best = np.empty(n)
-    z_sorted = np.empty(n)
-    workspace = make_workspace(rule, n)
-    sort_keys = np.empty(n, dtype=np.uint64)
-    sort_tmp = np.empty(n, dtype=np.uint64)
-    part_buf = np.empty(n, dtype=samples.dtype)
-    supervised = n_classes > 0
-    value = np.zeros((cap, max(n_classes, 0)))
-    y_sorted = np.empty(n if supervised else 0, dtype=np.int32)
-    w_sorted = np.empty(n if supervised else 0)
-    order = np.empty(n if supervised else 0, dtype=np.int64)
-    y_node = np.empty(n if supervised else 0, dtype=np.int32)
-    w_node = np.empty(n if supervised else 0)
-    c_node = np.empty(n if supervised else 0, dtype=np.int32)
-    c_sorted = np.empty(n if supervised else 0, dtype=np.int32)
-    class_scratch = np.empty(2 * max(n_classes, 0))
 
-    # Stack of pending nodes: (lo, hi, depth, parent, is_left).
-    st_lo = np.empty(cap, dtype=np.int64)
-    st_hi = np.empty(cap, dtype=np.int64)
-    st_depth = np.empty(cap, dtype=np.int64)
-    st_parent = np.empty(cap, dtype=np.int64)
-    st_isleft = np.empty(cap, dtype=np.bool_)
-    st_batches = np.empty(cap, dtype=np.int64)
-    node_lo = np.empty(cap, dtype=np.int64)  # each node's range of ``samples``
-    node_hi = np.empty(cap, dtype=np.int64)
-    st_batches[0] = n_batches
-    st_lo[0] = 0
-    st_hi[0] = n
-    st_depth[0] = 0
-    st_parent[0] = -1
-    st_isleft[0] = True
-    top = 1
-    n_nodes = 0
-    nnz = 0
+@njit(nogil=True, cache=True)
+def _push(stack, top, lo, hi, depth, parent, is_left, batches):
+    """Push a pending node (a row of ``stack``); returns the new top."""
+    stack[top, 0] = lo
+    stack[top, 1] = hi
+    stack[top, 2] = depth
+    stack[top, 3] = parent
+    stack[top, 4] = is_left
+    stack[top, 5] = batches
+    return top + 1
 
-    while top > 0:
-        top -= 1
-        lo = st_lo[top]
-        hi = st_hi[top]
-        depth = st_depth[top]
-        node = n_nodes
-        n_nodes += 1
-        node_lo[node] = lo
-        node_hi[node] = hi
-        parent = st_parent[top]
-        node_batches = st_batches[top]
-        if parent >= 0:
-            if st_isleft[top]:
-                left[parent] = node
-            else:
-                right[parent] = node
-        m = hi - lo
-        size = _node_size(counts, samples, lo, hi)
-        n_node[node] = size
-        proj_ptr[node + 1] = nnz
-        if supervised:
-            if _node_counts(y, sample_weight, samples, lo, hi, value[node]) <= 1:
-                continue  # pure node
-        if size < min_samples_split or size < 2 * min_samples_leaf:
-            continue
-        if max_depth >= 0 and depth >= max_depth:
-            continue
-        if _all_rows_equal(X, samples, lo, hi):
-            continue  # e.g. copies of one point drawn by the bootstrap
-        if supervised:
-            _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node)
 
-        best_j = -1
-        best_score = -np.inf
-        best_gain = -np.inf
-        best_thr = 0.0
-        for _batch in range(node_batches):
-            # Candidates are redrawn (up to n_batches times) while no projection
-            # has shown structure (gain > 0); the best over all batches is kept.
-            k = draw_node_projections(
-                proj_kind, proj_params, n_proj, perm, state, cand_ptr, cand_idx, cand_w
-            )
-            for j in range(k):
-                project_samples(
-                    X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
-                )
-                if supervised:
-                    if _constant(z_cur, m):
-                        continue  # no cut between distinct values: skip the sort
-                    _sort_with_labels(
-                        z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted,
-                        c_sorted,
-                    )  # fmt: skip
-                    pos, score, g = best_class_cut(
-                        rule,
-                        z_sorted,
-                        y_sorted,
-                        w_sorted,
-                        c_sorted,
-                        m,
-                        n_classes,
-                        min_samples_leaf,
-                        class_scratch,
-                    )
-                else:
-                    z_sorted[:m] = z_cur[:m]
-                    sort_values(z_sorted, m, sort_keys, sort_tmp)
-                    pos, score, g = best_cut(
-                        rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
-                    )
-                if pos > 0 and score > best_score:
-                    best_score = score
-                    best_gain = g
-                    best_j = j
-                    a = z_sorted[pos - 1]
-                    b = z_sorted[pos]
-                    best_thr = a + 0.5 * (b - a)
-                    if not best_thr < b:
-                        best_thr = a
-                    z_tmp = z_best
-                    z_best = z_cur
-                    z_cur = z_tmp
-                    # Keep the winning projection where the next batch cannot overwrite it.
-                    width = cand_ptr[j + 1] - cand_ptr[j]
-                    win_idx[:width] = cand_idx[cand_ptr[j] : cand_ptr[j + 1]]
-                    win_w[:width] = cand_w[cand_ptr[j] : cand_ptr[j + 1]]
-                    win_width = width
-            if best_gain > 0.0:
-                break
-        if best_j < 0 or best_gain <= min_gain:
-            continue
+@njit(nogil=True, cache=True, inline="always")
+def _child_batches(n_batches, node_batches, gain, decay_batches):
+    """Redraw batches for a node's children.
 
-        if nnz + win_width > proj_idx.shape[0]:
-            proj_idx = _grow(proj_idx, nnz + win_width)
-            proj_w = _grow(proj_w, nnz + win_width)
-        proj_idx[nnz : nnz + win_width] = win_idx[:win_width]
-        proj_w[nnz : nnz + win_width] = win_w[:win_width]
-        nnz += win_width
-        proj_ptr[node + 1] = nnz
-        threshold[node] = best_thr
-        gain[node] = best_gain
+    Without ``decay_batches`` every node gets ``n_batches``.  With it, a node
+    whose batches all failed (``gain <= 0``) passes half its redraws on and a
+    node that found structure passes its own number on (the budget never
+    grows again down a branch).
+    """
+    if not decay_batches:
+        return n_batches
+    if gain <= 0.0:
+        return 1 + (node_batches - 1) // 2
+    return node_batches
 
-        child_batches = n_batches
-        if decay_batches:
-            child_batches = node_batches
-            if best_gain <= 0.0:
-                # No structure here after every redraw: halve the children's redraws.
-                child_batches = 1 + (node_batches - 1) // 2
-        mid = _partition(samples, z_best, lo, hi, best_thr, part_buf)
-        # Push right first so the left subtree is built (and numbered) first.
-        st_lo[top] = mid
-        st_hi[top] = hi
-        st_depth[top] = depth + 1
-        st_parent[top] = node
-        st_isleft[top] = False
-        st_batches[top] = child_batches
-        st_batches[top + 1] = child_batches
-        st_lo[top + 1] = lo
-        st_hi[top + 1] = mid
-        st_depth[top + 1] = depth + 1
-        st_parent[top + 1] = node
-        st_isleft[top + 1] = True
-        top += 2
 
-    # The leaf of every sample: partitions are final, so each leaf's range of
-    # ``samples`` holds exactly the samples that reach it.
+@njit(nogil=True, cache=True)
+def _new_tree(cap, n_classes):
+    """Empty :class:`Tree` arrays for up to ``cap`` nodes (every node a leaf until split)."""
+    return (
+        np.full(cap, -1, dtype=np.int32),
+        np.full(cap, -1, dtype=np.int32),
+        np.full(cap, np.nan),
+        np.zeros(cap + 1, dtype=np.int64),
+        np.empty(cap, dtype=np.int32),
+        np.empty(cap, dtype=np.float32),
+        np.zeros(cap, dtype=np.int32),
+        np.full(cap, np.nan),
+        np.zeros((cap, max(n_classes, 0))),
+    )
+
+
+@njit(nogil=True, cache=True)
+def _label_buffers(n, n_classes):
+    """The per-node label buffers and argsort scratch of a tree with ``n`` samples.
+
+    ``(y_node, w_node, c_node, order, y_sorted, w_sorted, c_sorted,
+    class_scratch)``, all empty for an unsupervised tree (``n_classes == 0``).
+    """
+    m = n if n_classes > 0 else 0
+    return (
+        np.empty(m, dtype=np.int32),
+        np.empty(m),
+        np.empty(m, dtype=np.int32),
+        np.empty(m, dtype=np.int64),
+        np.empty(m, dtype=np.int32),
+        np.empty(m),
+        np.empty(m, dtype=np.int32),
+        np.empty(2 * max(n_classes, 0)),
+    )
+
+
+@njit(nogil=True, cache=True)
+def _finish(tree_arrays, n_nodes, nnz, node_lo, node_hi, n):
+    """The fitted arrays cut to size, and the leaf of every sample.
+
+    Partitions are final, so each leaf's range of ``samples`` holds exactly
+    the samples that reach it.
+    """
+    left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value = tree_arrays
     sample_leaf = np.empty(n, dtype=np.int32)
     for node in range(n_nodes):
         if left[node] == -1:
@@ -421,6 +283,170 @@ def build_tree(
         gain[:n_nodes].copy(),
         value[:n_nodes].copy(),
     )
+    return tree, sample_leaf
+
+
+@njit(nogil=True, cache=True)
+def _candidate_buffers(X, n_proj, max_nnz):
+    """Scratch for a node's candidates and the winner.
+
+    ``(perm, cand_ptr, cand_idx, cand_w, win_idx, win_w)``: the feature
+    permutation the samplers shuffle, the candidates in CSR form, and room
+    for the winning projection.
+    """
+    return (
+        np.arange(X.shape[1]).astype(np.int32),
+        np.zeros(n_proj + 1, dtype=np.int64),
+        np.empty(n_proj * max_nnz, dtype=np.int32),
+        np.empty(n_proj * max_nnz, dtype=np.float32),
+        np.empty(max_nnz, dtype=np.int32),
+        np.empty(max_nnz, dtype=np.float32),
+    )
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _midpoint(a, b):
+    """The threshold between sorted values ``a < b``: the midpoint, or ``a`` if that rounds up."""
+    thr = a + 0.5 * (b - a)
+    return thr if thr < b else a
+
+
+@njit(nogil=True, cache=True)
+def build_tree(
+    X, samples, proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches,
+    min_samples_split, min_samples_leaf, max_depth, min_gain, state, y, sample_weight, counts,
+    n_classes, decay_batches=False,
+):  # fmt: skip
+    """Grow one tree on rows ``samples`` of float32 ``X``.
+
+    Returns ``(tree, rows, leaf)``: the :class:`Tree` arrays, the samples in
+    their final order and the leaf (node id) each of them reached, so the
+    training rows' leaves need no second walk down the tree.
+
+    Each node tries ``n_proj`` candidate projections, and up to ``n_batches``
+    batches of them while no candidate has a positive gain (the best over all
+    batches is kept); with ``decay_batches`` the children of a node whose
+    batches all failed get fewer (:func:`_child_batches`).  The node's steps
+    are helpers (stop checks, :func:`_store_split`, :func:`_partition`,
+    :func:`_push`); the candidate loop stays written out here (see the
+    comment above the loop).
+    ``max_depth < 0`` means unlimited; nodes whose best gain is
+    ``<= min_gain`` become leaves (pass ``-inf`` to disable).
+    ``n_classes == 0`` grows an unsupervised tree (``y`` and
+    ``sample_weight`` are then ignored, pass empty arrays); otherwise ``y``
+    holds int32 labels ``0..n_classes - 1`` and ``sample_weight`` float64
+    weights, one per row of ``X``, and ``rule`` is a classification rule
+    (``splits.best_class_cut``).
+
+    Classification trees take each drawn row once: ``samples`` holds distinct
+    rows and ``counts`` (int32, one per row of ``X``) how often the bootstrap
+    drew each, folded into ``sample_weight`` by the caller.  Node sizes,
+    ``min_samples_split`` and ``min_samples_leaf`` count with multiplicity, so
+    the tree is the one grown on the sample with its repeats, with fewer
+    values to project and sort (about 63 % of a bootstrap of ``n`` rows).
+    Unsupervised trees pass an empty ``counts`` and repeated rows in ``samples``.
+    """
+    n = samples.shape[0]
+    samples = samples.copy()
+    cap = 2 * n + 1  # a binary tree on n samples has at most 2 n - 1 nodes
+    tree_arrays = _new_tree(cap, n_classes)
+    left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value = tree_arrays
+    perm, cand_ptr, cand_idx, cand_w, win_idx, win_w = _candidate_buffers(X, n_proj, max_nnz)
+    z_cur, z_best, z_sorted = np.empty(n), np.empty(n), np.empty(n)
+    sort_keys, sort_tmp = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
+    workspace = make_workspace(rule, n)
+    y_node, w_node, c_node, order, y_sorted, w_sorted, c_sorted, class_scratch = _label_buffers(
+        n, n_classes
+    )
+    part_buf = np.empty(n, dtype=samples.dtype)
+    # Pending nodes, a row each: (lo, hi, depth, parent, is_left, batches).
+    stack = np.empty((cap, 6), dtype=np.int64)
+    # Each node's range of ``samples``.
+    node_lo, node_hi = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    top = _push(stack, 0, 0, n, 0, -1, 1, n_batches)
+    n_nodes = nnz = 0
+    # The candidate loop stays written out here: as a function of its own
+    # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
+    while top > 0:
+        top -= 1
+        lo, hi, depth = stack[top, 0], stack[top, 1], stack[top, 2]
+        parent, node_batches = stack[top, 3], stack[top, 5]
+        node = n_nodes
+        n_nodes += 1
+        node_lo[node], node_hi[node] = lo, hi
+        if parent >= 0:
+            if stack[top, 4]:
+                left[parent] = node
+            else:
+                right[parent] = node
+        size = _node_size(counts, samples, lo, hi)
+        n_node[node] = size
+        proj_ptr[node + 1] = nnz
+        if n_classes > 0:
+            if _node_counts(y, sample_weight, samples, lo, hi, value[node]) <= 1:
+                continue  # pure node
+        if size < min_samples_split or size < 2 * min_samples_leaf:
+            continue
+        if max_depth >= 0 and depth >= max_depth:
+            continue
+        if _all_rows_equal(X, samples, lo, hi):
+            continue  # e.g. copies of one point drawn by the bootstrap
+        if n_classes > 0:
+            _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node)
+        m = hi - lo
+        best_j, best_score, best_gain, best_thr, width = -1, -np.inf, -np.inf, 0.0, 0
+        for _batch in range(node_batches):
+            # Redraw candidates while no projection has shown structure (gain > 0).
+            k = draw_node_projections(
+                proj_kind, proj_params, n_proj, perm, state, cand_ptr, cand_idx, cand_w
+            )
+            for j in range(k):
+                project_samples(
+                    X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
+                )
+                if n_classes > 0:
+                    if _constant(z_cur, m):
+                        continue  # no cut between distinct values: skip the sort
+                    _sort_with_labels(
+                        z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted,
+                        c_sorted,
+                    )  # fmt: skip
+                    pos, score, g = best_class_cut(
+                        rule, z_sorted, y_sorted, w_sorted, c_sorted, m, n_classes,
+                        min_samples_leaf, class_scratch,
+                    )  # fmt: skip
+                else:
+                    z_sorted[:m] = z_cur[:m]
+                    sort_values(z_sorted, m, sort_keys, sort_tmp)
+                    pos, score, g = best_cut(
+                        rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
+                    )
+                if pos > 0 and score > best_score:
+                    best_score, best_gain, best_j = score, g, j
+                    best_thr = _midpoint(z_sorted[pos - 1], z_sorted[pos])
+                    # Swap the buffers: the winner's values are never copied.
+                    z_tmp = z_best
+                    z_best = z_cur
+                    z_cur = z_tmp
+                    # Keep the winner where the next batch cannot overwrite it.
+                    width = cand_ptr[j + 1] - cand_ptr[j]
+                    win_idx[:width] = cand_idx[cand_ptr[j] : cand_ptr[j + 1]]
+                    win_w[:width] = cand_w[cand_ptr[j] : cand_ptr[j + 1]]
+            if best_gain > 0.0:
+                break
+        if best_j < 0 or best_gain <= min_gain:
+            continue
+        proj_idx, proj_w, nnz = _store_split(
+            threshold, gain, proj_ptr, proj_idx, proj_w, node, nnz, win_idx, win_w, width,
+            best_thr, best_gain,
+        )  # fmt: skip
+        batches = _child_batches(n_batches, node_batches, best_gain, decay_batches)
+        mid = _partition(samples, z_best, lo, hi, best_thr, part_buf)
+        # Push right first so the left subtree is built (and numbered) first.
+        top = _push(stack, top, mid, hi, depth + 1, node, 0, batches)
+        top = _push(stack, top, lo, mid, depth + 1, node, 1, batches)
+    tree_arrays = (left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value)
+    tree, sample_leaf = _finish(tree_arrays, n_nodes, nnz, node_lo, node_hi, n)
     return tree, samples, sample_leaf
 
 
@@ -431,14 +457,14 @@ def apply_flat(X, lo, hi, nodes, threshold, proj_idx, proj_w, node_offset, out):
     Tree ``t`` occupies global nodes ``node_offset[t]:node_offset[t + 1]``;
     row ``g`` of the int64 ``nodes`` is ``(left, right, proj_start, proj_end)``
     of global node ``g`` (children as local ids, ``left == -1`` at leaves), so
-    a node visit reads one 32-byte row instead of four arrays (1.4-1.6x faster
-    walks on MORF forests of 100 trees).  Writes ``out[i - lo, t]``.
+    a node visit reads one 32-byte row instead of four arrays.  Writes
+    ``out[i - lo, t]``.
 
     Rows go in blocks whose values fit in cache (about 256 kB of ``X``), and
     each block walks the forest tree by tree: the tree's nodes stay in cache
-    while the block's rows walk it, and the rows stay in cache across trees.
-    Row by row over all trees was 3-4x slower on 30 trees of 14,000 leaves
-    (p = 10); one block of 2,048 rows was 1.4-2x slower on 784 pixels.
+    while the block's rows walk it, and the rows stay in cache across trees
+    (row by row over all trees, or blocks of a fixed row count, walk slower:
+    ``docs/engine.md``).
     """
     n_trees = node_offset.shape[0] - 1
     block = max(16, 262144 // max(1, X.shape[1] * X.itemsize))
@@ -456,8 +482,8 @@ def _walk(X, i, nodes, threshold, proj_idx, proj_w, base):
 
     The projection is summed here as in :func:`~.projections.project_row`
     (float32 products added to a float64 from 0.0, in the stored order), so
-    the values are the same bit for bit; written out, the walk is 1.3-1.9x
-    faster than calling it (measured on MORF and URerF forests).
+    the values are the same bit for bit.  It is written out rather than
+    calling it because the inlined loop walks faster (``docs/engine.md``).
     """
     g = base
     child = nodes[g, 0]

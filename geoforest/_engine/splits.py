@@ -19,9 +19,11 @@ travel in a float64 ``params`` array, so a new rule (uniform or median cuts for
 rpTrees, Gini for classification) is a new function and one new branch.
 
 ``FASTBIC`` (0)
-    Fast-BIC, the URerF paper's rule, in *gain* form (DESIGN 2.2): for every cut
-    the two-Gaussian BIC with unequal and with equal variances is compared with
-    the one-Gaussian BIC of the node, ``gain = BIC_1 - min(BIC_diff, BIC_same)``.
+    Fast-BIC, the rule of the URerF paper (Madhyastha et al., *Geodesic
+    Learning via Unsupervised Decision Forests*), in *gain* form: for every
+    cut the two-Gaussian BIC with unequal and with equal variances is compared
+    with the one-Gaussian BIC of the node,
+    ``gain = BIC_1 - min(BIC_diff, BIC_same)``.
     Within one projection the best cut is the paper's minimum-BIC cut; across
     projections the gain is invariant to each projection's scale.  Variances
     are floored at ``params[0]`` times the node variance so singletons and ties
@@ -81,10 +83,9 @@ point lying between them goes left or right.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.extending import intrinsic
 
 from .._jit import njit
+from .fastlog import APPROX_LOG_ERR, POLY_LOG_ERR, approx_log, float_bits, poly_log
 from .rng import uniform
 
 FASTBIC = 0
@@ -159,27 +160,6 @@ def make_workspace(rule, n_max):
     return np.zeros(0)
 
 
-#: ``log(m)`` at the midpoints of 1,024 bins of the mantissa range [1, 2).
-_LOG_MANTISSA = np.log(1.0 + (np.arange(1024) + 0.5) / 1024.0)
-_LN2 = np.log(2.0)
-#: Bound on ``|_approx_log(x) - log(x)|``: half a bin (1/2048) times the
-#: largest slope of ``log`` on [1, 2) (1), with room for rounding.
-_APPROX_LOG_ERR = 5e-4
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _approx_log(x, fbuf, ibuf):
-    """``log(x)`` from the float's exponent and a table of its top 10 mantissa bits.
-
-    ``fbuf`` (float64[1]) and ``ibuf`` (its int64 view) reinterpret the bits.
-    """
-    if not x > 1e-300:  # zero or subnormal: the exact log
-        return np.log(x) if x > 0.0 else -np.inf
-    fbuf[0] = x
-    bits = ibuf[0]
-    return ((bits >> 52) - 1023) * _LN2 + _LOG_MANTISSA[(bits >> 42) & 1023]
-
-
 @njit(nogil=True, cache=True, inline="always")
 def _sides_sse(s1, s2, n1, n2, tot1, tot2):
     """SSE of the ``n1`` values left of a cut and the ``n2`` right of it.
@@ -218,13 +198,14 @@ def _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws):
     polynomial logarithm's exponent arithmetic.  Two passes, with exactly
     the result of one exact pass.  The first runs the sums, tracks the
     two-means cut and scores every cut with a table logarithm (error at
-    most ``_APPROX_LOG_ERR`` per log, so at most ``n * _APPROX_LOG_ERR`` per
+    most ``APPROX_LOG_ERR`` per log, so at most ``n * APPROX_LOG_ERR`` per
     score); the second computes the exact score,
     in the same order and by the same arithmetic as a single pass would, only
     at cuts whose approximate score is within twice that bound of the best
     approximate score.  Every other cut is provably worse than the best, so
     the chosen cut and its gain are the same, at one exact logarithm triple
-    per near-best cut instead of per cut (the logs were 3/4 of the scan).
+    per near-best cut instead of per cut (the logarithms dominate the scan).
+    The approximate logarithms and their bounds are in :mod:`.fastlog`.
     """
     n_max = ws.shape[0] // (_FASTBIC_ARRAYS + 1) - 1
     w = n_max + 1
@@ -270,12 +251,9 @@ def _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws):
         var_pooled = max((sse1 + sse2) / n, floor)
         weights = -2.0 * (xlogx[n1] + xlogx[n2] - xlogx[n])
         f_diff = (
-            weights
-            + n1 * _approx_log(var1, fbuf, ibuf)
-            + n2 * _approx_log(var2, fbuf, ibuf)
-            + log_n
+            weights + n1 * approx_log(var1, fbuf, ibuf) + n2 * approx_log(var2, fbuf, ibuf) + log_n
         )
-        f_same = weights + n * _approx_log(var_pooled, fbuf, ibuf)
+        f_same = weights + n * approx_log(var_pooled, fbuf, ibuf)
         f = min(f_diff, f_same)  # the score less the terms every cut shares
         cut_score[n_cuts] = f
         cut_at[n_cuts] = pos
@@ -285,7 +263,7 @@ def _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws):
         if f < approx_best:
             approx_best = f
     # Any cut whose exact score can beat (or tie) the best is within 2 bounds.
-    limit = approx_best + 2.0 * n * _APPROX_LOG_ERR + 1e-9 * abs(approx_best)
+    limit = approx_best + 2.0 * n * APPROX_LOG_ERR + 1e-9 * abs(approx_best)
     best_pos = -1
     best_gain = -np.inf
     for c in range(n_cuts):
@@ -303,58 +281,12 @@ def _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws):
     return km_pos, -km_sse / sse_node, best_gain
 
 
-#: ``log(1 + t)`` on ``[0, 1]``: degree-5 polynomial (Chebyshev interpolation),
-#: coefficients of ``t^0 .. t^5``.
-_LOG1P_0 = 1.1447097560755306e-05
-_LOG1P_1 = 0.9991664010110692
-_LOG1P_2 = -0.4896990903208394
-_LOG1P_3 = 0.2838231830653184
-_LOG1P_4 = -0.12995719765823327
-_LOG1P_5 = 0.029808765243435193
-#: Bound on ``|_poly_log(x) - log(x)|`` for normal positive ``x``: the
-#: polynomial's largest error on [0, 1] is 1.14e-5 (4,000,001 points; tested on
-#: every top-20-bit mantissa in ``tests/test_splits.py``), with room for rounding.
-_POLY_LOG_ERR = 2.5e-5
-_MANTISSA = np.int64((1 << 52) - 1)
-_TWO_M52 = 2.0**-52
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _poly_log(bits):
-    """``log(x)`` from the int64 bit pattern of a positive normal float64 ``x``.
-
-    Exponent times log 2 plus a polynomial in the mantissa: integer and
-    floating-point arithmetic only, no table, so a loop of it vectorises.
-    """
-    e = (bits >> 52) - 1023
-    t = (bits & _MANTISSA) * _TWO_M52
-    p = _LOG1P_5
-    p = p * t + _LOG1P_4
-    p = p * t + _LOG1P_3
-    p = p * t + _LOG1P_2
-    p = p * t + _LOG1P_1
-    p = p * t + _LOG1P_0
-    return e * _LN2 + p
-
-
-@intrinsic
-def _float_bits(typingctx, x):
-    """The bit pattern of a float64 as an int64 (a register bitcast, no memory)."""
-    if not (isinstance(x, types.Float) and x.bitwidth == 64):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], context.get_value_type(types.int64))
-
-    return types.int64(x), codegen
-
-
 @njit(nogil=True, cache=True, error_model="numpy", fastmath={"contract"})
 def _approx_scores(xlogx, inv, a_s1, a_s2, z, a_f, a_sse, first, last, n, tot1, tot2, floor):
     """Approximate Fast-BIC score and two-means SSE of every cut ``first..last``.
 
     ``a_f[pos]`` is the score less the terms every cut shares, from
-    :func:`_poly_log`; ``a_sse[pos]`` is ``SSE_left + SSE_right``; both are
+    :func:`poly_log`; ``a_sse[pos]`` is ``SSE_left + SSE_right``; both are
     ``inf`` at ties (``z[pos - 1] == z[pos]``, no cut).  One loop with no
     branch and no call, which the compiler vectorises: the ``numpy`` error
     model drops numba's division-by-zero checks (``n1, n2 >= 1`` here) and
@@ -379,10 +311,8 @@ def _approx_scores(xlogx, inv, a_s1, a_s2, z, a_f, a_sse, first, last, n, tot1, 
         var2 = max(sse2 * inv[np.uint64(n2)], floor)
         var_pooled = max((sse1 + sse2) * inv_n, floor)
         weights = -2.0 * (xlogx[i] + xlogx[np.uint64(n2)] - xlogx_n)
-        f_diff = (
-            weights + n1 * _poly_log(_float_bits(var1)) + n2 * _poly_log(_float_bits(var2)) + log_n
-        )
-        f_same = weights + n * _poly_log(_float_bits(var_pooled))
+        f_diff = weights + n1 * poly_log(float_bits(var1)) + n2 * poly_log(float_bits(var2)) + log_n
+        f_same = weights + n * poly_log(float_bits(var_pooled))
         cut = z[i - np.uint64(1)] < z[i]
         a_f[i] = min(f_diff, f_same) if cut else np.inf
         a_sse[i] = sse1 + sse2 if cut else np.inf
@@ -397,7 +327,7 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
     give the node's totals), then every cut's approximate score and
     two-means SSE in one vectorised loop (:func:`_approx_scores`), then the
     smallest of each.  The exact second pass visits only the cuts within
-    ``2 n _POLY_LOG_ERR`` of the best approximate score.  Nodes whose
+    ``2 n POLY_LOG_ERR`` of the best approximate score.  Nodes whose
     variance floor is subnormal or whose sums could overflow go to the
     scalar scan.
     """
@@ -452,7 +382,7 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
     if km_pos < 0:
         return -1, -np.inf, -np.inf
     # Exact scores where the approximate one is within two error bounds.
-    limit = approx_best + 2.0 * n * _POLY_LOG_ERR + 1e-9 * abs(approx_best)
+    limit = approx_best + 2.0 * n * POLY_LOG_ERR + 1e-9 * abs(approx_best)
     log_n = np.log(n)
     bic_one = n * (_LOG_2PI + np.log(var_node)) + n + 2.0 * log_n
     best_pos = -1
