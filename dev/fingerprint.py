@@ -51,9 +51,7 @@ def fingerprints() -> dict[str, str]:
         "urerf_gmm": gf.UnsupervisedForest(n_estimators=5, criterion="gmm", random_state=3),
         "urf_axis": gf.UnsupervisedForest(n_estimators=10, projection="axis", random_state=4),
         "rpf_uniform": gf.RandomProjectionForest(n_estimators=10, random_state=5),
-        "rpf_median": gf.RandomProjectionForest(
-            n_estimators=10, split="median", random_state=6
-        ),
+        "rpf_median": gf.RandomProjectionForest(n_estimators=10, split="median", random_state=6),
     }
     for name, f in forests.items():
         f.fit(X)
@@ -74,7 +72,10 @@ def fingerprints() -> dict[str, str]:
         "sporf": gf.ObliqueForestClassifier(n_estimators=20, random_state=0),
         "rf": gf.ObliqueForestClassifier(n_estimators=20, projection="axis", random_state=0),
         "morf": gf.ManifoldForestClassifier(
-            image_shape=(1, 100), max_patch_shape=(1, 15), wrap=True, n_estimators=20,
+            image_shape=(1, 100),
+            max_patch_shape=(1, 15),
+            wrap=True,
+            n_estimators=20,
             random_state=0,
         ),
     }.items():

@@ -43,8 +43,14 @@ def _code_lines(source: str) -> set[int]:
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 docstrings.update(range(body[0].lineno, body[0].end_lineno + 1))
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
-                        tokenize.DEDENT, tokenize.ENDMARKER):
+        if tok.type in (
+            tokenize.COMMENT,
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENDMARKER,
+        ):
             continue
         for line in range(tok.start[0], tok.end[0] + 1):
             if line not in docstrings:

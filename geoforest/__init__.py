@@ -15,11 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0.dev0"
 
-from ._jitcache import invalidate_stale_caches as _invalidate_stale_caches  # noqa: E402
-
-# Before any kernel is loaded: numba's cache misses edits to a kernel's callees.
-_invalidate_stale_caches()
-
 # public name -> submodule that defines it (relative to this package)
 _NAMES = {
     "ForestSpectralClustering": ".cluster",

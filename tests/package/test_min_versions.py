@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from packaging.version import Version
 
-PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
 def declared_minimums() -> dict[str, str]:
