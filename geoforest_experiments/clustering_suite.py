@@ -4,7 +4,7 @@ Every geoforest clusterer at its defaults, with ``K`` estimated and with the
 true ``K`` given, beside the anchors a user would reach for, on labelled real
 data and on synthetic controls with known answers.
 
-**The split is fixed before any result was looked at** (issue 19): rules and
+**The split is fixed before any result was looked at**: rules and
 defaults may be designed and chosen on :data:`SELECTION` only; :data:`REPORT`
 is run once a rule is fixed.  :data:`CONTROLS` are specifications every rule
 must meet (known ``K``, background noise, no structure at all).  Reserved

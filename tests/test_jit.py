@@ -1,4 +1,4 @@
-"""Kernels work where numba cannot write a cache (issue 23, item 1).
+"""Kernels work where numba cannot write a cache.
 
 A package installed read-only, used by someone whose HOME is not writable,
 leaves numba no cache location; numba then refuses to decorate a

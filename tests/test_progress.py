@@ -1,4 +1,4 @@
-"""verbose > 0 shows a progress bar over the long loops and changes no result (issue 20)."""
+"""verbose > 0 shows a progress bar over the long loops and changes no result."""
 
 from __future__ import annotations
 

@@ -208,7 +208,7 @@ def test_complex_input_refused_in_one_line(affinity):
         gf.LUND(n_neighbors=3, n_components=2, affinity=affinity).fit(X)
 
 
-# ------------------------------------------------------------- transform (issue 20)
+# ------------------------------------------------------------- transform ----------
 def _nystrom_reference(dm, X, Z, t):
     """Nyström coordinates written out from the definition, one new point at a time."""
     D = cdist(Z, X)

@@ -345,7 +345,7 @@ def test_partial_labels_are_kept_and_propagated():
     assert set(np.unique(labels)) <= {10, 11, 12, 13}
 
 
-# ---------------------------------------------------------------- predict (issue 20)
+# ---------------------------------------------------------------- predict ----------
 @pytest.mark.parametrize(
     "params",
     [

@@ -94,7 +94,7 @@ def test_quick_run_writes_tables_and_meets_the_controls(tmp_path):
     assert not [r for r in rows if r["error"]]
     table = csv.DictReader((tmp_path / "clustering_suite_summary.csv").open())
     summary = {(r["dataset"], r["method"]): r for r in table}
-    # The specification controls: in-plane noise (issue 19) and one blob.
+    # The specification controls: in-plane noise and one blob.
     assert float(summary["ldln-inplane", "LLPD-SC"]["k_hat"]) == 4
     assert float(summary["ldln-inplane", "LLPD-SC"]["accuracy_core"]) >= 0.99
     assert float(summary["one-blob", "LLPD-SC"]["k_hat"]) == 1

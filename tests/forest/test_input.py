@@ -1,4 +1,4 @@
-"""The forests' float32 input: centring before the cast, own copies (issue 23, items 3-4)."""
+"""The forests' float32 input: centring before the cast, own copies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Forest graphs and kernels as every consumer takes them (issue 20, items 2-3)."""
+"""Forest graphs and kernels as every consumer takes them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Out-of-sample queries (issue 20): LLPD.kneighbors(X), LLPDSpectralClustering.predict,
+"""Out-of-sample queries: LLPD.kneighbors(X), LLPDSpectralClustering.predict,
 ForestSpectralClustering.predict, each against an independent brute force."""
 
 from __future__ import annotations

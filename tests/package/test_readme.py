@@ -1,4 +1,4 @@
-"""The README's code runs, and prints what it says (issue 20, item 7).
+"""The README's code runs, and prints what it says.
 
 Each ```python block of README.md runs in order in one namespace (later
 blocks use earlier names).  A line ``print(...)  # -> TEXT`` states what it

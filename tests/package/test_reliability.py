@@ -1,4 +1,4 @@
-"""Reliability: every public estimator against a matrix of bad inputs (issue 23).
+"""Reliability: every public estimator against a matrix of bad inputs.
 
 The estimators are discovered from ``geoforest.__all__`` (every exported
 scikit-learn estimator class), so a new one joins the matrix without an edit
