@@ -5,7 +5,8 @@ uses (:meth:`BaseForest._engine_config`); everything else — validation, per-tr
 seeds, parallel building, ``apply``, ``proximity``, ``kneighbors``,
 ``kneighbors_graph`` and ``transform`` — lives here.  The flat copy of the
 trees that queries read, and the parallel query tasks, are in ``_flat.py``;
-``merge_forests`` is in ``_merge.py``.
+``merge_forests`` is in ``_merge.py``; queries given a Dask array hand it to
+``_dask.py``, which runs them block by block on the workers.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .._progress import progress as _progress
 from .._sparse import as_output_csr, csr_from_rows, distance_data, symmetric_union
 from .._validation import N_JOBS, validate_data
 from ..proximity import ProximityCounts, coleaf_counts, leaf_lists, locality_order, scatter_rows
+from . import _dask
 from ._flat import FlatForest, apply_rows, kneighbors_rows, row_blocks, tree_rows_leaves
 from ._input import centring_offset, input_dtype, to_float32, warn_if_rows_merged
 
@@ -387,9 +389,12 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         leaves : ndarray of int32, shape (n_samples, n_estimators)
             Node id (within its tree) of the leaf each sample falls in.  With
             ``X=None`` a read-only view of the kept array (copy it to edit it);
-            equal to ``apply(X_train)``.
+            equal to ``apply(X_train)``.  A ``dask.array.Array`` ``X`` gives a
+            Dask array of the same row chunks (``docs/scale.md``).
         """
         check_is_fitted(self)
+        if _dask.is_dask_array(X):
+            return _dask.map_query(self, X, "apply", len(self.trees_), np.int32)
         if X is None:
             leaves = self._leaves_of(None)[0].view()
             leaves.flags.writeable = False
@@ -422,9 +427,15 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         -------
         embedding : scipy.sparse.csr_matrix of shape (n_samples, n_leaves_total)
             One column per leaf of the forest (trees in order, leaves in node
-            order); each row has exactly ``n_estimators`` ones.
+            order); each row has exactly ``n_estimators`` ones.  A
+            ``dask.array.Array`` ``X`` gives a Dask array of CSR blocks, one per
+            row chunk (``docs/scale.md``).
         """
         check_is_fitted(self)
+        if _dask.is_dask_array(X):
+            n_leaves = int(np.count_nonzero(self._flat.left == -1))
+            meta = sp.csr_matrix((0, 0))
+            return _dask.map_query(self, X, "transform", n_leaves, np.float64, meta)
         leaves = self._apply(self._validate_X(X, reset=False))
         col_of_node = np.full(self._flat.left.shape[0], -1, dtype=np.int64)
         is_leaf = self._flat.left == -1
@@ -603,9 +614,15 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         ind : ndarray of int64, shape (n_queries, n_neighbors)
             Indices into the training data.  Ties go to the lower index; a
             query with fewer than ``n_neighbors`` co-leaf points is padded with
-            the lowest-index remaining points at distance 1.
+            the lowest-index remaining points at distance 1.  With a
+            ``dask.array.Array`` ``X``, ``dist`` and ``ind`` are Dask arrays with
+            ``X``'s row chunks, computed block by block on the workers
+            (``docs/scale.md``).
         """
         check_is_fitted(self)
+        if _dask.is_dask_array(X):
+            self._masks(method, False)  # only "all" is defined for new points
+            return _dask.kneighbors(self, X, n_neighbors, return_distance)
         n_train = self._X_fit.shape[0]
         qleaves, is_train = self._leaves_of(X)
         n_avail = n_train - 1 if is_train else n_train

@@ -20,6 +20,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
 from .._engine.splits import CLASS_CRITERIA
 from .._validation import validate_data
+from . import _dask
 from ._base import BaseForest, EngineConfig, resolve_max_features, warn_if_constant
 from ._input import input_dtype
 from ._merge import targets_digest
@@ -148,9 +149,12 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
+            Columns in the order of ``classes_``.  A ``dask.array.Array`` ``X``
+            gives a Dask array with ``X``'s row chunks (``docs/scale.md``).
         """
         check_is_fitted(self)
+        if _dask.is_dask_array(X):
+            return _dask.map_query(self, X, "predict_proba", self.n_classes_, np.float64)
         leaves = self._apply(self._validate_X(X, reset=False))
         offsets = self._flat.node_offset[:-1]
         proba = np.zeros((leaves.shape[0], self.n_classes_))
@@ -169,8 +173,11 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            A Dask array, with ``X``'s row chunks, for a ``dask.array.Array`` ``X``.
         """
         check_is_fitted(self)
+        if _dask.is_dask_array(X):
+            return _dask.map_query(self, X, "predict", None, self.classes_.dtype)
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     @property

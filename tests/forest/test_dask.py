@@ -101,3 +101,118 @@ def test_random_projection_forest_identical_on_dask(client, data):
     with _on_dask(client):
         remote = gf.RandomProjectionForest(n_estimators=10, random_state=2).fit(X)
     _same_trees(local, remote)
+
+
+# ---------------------------------------------------- Dask arrays in, Dask arrays out
+da = pytest.importorskip("dask.array")
+
+#: Row chunks of the 4,500 queries: equal chunks; an odd last chunk (4 x 1,000 + 500)
+#: with the columns split in two (rechunked to one column chunk).
+CHUNKS = [(1500, 6), (1000, 3)]
+
+
+@pytest.fixture(scope="module")
+def fitted(data):
+    X, y = data
+    forest = gf.UnsupervisedForest(n_estimators=10, random_state=4).fit(X)
+    clf = gf.ObliqueForestClassifier(n_estimators=10, random_state=4).fit(X, y)
+    return forest, clf
+
+
+def _row_chunks(n, size):
+    return tuple([size] * (n // size) + ([n % size] if n % size else []))
+
+
+@pytest.mark.parametrize("chunks", CHUNKS)
+def test_dask_apply_and_transform_equal_in_memory(client, data, fitted, chunks):
+    X, _ = data
+    forest, _ = fitted
+    Xd = da.from_array(X, chunks=chunks)
+    leaves = forest.apply(Xd)
+    assert isinstance(leaves, da.Array)
+    assert leaves.chunks == (_row_chunks(len(X), chunks[0]), (10,))
+    assert leaves.dtype == np.int32
+    np.testing.assert_array_equal(leaves.compute(), forest.apply(Xd.compute()))
+    emb = forest.transform(Xd)
+    assert isinstance(emb, da.Array)
+    assert emb.chunks[0] == leaves.chunks[0]
+    got, want = emb.compute(), forest.transform(X)
+    assert got.shape == want.shape and (got != want).nnz == 0
+
+
+@pytest.mark.parametrize("chunks", CHUNKS)
+def test_dask_kneighbors_equal_in_memory(client, data, fitted, chunks):
+    X, _ = data
+    forest, _ = fitted
+    Xd = da.from_array(X[::-1], chunks=chunks)  # queries in another order than the fit
+    dist, ind = forest.kneighbors(Xd, n_neighbors=7)
+    for a, dtype in ((dist, np.float64), (ind, np.int64)):
+        assert isinstance(a, da.Array) and a.dtype == dtype
+        assert a.chunks == (_row_chunks(len(X), chunks[0]), (7,))
+    d_local, i_local = forest.kneighbors(Xd.compute(), n_neighbors=7)
+    d_got, i_got = da.compute(dist, ind)
+    np.testing.assert_array_equal(i_got, i_local)
+    np.testing.assert_array_equal(d_got, d_local)
+    only_ind = forest.kneighbors(Xd, n_neighbors=7, return_distance=False)
+    np.testing.assert_array_equal(only_ind.compute(), i_local)
+
+
+@pytest.mark.parametrize("chunks", CHUNKS)
+def test_dask_predict_proba_equal_in_memory(client, data, fitted, chunks):
+    X, _ = data
+    _, clf = fitted
+    Xd = da.from_array(X, chunks=chunks)
+    proba = clf.predict_proba(Xd)
+    assert isinstance(proba, da.Array)
+    assert proba.chunks == (_row_chunks(len(X), chunks[0]), (3,))
+    np.testing.assert_array_equal(proba.compute(), clf.predict_proba(X))
+    pred = clf.predict(Xd)
+    assert pred.chunks == (_row_chunks(len(X), chunks[0]),)
+    np.testing.assert_array_equal(pred.compute(), clf.predict(X))
+
+
+def _forest_keys(graph):
+    return [
+        k for k, v in graph.items() if isinstance(getattr(v, "value", v), gf.UnsupervisedForest)
+    ]
+
+
+def test_dask_forest_is_one_key_of_the_graph(data, fitted):
+    import pickle
+
+    from dask.core import get_dependencies
+
+    X, _ = data
+    forest, _ = fitted
+    Xd = da.from_array(X, chunks=(500, 6))
+    forest_size = len(pickle.dumps(forest))
+    for result in (forest.apply(Xd), forest.kneighbors(Xd, n_neighbors=3)[1]):
+        graph = dict(result.__dask_graph__())
+        keys = _forest_keys(graph)
+        assert len(keys) == 1
+        blocks = [k for k in graph if isinstance(k, tuple) and k[0].startswith("geoforest-")]
+        blocks = [k for k in blocks if "apply" in k[0] or "kneighbors" in k[0]]
+        assert len(blocks) == Xd.numblocks[0]
+        for key in blocks:
+            assert keys[0] in get_dependencies(graph, key)
+            # the task refers to the forest's key; it does not carry the forest
+            assert len(pickle.dumps(graph[key])) < forest_size / 10
+
+
+def test_dask_kneighbors_one_training_leaves_task(data, fitted):
+    X, _ = data
+    forest, _ = fitted
+    ind = forest.kneighbors(da.from_array(X, chunks=(500, 6)), 3, return_distance=False)
+    graph = dict(ind.__dask_graph__())
+    assert len([k for k in graph if "_training_leaves" in str(k)]) == 1
+
+
+def test_dask_queries_check_their_input_before_any_task(data, fitted):
+    X, _ = data
+    forest, _ = fitted
+    with pytest.raises(ValueError, match="features"):
+        forest.apply(da.from_array(X[:, :4], chunks=(1000, 4)))
+    with pytest.raises(ValueError, match="training data only"):
+        forest.kneighbors(da.from_array(X, chunks=(1000, 6)), 3, method="oob")
+    with pytest.raises(ValueError, match="n_neighbors"):
+        forest.kneighbors(da.from_array(X, chunks=(1000, 6)), 0)

@@ -1,0 +1,154 @@
+"""Queries of a fitted forest on a ``dask.array.Array``: Dask arrays in, Dask arrays out.
+
+``apply``, ``transform``, ``kneighbors``, ``predict_proba`` and ``predict``
+dispatch here when ``X`` is a Dask array.  Each row chunk of ``X`` becomes one
+task that runs the in-memory method on its block, on whichever worker holds the
+block, so ``X`` is never gathered on the client and every row's answer is the
+in-memory one (each row's leaves, neighbours and probabilities depend on that
+row and the forest alone).
+
+The forest is one node of the graph (``dask.delayed(forest, pure=True)``), a
+dependency of every block task, not an argument pickled into each of them: it
+travels to the cluster once and to each worker at most once.  ``kneighbors``
+also needs the training points' leaves, which pickling drops
+(``BaseForest.__getstate__``); they are one more node, computed by one task
+from the forest, and likewise sent to each worker at most once.
+
+Nothing here imports Dask at module level, so the library imports without it:
+:func:`is_dask_array` looks only at the type's module.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def is_dask_array(X) -> bool:
+    """Whether ``X`` is a ``dask.array.Array`` (checked without importing Dask)."""
+    cls = type(X)
+    return cls.__module__.startswith("dask") and cls.__name__ == "Array"
+
+
+def _rows_only(forest, X):
+    """``X`` with a single chunk along its columns (rechunked if it has several).
+
+    A block must hold whole rows: the trees project rows onto several
+    features.  The number of features is checked here, before any task runs.
+    """
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D dask array, got {X.ndim} dimension(s)")
+    if X.shape[1] != forest.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {type(forest).__name__} is expecting "
+            f"{forest.n_features_in_} features as input"
+        )
+    return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+
+
+def _shipped(forest):
+    """The forest as one graph node that every block task depends on."""
+    import dask
+
+    return dask.delayed(forest, pure=True)
+
+
+def _call(block, forest, method, kwargs):
+    return getattr(forest, method)(block, **kwargs)
+
+
+def map_query(forest, X, method: str, n_cols: int, dtype, meta=None, **kwargs):
+    """``forest.method(block, **kwargs)`` on every row chunk of the Dask array ``X``.
+
+    Parameters
+    ----------
+    forest : BaseForest
+        Fitted forest, shipped as one graph node.
+    X : dask.array.Array of shape (n_samples, n_features)
+        Queries; rechunked to one chunk along the columns if needed.
+    method : str
+        Name of the in-memory query method.
+    n_cols : int or None
+        Columns of the result (``None``: a 1-D result, one value per row).
+    dtype, meta
+        Of the result's blocks (``meta`` default: an empty ndarray of ``dtype``).
+
+    Returns
+    -------
+    result : dask.array.Array
+        Row chunks as ``X``'s.
+    """
+    X = _rows_only(forest, X)
+    if n_cols is None:
+        chunks, drop = (X.chunks[0],), 1
+    else:
+        chunks, drop = (X.chunks[0], (n_cols,)), None
+    if meta is None:  # given, so that Dask does not call the method on a Delayed
+        meta = np.empty((0,) * len(chunks), dtype=dtype)
+    return X.map_blocks(
+        _call, _shipped(forest), method, kwargs, dtype=dtype, chunks=chunks,
+        drop_axis=drop, meta=meta, token=f"geoforest-{method}",
+    )  # fmt: skip
+
+
+def _training_leaves(forest) -> np.ndarray:
+    return forest._leaves_of(None)[0]
+
+
+def _kneighbors_block(block, forest, train_leaves, n_neighbors):
+    # A shallow copy carrying the training leaves: the forest node, shared by
+    # the worker's tasks, is left as it arrived.
+    local = object.__new__(type(forest))
+    local.__dict__.update(forest.__dict__)
+    local._train_leaves = train_leaves
+    return local.kneighbors(block, n_neighbors, return_distance=True)
+
+
+def _take(pair, i):
+    return pair[i]
+
+
+def kneighbors(forest, X, n_neighbors: int, return_distance: bool):
+    """Forest neighbours of the rows of the Dask array ``X`` among the training points.
+
+    One task computes the training points' leaves from the forest node; every
+    block task depends on it and on the forest.  Each block task returns its
+    ``(dist, ind)`` pair, from which two light tasks take the arrays, so a
+    block's neighbours are searched once.
+
+    Returns
+    -------
+    dist : dask.array.Array of float64, shape (n_queries, n_neighbors)
+        Only if ``return_distance``.
+    ind : dask.array.Array of int64, shape (n_queries, n_neighbors)
+    """
+    import dask
+
+    n_train = forest._X_fit.shape[0]
+    if not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+    if n_neighbors > n_train:
+        raise ValueError(
+            f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {n_neighbors}, "
+            f"n_samples_fit = {n_train}"
+        )
+    X = _rows_only(forest, X)
+    shipped = _shipped(forest)
+    leaves = dask.delayed(_training_leaves, pure=True)(shipped)
+    chunks = (X.chunks[0], (int(n_neighbors),))
+    pairs = X.map_blocks(
+        _kneighbors_block, shipped, leaves, int(n_neighbors), chunks=chunks,
+        meta=np.empty((0, 0), dtype=object), token="geoforest-kneighbors",
+    )  # fmt: skip
+    ind = pairs.map_blocks(
+        _take, 1, dtype=np.int64, chunks=chunks, meta=np.empty((0, 0), np.int64),
+        token="geoforest-ind",
+    )  # fmt: skip
+    if not return_distance:
+        return ind
+    dist = pairs.map_blocks(
+        _take, 0, dtype=np.float64, chunks=chunks, meta=np.empty((0, 0), np.float64),
+        token="geoforest-dist",
+    )  # fmt: skip
+    return dist, ind
