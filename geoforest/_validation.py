@@ -83,3 +83,19 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
     if not (isinstance(X, str) and X == "no_validation"):
         check_not_complex(X, _estimator)
     return _sklearn_validate_data(_estimator, X, y, **kwargs)
+
+
+def check_n_neighbors(n_neighbors, n_train: int, is_train: bool) -> None:
+    """Refuse an ``n_neighbors`` that is not a positive integer or exceeds the candidates.
+
+    A training point is not its own neighbour, so it has ``n_train - 1`` candidates.
+    """
+    import numbers
+
+    if not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+    if n_neighbors > (n_train - 1 if is_train else n_train):
+        raise ValueError(
+            f"Expected n_neighbors <= n_samples_fit{' - 1' if is_train else ''}, "
+            f"but n_neighbors = {n_neighbors}, n_samples_fit = {n_train}"
+        )

@@ -32,7 +32,7 @@ from .._engine.sampling import canonical_order, draw_tree_sample
 from .._limits import check_dense_size
 from .._progress import progress as _progress
 from .._sparse import as_output_csr, csr_from_rows, distance_data, symmetric_union
-from .._validation import N_JOBS, validate_data
+from .._validation import N_JOBS, check_n_neighbors, validate_data
 from ..proximity import ProximityCounts, coleaf_counts, leaf_lists, locality_order, scatter_rows
 from . import _dask
 from ._flat import FlatForest, apply_rows, kneighbors_rows, row_blocks, tree_rows_leaves
@@ -625,14 +625,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             return _dask.kneighbors(self, X, n_neighbors, return_distance)
         n_train = self._X_fit.shape[0]
         qleaves, is_train = self._leaves_of(X)
-        n_avail = n_train - 1 if is_train else n_train
-        if not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
-            raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
-        if n_neighbors > n_avail:
-            raise ValueError(
-                f"Expected n_neighbors <= n_samples_fit{' - 1' if is_train else ''}, "
-                f"but n_neighbors = {n_neighbors}, n_samples_fit = {n_train}"
-            )
+        check_n_neighbors(n_neighbors, n_train, is_train)
         mask = self._masks(method, is_train)
         empty = np.zeros((0, 0), dtype=np.uint8)
         train_leaves, _ = self._leaves_of(None)

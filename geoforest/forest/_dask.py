@@ -20,9 +20,9 @@ Nothing here imports Dask at module level, so the library imports without it:
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+
+from .._validation import check_n_neighbors
 
 
 def is_dask_array(X) -> bool:
@@ -125,14 +125,7 @@ def kneighbors(forest, X, n_neighbors: int, return_distance: bool):
     """
     import dask
 
-    n_train = forest._X_fit.shape[0]
-    if not isinstance(n_neighbors, numbers.Integral) or n_neighbors < 1:
-        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
-    if n_neighbors > n_train:
-        raise ValueError(
-            f"Expected n_neighbors <= n_samples_fit, but n_neighbors = {n_neighbors}, "
-            f"n_samples_fit = {n_train}"
-        )
+    check_n_neighbors(n_neighbors, forest._X_fit.shape[0], is_train=False)
     X = _rows_only(forest, X)
     shipped = _shipped(forest)
     leaves = dask.delayed(_training_leaves, pure=True)(shipped)
