@@ -178,18 +178,22 @@ def truth(name: str, y: np.ndarray) -> dict[str, Any]:
     return {"latent": y}
 
 
-def forest_neighbors(
-    X: np.ndarray, n_neighbors: int, config: ExperimentConfig, **params: Any
-) -> np.ndarray:
-    """Neighbours of every training point under a fitted ``UnsupervisedForest``.
+def fit_forest(X: np.ndarray, config: ExperimentConfig, **params: Any):
+    """An ``UnsupervisedForest`` fitted to ``X`` with ``config.n_jobs`` and ``config.seed``.
 
-    ``params`` go to the estimator (``n_estimators`` included); the forest
-    uses ``config.n_jobs`` and ``config.seed``.
+    ``params`` go to the estimator (``n_estimators`` included).
     """
     from geoforest.forest import UnsupervisedForest
 
-    forest = UnsupervisedForest(n_jobs=config.n_jobs, random_state=config.seed, **params)
-    return forest.fit(X).kneighbors(n_neighbors=n_neighbors, return_distance=False)
+    return UnsupervisedForest(n_jobs=config.n_jobs, random_state=config.seed, **params).fit(X)
+
+
+def forest_neighbors(
+    X: np.ndarray, n_neighbors: int, config: ExperimentConfig, **params: Any
+) -> np.ndarray:
+    """Neighbours of every training point under :func:`fit_forest`'s forest."""
+    forest = fit_forest(X, config, **params)
+    return forest.kneighbors(n_neighbors=n_neighbors, return_distance=False)
 
 
 def precision_recall(neighbors: np.ndarray, ks: Sequence[int] | None, **truth_kw: Any):

@@ -17,6 +17,7 @@ from ._runner import (
     SIMULATIONS,
     ExperimentConfig,
     ExperimentResult,
+    fit_forest,
     format_table,
     precision_recall,
     progress,
@@ -52,8 +53,6 @@ def settings(quick: bool) -> dict[str, Any]:
 
 def run(config: ExperimentConfig) -> ExperimentResult:
     """Precision curves for each value of each hyperparameter."""
-    from geoforest.forest import UnsupervisedForest
-
     s = settings(config.quick)
     ks = np.arange(1, s["k_max"] + 1)
     sweeps = [("min_samples_split", v, {"min_samples_split": v}) for v in s["min_samples_split"]]
@@ -68,12 +67,7 @@ def run(config: ExperimentConfig) -> ExperimentResult:
             X, y = simulation(sim, s["n_samples"], noise_dims=noise, random_state=config.seed)
             kw = truth(sim, y)
             for param, value, params in sweeps:
-                forest = UnsupervisedForest(
-                    n_estimators=s["n_estimators"],
-                    n_jobs=config.n_jobs,
-                    random_state=config.seed,
-                    **params,
-                ).fit(X)
+                forest = fit_forest(X, config, n_estimators=s["n_estimators"], **params)
                 ind = forest.kneighbors(n_neighbors=s["k_max"], return_distance=False)
                 res = precision_recall(ind, ks, **kw)
                 for k, p, r in zip(res.ks, res.precision, res.recall, strict=True):

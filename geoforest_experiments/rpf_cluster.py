@@ -206,12 +206,12 @@ ORACLE_SCALES: tuple[float, ...] = tuple(
 )
 
 
-def _sweep(model, seed: int) -> dict[tuple[float, float], Any]:
+def _sweep(model) -> dict[tuple[float, float], Any]:
     """Every (beta_1, beta_2) of the oracle grid, clustered on the model's selection kernel.
 
     ``model.cluster_candidate`` is the model's own procedure for one pair:
     sharpen, spectral clustering, cut-off points attached through the kernel,
-    with the model's seed (``seed``, its ``random_state``).  The kernel is the
+    with the model's own seed.  The kernel is the
     model's selection kernel (its subset forest's, when it compared
     candidates on a subset), so this gives exactly the candidates the
     estimator itself would compute.
@@ -227,7 +227,7 @@ def _sweep(model, seed: int) -> dict[tuple[float, float], Any]:
     }
 
 
-def _full_labels(model, pair: tuple[float, float], sweep_labels: np.ndarray, seed: int):
+def _full_labels(model, pair: tuple[float, float], sweep_labels: np.ndarray):
     """Labels of every point for ``pair``: the sweep's, or one more clustering of all points."""
     if model.selection_indices_ is None:
         return sweep_labels
@@ -272,7 +272,7 @@ def _save_sweep(path, model, sweep, y: np.ndarray, K: int) -> None:
     )
 
 
-def _oracle(model, y: np.ndarray, seed: int, sweep) -> tuple[np.ndarray, dict[str, Any]]:
+def _oracle(model, y: np.ndarray, sweep) -> tuple[np.ndarray, dict[str, Any]]:
     """The best (beta_1, beta_2) *by accuracy against y* on a fitted rpfCluster's kernel.
 
     Every beta_1 of the paper's grid with every beta_2 of :data:`ORACLE_SCALES`
@@ -288,11 +288,11 @@ def _oracle(model, y: np.ndarray, seed: int, sweep) -> tuple[np.ndarray, dict[st
         acc = metrics.clustering_accuracy(y_sel, cand.labels)
         if acc > best_acc:
             best, best_acc = pair, acc
-    labels = _full_labels(model, best, sweep[best].labels, seed)
+    labels = _full_labels(model, best, sweep[best].labels)
     return labels, {"threshold": best[0], "scale": best[1]}
 
 
-def _consensus(model, seed: int, sweep) -> tuple[np.ndarray, dict[str, Any]]:
+def _consensus(model, sweep) -> tuple[np.ndarray, dict[str, Any]]:
     """What ``ForestSpectralClustering(selection="consensus")`` picks on the same kernel.
 
     The consensus over the default ``RPF_THRESHOLDS`` x ``RPF_SCALES`` grid,
@@ -309,7 +309,7 @@ def _consensus(model, seed: int, sweep) -> tuple[np.ndarray, dict[str, Any]]:
     scores = consensus_scores([sweep[p].labels for p in pairs])
     best = select_best(scores, [b2 for _, b2 in pairs], [b1 for b1, _ in pairs])
     pair = pairs[best]
-    labels = _full_labels(model, pair, sweep[pair].labels, seed)
+    labels = _full_labels(model, pair, sweep[pair].labels)
     return labels, {"threshold": pair[0], "scale": pair[1]}
 
 
@@ -331,16 +331,15 @@ def run(config: ExperimentConfig) -> ExperimentResult:
                 if method in ("rpfCluster (oracle)", "rpfCluster (consensus)"):
                     with Timer() as timer:
                         if "sweep" not in cache:
-                            cache["sweep"] = _sweep(cache["rpfCluster"], seed)
+                            cache["sweep"] = _sweep(cache["rpfCluster"])
                             if s.get("sweep_dir"):
                                 s["sweep_dir"].mkdir(parents=True, exist_ok=True)
                                 path = s["sweep_dir"] / f"{name}_t{s['n_trees']}_s{seed}.npz"
                                 _save_sweep(path, cache["rpfCluster"], cache["sweep"], y, K)
-                        rule = _oracle if method == "rpfCluster (oracle)" else _consensus
-                        if rule is _oracle:
-                            labels, info = _oracle(cache["rpfCluster"], y, seed, cache["sweep"])
+                        if method == "rpfCluster (oracle)":
+                            labels, info = _oracle(cache["rpfCluster"], y, cache["sweep"])
                         else:
-                            labels, info = _consensus(cache["rpfCluster"], seed, cache["sweep"])
+                            labels, info = _consensus(cache["rpfCluster"], cache["sweep"])
                 row = {
                     "dataset": name,
                     "n_samples": X.shape[0],

@@ -18,17 +18,12 @@ from sklearn.cluster import KMeans
 from sklearn.utils import Bunch, check_random_state
 from threadpoolctl import threadpool_limits
 
-# ``_eigs_shift_invert``, ``_fix_signs`` and ``spectral_eigs`` are imported here by
-# geoforest.diffusion and geoforest.llpd; their home is ``_eigensolvers``.
-from ._eigensolvers import (  # noqa: F401
+from ._eigensolvers import (
     Solver,
-    _eigs_shift_invert,
-    _fix_signs,
     _leading_eigs,
     _n_nodes,
     _resolve_solver,
     normalized_affinity,
-    spectral_eigs,
 )
 
 __all__ = [

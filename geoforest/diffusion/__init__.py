@@ -10,7 +10,8 @@
 
 from ._diffusion_map import DiffusionMap
 from ._graph import bridge_components, spatial_knn
-from ._lund import LUND, variation_of_information
+from ._lund import LUND
+from ._lund_multiscale import variation_of_information
 
 __all__ = [
     "DiffusionMap",

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_not_complex, validate_data
-from ..cluster._spectral import (
+from ..cluster._eigensolvers import (
     _eigs_shift_invert,
     _fix_signs,
     _leading_eigs,

@@ -24,9 +24,6 @@ from ..llpd._kdtree import LEAF_SIZE
 
 __all__ = ["bridge_components", "gaussian_knn_graph", "knn", "spatial_knn", "symmetrize"]
 
-#: Bridges get the kernel weight of their length, but at least this.
-BRIDGE_MIN_WEIGHT = float(np.exp(-1.0))
-
 
 def knn(
     X: np.ndarray, n_neighbors: int, nn: NearestNeighbors | None = None

@@ -23,8 +23,8 @@ from .._validation import check_not_complex, validate_data
 from ..cluster._choice import explain_choice
 from ._diffusion_map import DiffusionMap
 from ._graph import spatial_knn
-from ._lund_active import active_queries, free_subtree_sizes
-from ._lund_multiscale import medoid_clustering, multiscale_times, variation_of_information
+from ._lund_active import active_queries
+from ._lund_multiscale import medoid_clustering, multiscale_times
 from ._modes import (
     _significant_mask,
     estimate_n_modes,
@@ -35,18 +35,7 @@ from ._modes import (
     significant_columns,
 )
 
-__all__ = [
-    "LUND",
-    "estimate_n_modes",
-    "free_subtree_sizes",
-    "mode_ratios",
-    "multiscale_times",
-    "nearest_denser",
-    "nearest_denser_to",
-    "propagate_labels",
-    "spatial_majority_vote",
-    "variation_of_information",
-]
+__all__ = ["LUND", "spatial_majority_vote"]
 
 
 def spatial_majority_vote(labels: np.ndarray, image_shape: tuple[int, int], radius: int):

@@ -14,7 +14,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._progress import progress
 from .._validation import validate_data
 from ..cluster._choice import explain_choice
-from ..cluster._spectral import spectral_clustering, spectral_eigs
+from ..cluster._eigensolvers import spectral_eigs
+from ..cluster._spectral import spectral_clustering
 from ._llpd import LLPD
 
 __all__ = ["LLPDSpectralClustering", "sigma_grid"]

@@ -244,6 +244,6 @@ def test_rpf_cluster_consensus_column_is_the_consensus_estimator(max_selection_s
     )
     model = ForestSpectralClustering(3, selection="unfragmented", **common).fit(X)
     reference = ForestSpectralClustering(3, selection="consensus", **common).fit(X)
-    labels, info = _consensus(model, 3, _sweep(model, 3))
+    labels, info = _consensus(model, _sweep(model))
     assert (info["threshold"], info["scale"]) == (reference.threshold_, reference.scale_)
     assert np.array_equal(labels, reference.labels_)
