@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
-__all__ = ["N_JOBS", "check_not_complex", "validate_data"]
+__all__ = ["N_JOBS", "check_not_complex", "check_not_dask", "is_dask_array", "validate_data"]
 
 #: ``n_jobs`` constraint: ``None`` (joblib's default, one job unless a
 #: ``parallel_config`` says otherwise), a positive number of jobs, or a
@@ -75,6 +75,30 @@ def check_not_complex(X, estimator) -> None:
         )
 
 
+def is_dask_array(X) -> bool:
+    """Whether ``X`` is a ``dask.array.Array`` (checked without importing Dask)."""
+    cls = type(X)
+    return cls.__module__.startswith("dask") and cls.__name__ == "Array"
+
+
+def check_not_dask(X, estimator) -> None:
+    """Refuse a ``dask.array.Array`` where it would be pulled whole into memory.
+
+    scikit-learn's validation converts it with ``np.asarray``: the whole array
+    would be computed on the client, silently.  The forests take Dask arrays
+    on their own paths, before validating; everything else asks for
+    ``X.compute()`` explicitly.
+    """
+    if is_dask_array(X):
+        name = estimator if isinstance(estimator, str) else type(estimator).__name__
+        raise TypeError(
+            f"{name} does not take a dask.array.Array here: it would be computed whole "
+            "into this process's memory. Pass X.compute() if it fits; the forests' fit, "
+            "apply, transform, kneighbors and proximity take Dask arrays "
+            "(docs/scale.md)."
+        )
+
+
 def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs):
     """:func:`sklearn.utils.validation.validate_data`, refusing complex ``X`` in one line.
 
@@ -82,6 +106,7 @@ def validate_data(_estimator, /, X="no_validation", y="no_validation", **kwargs)
     """
     if not (isinstance(X, str) and X == "no_validation"):
         check_not_complex(X, _estimator)
+        check_not_dask(X, _estimator)
     return _sklearn_validate_data(_estimator, X, y, **kwargs)
 
 

@@ -26,6 +26,10 @@ __all__ = ["ProximityCounts"]
 
 
 # --------------------------------------------------------------------------- kernels
+#: Index of the padding a reference partition too small for ``k`` gives (see forest_kneighbors).
+_NO_POINT = np.iinfo(np.int64).max
+
+
 @njit(nogil=True, cache=True)
 def leaf_lists(leaves, node_offset, mask, order):
     """CSR of reference points by global leaf id.
@@ -242,6 +246,8 @@ def forest_kneighbors(
     exclude_self,
     ind_out,
     sim_out,
+    ref_base=0,
+    q_base=0,
 ):
     """Top-``k`` forest neighbours by proximity ``L / T`` of queries ``qorder[lo:hi]``.
 
@@ -252,6 +258,13 @@ def forest_kneighbors(
     with proximity 0.  ``exclude_self`` drops reference ``i`` for query ``i``.
     Writes row ``pos - lo`` of ``ind_out`` and ``sim_out`` for query
     ``qorder[pos]``.
+
+    The references may be one slice of a larger set (a distributed search
+    takes each partition in turn): reference ``j`` is then point
+    ``ref_base + j`` and query ``i`` is point ``q_base + i``; indices out are
+    those global numbers.  A partition with fewer than ``k`` other points
+    pads with index ``INT64_MAX`` at proximity ``-1``, which any real
+    candidate beats when the partitions' answers are merged.
     """
     n_trees = qleaves.shape[1]
     use_mask = qmask.shape[0] > 0
@@ -267,14 +280,15 @@ def forest_kneighbors(
             r = touched[q]
             c = counts[r]
             counts[r] = 0
-            j = ref_index[r]
-            if exclude_self and j == i:
+            j_local = ref_index[r]
+            j = ref_base + j_local
+            if exclude_self and j == q_base + i:
                 continue
             denom = n_trees
             if use_mask:
                 denom = 0
                 for t in range(n_trees):
-                    if qmask[i, t] != 0 and ref_mask[j, t] != 0:
+                    if qmask[i, t] != 0 and ref_mask[j_local, t] != 0:
                         denom += 1
             cand[n_cand] = j
             sim[n_cand] = c / denom
@@ -288,19 +302,23 @@ def forest_kneighbors(
         if n_take < k:
             # Pad with the lowest-index points not yet taken (proximity 0).
             taken = np.sort(cand[:n_cand])
-            j = 0
+            j = ref_base
             p = 0
             q = n_take
-            while q < k:
+            while q < k and j < ref_base + n_ref:
                 while p < n_cand and taken[p] < j:
                     p += 1
-                if (p < n_cand and taken[p] == j) or (exclude_self and j == i):
+                if (p < n_cand and taken[p] == j) or (exclude_self and j == q_base + i):
                     j += 1
                     continue
                 ind_out[row, q] = j
                 sim_out[row, q] = 0.0
                 q += 1
                 j += 1
+            while q < k:
+                ind_out[row, q] = _NO_POINT
+                sim_out[row, q] = -1.0
+                q += 1
 
 
 # --------------------------------------------------------------------------- counts

@@ -10,6 +10,8 @@ position and never cut between equal values — the same partition.
 from __future__ import annotations
 
 import numpy as np
+from numba import types
+from numba.typed import Dict
 
 from .._jit import njit
 from .rng import randint
@@ -64,4 +66,40 @@ def draw_tree_sample(order, n_draw, replace, state):
             pos[r] = tmp
             out[k] = order[pos[k]]
     out.sort()
+    return out
+
+
+def row_hashes(X: np.ndarray) -> np.ndarray:
+    """The 64-bit hash :func:`canonical_order` sorts float32 rows by.
+
+    A distributed fit hashes each chunk of rows where it lives and sorts the
+    hashes across the cluster; ordering by ``(hash, row index)`` gives exactly
+    :func:`canonical_order` (whose stable sort breaks ties by row index).
+    """
+    bits = np.ascontiguousarray(X + np.float32(0.0), dtype=np.float32).view(np.uint32)
+    return _hash_rows(bits)
+
+
+@njit(nogil=True, cache=True)
+def draw_positions(n, n_draw, replace, state):
+    """Positions in ``[0, n)`` that :func:`draw_tree_sample` takes, in draw order.
+
+    ``np.sort(order[draw_positions(...)])`` is ``draw_tree_sample(order, ...)``
+    and the generator ends in the same state, but without an ``n``-long array:
+    the partial Fisher-Yates shuffle keeps only the positions it has swapped
+    in a hash map, so memory is ``O(n_draw)`` however many rows there are.
+    """
+    out = np.empty(n_draw, dtype=np.int64)
+    if replace:
+        for k in range(n_draw):
+            out[k] = randint(state, n)
+        return out
+    swapped = Dict.empty(key_type=types.int64, value_type=types.int64)
+    for k in range(n_draw):
+        r = k + randint(state, n - k)
+        at_k = swapped.get(k, k)
+        at_r = swapped.get(r, r)
+        swapped[k] = at_r
+        swapped[r] = at_k
+        out[k] = at_r
     return out

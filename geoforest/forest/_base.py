@@ -34,7 +34,7 @@ from .._progress import progress as _progress
 from .._sparse import as_output_csr, csr_from_rows, distance_data, symmetric_union
 from .._validation import N_JOBS, check_n_neighbors, validate_data
 from ..proximity import ProximityCounts, coleaf_counts, leaf_lists, locality_order, scatter_rows
-from . import _dask
+from . import _dask, _dask_fit, _dask_neighbors
 from ._flat import FlatForest, apply_rows, kneighbors_rows, row_blocks, tree_rows_leaves
 from ._input import centring_offset, input_dtype, to_float32, warn_if_rows_merged
 
@@ -233,8 +233,11 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (converted to float32; NaN and inf are rejected).
+        X : array-like of shape (n_samples, n_features), or dask.array.Array
+            Training data (converted to float32; NaN and inf are rejected).  A
+            Dask array stays on the workers: each tree's sample is gathered
+            from the chunks that hold it, and the tree equals the one grown on
+            ``X.compute()`` with the same ``random_state`` (``docs/scale.md``).
         y : None
             Ignored; present for API consistency.
 
@@ -244,6 +247,8 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             The fitted forest.
         """
         self._validate_params()
+        if _dask.is_dask_array(X):
+            return _dask_fit.fit_forest(self, X)
         X = self._validate_X(X, reset=True)
         warn_if_constant(X)
         return self._grow(X)
@@ -395,6 +400,8 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         check_is_fitted(self)
         if _dask.is_dask_array(X):
             return _dask.map_query(self, X, "apply", len(self.trees_), np.int32)
+        if X is None and _dask_neighbors.is_dask_fitted(self):
+            return _dask_neighbors.training_leaves(self)
         if X is None:
             leaves = self._leaves_of(None)[0].view()
             leaves.flags.writeable = False
@@ -412,7 +419,9 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         """
         check_is_fitted(self)
         total = sum(a.nbytes for tree in self.trees_ for a in tree)
-        total += self._flat.nbytes + self.inbag_counts_.nbytes
+        total += self._flat.nbytes
+        if isinstance(self.inbag_counts_, np.ndarray):  # a Dask fit's stay on the workers
+            total += self.inbag_counts_.nbytes
         leaf_proba = getattr(self, "_leaf_proba", None)
         return int(total + (0 if leaf_proba is None else leaf_proba.nbytes))
 
@@ -505,6 +514,8 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         counts : ProximityCounts
         """
         check_is_fitted(self)
+        if _dask_neighbors.is_dask_fitted(self):
+            _dask_neighbors.refuse("proximity")
         xleaves, x_train = self._leaves_of(X)
         yleaves, y_train = self._leaves_of(Y)
         mask = self._masks(method, x_train and y_train)
@@ -575,11 +586,18 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             32-bit indices when they fit (``geoforest/_sparse.py``): scikit-learn's
             ``SpectralClustering(affinity="precomputed")`` takes it as is.
 
+            A ``dask.array.Array`` ``X`` (with ``Y=None``) gives a Dask array
+            with ``X``'s row chunks and one column chunk: a CSR block per row
+            chunk, or dense blocks with ``dense`` (``max_bytes`` then bounds a
+            block), computed on the workers.
+
         Raises
         ------
         ValueError
             ``dense`` and the result would exceed ``max_bytes``.
         """
+        if _dask.is_dask_array(X):
+            return _dask.proximity(self, X, Y, method, dense, max_bytes)
         if dense:
             check_is_fitted(self, "trees_")
             n_train = self.inbag_counts_.shape[0]
@@ -620,6 +638,8 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             (``docs/scale.md``).
         """
         check_is_fitted(self)
+        if _dask_neighbors.is_dask_fitted(self):
+            return _dask_neighbors.kneighbors_of(self, X, n_neighbors, return_distance, method)
         if _dask.is_dask_array(X):
             self._masks(method, False)  # only "all" is defined for new points
             return _dask.kneighbors(self, X, n_neighbors, return_distance)
@@ -705,6 +725,8 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         """
         if mode not in ("connectivity", "distance"):
             raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
+        if _dask_neighbors.is_dask_fitted(self):
+            _dask_neighbors.refuse("kneighbors_graph")
         dist, ind = self.kneighbors(X, n_neighbors, return_distance=True, method=method)
         if X is None:
             return self._training_graph(dist, ind, mode, method)

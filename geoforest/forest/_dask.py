@@ -15,20 +15,14 @@ also needs the training points' leaves, which pickling drops
 from the forest, and likewise sent to each worker at most once.
 
 Nothing here imports Dask at module level, so the library imports without it:
-:func:`is_dask_array` looks only at the type's module.
+:func:`~geoforest._validation.is_dask_array` looks only at the type's module.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_n_neighbors
-
-
-def is_dask_array(X) -> bool:
-    """Whether ``X`` is a ``dask.array.Array`` (checked without importing Dask)."""
-    cls = type(X)
-    return cls.__module__.startswith("dask") and cls.__name__ == "Array"
+from .._validation import check_n_neighbors, is_dask_array
 
 
 def _rows_only(forest, X):
@@ -48,10 +42,19 @@ def _rows_only(forest, X):
 
 
 def _shipped(forest):
-    """The forest as one graph node that every block task depends on."""
+    """The forest as one graph node that every block task depends on.
+
+    A forest grown from a Dask array goes without its training data and
+    in-bag counts (lazy Dask arrays the block queries do not read).
+    """
     import dask
 
-    return dask.delayed(forest, pure=True)
+    if is_dask_array(getattr(forest, "_X_fit", None)):
+        light = object.__new__(type(forest))
+        light.__dict__.update(forest.__dict__)
+        light._X_fit = light.inbag_counts_ = None
+        forest = light
+    return dask.delayed(forest, pure=True, traverse=False)
 
 
 def _call(block, forest, method, kwargs):
@@ -145,3 +148,26 @@ def kneighbors(forest, X, n_neighbors: int, return_distance: bool):
         token="geoforest-dist",
     )  # fmt: skip
     return dist, ind
+
+
+def proximity(forest, X, Y, method: str, dense: bool, max_bytes):
+    """Rows of ``forest.proximity`` for the row chunks of the Dask array ``X``."""
+    import scipy.sparse as sp
+
+    from .._limits import check_dense_size
+
+    if is_dask_array(getattr(forest, "_X_fit", None)):
+        from ._dask_neighbors import refuse
+
+        refuse("proximity")
+    if Y is not None:
+        raise ValueError("with a Dask array X, Y must be None (the training points)")
+    forest._masks(method, False)  # only "all" is defined for new points
+    n_train = forest._X_fit.shape[0]
+    if dense:
+        check_dense_size(
+            (max(X.chunks[0]), n_train), np.float64, what="a block of proximity(dense=True)",
+            max_bytes=max_bytes, hint="Use smaller row chunks, or dense=False.",
+        )  # fmt: skip
+        return map_query(forest, X, "proximity", n_train, np.float64, dense=True)
+    return map_query(forest, X, "proximity", n_train, np.float64, sp.csr_matrix((0, 0)))

@@ -21,7 +21,13 @@ import warnings
 
 import numpy as np
 
-__all__ = ["PrecisionWarning", "centring_offset", "input_dtype", "to_float32"]
+__all__ = [
+    "PrecisionWarning",
+    "centring_offset",
+    "input_dtype",
+    "offset_from_range",
+    "to_float32",
+]
 
 #: A column is shifted to its midpoint before the float32 cast when the midpoint's
 #: magnitude exceeds this many times the column's range: the cast would then leave
@@ -54,8 +60,15 @@ def centring_offset(X: np.ndarray) -> np.ndarray | None:
     """
     if X.dtype != np.float64 or X.shape[0] == 0 or X.shape[1] == 0:
         return None
-    lo = X.min(axis=0)
-    hi = X.max(axis=0)
+    return offset_from_range(X.min(axis=0), X.max(axis=0))
+
+
+def offset_from_range(lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
+    """:func:`centring_offset` from the float64 column minima and maxima alone.
+
+    A distributed fit reduces the chunks of ``X`` to these two vectors and
+    gets the same shift as the in-memory fit.
+    """
     mid = (lo + hi) / 2.0
     spread = hi - lo
     shift = (spread > 0) & (np.abs(mid) > CENTRE_RATIO * spread)
@@ -94,8 +107,18 @@ def warn_if_rows_merged(X: np.ndarray, X32: np.ndarray, *, stacklevel: int = 3) 
     """Warn when distinct rows of ``X`` are identical in its float32 version ``X32``."""
     if X.dtype == np.float32 or X.shape[0] < 2 or X.shape[1] == 0:
         return
-    before = np.unique(_row_hashes(np.ascontiguousarray(X, dtype=np.float64))).size
+    before = np.unique(row_hashes64(X)).size
     after = np.unique(_row_hashes(X32)).size
+    warn_rows_merged(before, after, stacklevel=stacklevel + 1)
+
+
+def row_hashes64(X: np.ndarray) -> np.ndarray:
+    """The hashes :func:`warn_if_rows_merged` counts distinct rows of ``X`` by (as float64)."""
+    return _row_hashes(np.ascontiguousarray(X, dtype=np.float64))
+
+
+def warn_rows_merged(before: int, after: int, *, stacklevel: int) -> None:
+    """Warn that ``before`` distinct rows became ``after`` distinct float32 rows."""
     if after < before:
         warnings.warn(
             f"{before - after} of the {before} distinct training rows became identical "

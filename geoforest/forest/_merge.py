@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._engine.builder import Tree
 from ._base import BaseForest
+from ._dask import is_dask_array
 from ._flat import FlatForest
 
 #: Parameters in which parts of one forest may differ.
@@ -89,6 +90,11 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
     seen_trees: dict[bytes, int] = {}
     for i, f in enumerate(forests):
         check_is_fitted(f)
+        if is_dask_array(f._X_fit):
+            raise NotImplementedError(
+                "merge_forests takes forests fitted in memory; forest "
+                f"{i} was grown from a Dask array (grow one forest with more trees instead)"
+            )
         if type(f) is not type(first):
             raise ValueError(
                 f"can only merge forests of the same class, got {type(first).__name__} "

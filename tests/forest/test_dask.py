@@ -17,17 +17,6 @@ joblib = pytest.importorskip("joblib")
 
 
 @pytest.fixture(scope="module")
-def client():
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
-        yield c
-
-
-@pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
     centers = rng.normal(scale=4.0, size=(3, 6))

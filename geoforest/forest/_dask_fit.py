@@ -1,0 +1,347 @@
+"""Growing a forest from a ``dask.array.Array`` whose chunks stay on the workers.
+
+The in-memory fit (``BaseForest._grow``) gives tree ``t`` the rows at
+``n_draw`` random *positions* of the canonical order (the rows sorted by
+``(hash of the row's float32 values, row index)``; ``_engine/sampling.py``).
+The distributed fit keeps every piece of that definition and only changes
+where each piece is computed, so each tree is the in-memory tree array for
+array, whatever the chunking or the order of the rows:
+
+1. **Checks and shift** — one pass of reductions over the chunks: NaN/inf,
+   the column minima and maxima (the centring shift of ``forest/_input.py``
+   and the constant-column warning follow from them).
+2. **Canonical order, sorted across the cluster** — each chunk hashes its
+   float32 rows and splits ``(hash, row)`` pairs by hash range into ``G``
+   groups (the hashes are uniform, so the groups are even whatever the
+   data); group ``g`` sorts its pairs and *is* the slice
+   ``order[start_g : start_g + n_g]`` of the in-memory order.  16 bytes per
+   row cross the network once (24 with the float64 duplicate check).
+3. **Per tree** — one task replays the tree's draw from its seed
+   (:func:`~geoforest._engine.sampling.draw_positions`, ``O(n_draw)``
+   memory) and splits the positions by group; each group looks its positions
+   up; the rows, sorted, are split by chunk; each chunk sends the values of
+   its drawn rows; one task stacks them in row order and grows the tree with
+   the generator state the draw left, as the in-memory fit does.  Only the
+   tree comes back to the client.
+
+The engine reads a node's rows in increasing row order and a sample's values
+only through them, so a tree grown on the stacked sample (local rows
+``0..n_draw-1``) equals the tree grown on all of ``X`` with the global rows.
+
+Nothing here holds ``n``-sized data on the client: the fitted forest keeps
+the float32 training data as a lazy Dask array (``_X_fit``) and the in-bag
+counts as another (``inbag_counts_``), computed from the canonical ranks when
+they are asked for.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._engine.builder import Tree, build_tree
+from .._engine.projections import GAUSSIAN
+from .._engine.rng import make_state
+from .._engine.sampling import draw_positions, row_hashes
+from ._input import input_dtype, offset_from_range, row_hashes64, to_float32, warn_rows_merged
+
+#: Canonical-order pairs per sorting group (16 bytes each: 64 MB groups).
+GROUP_ROWS = 1 << 22
+
+_MAX_SEED = np.iinfo(np.int32).max
+
+
+# --------------------------------------------------------------------------- checks
+def check_dask_X(forest, X):
+    """``X`` as a 2-D Dask array of whole rows, or a clear error before any task runs."""
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D dask array, got {X.ndim} dimension(s)")
+    if any(math.isnan(s) for s in X.shape):
+        raise ValueError("X has chunks of unknown size; call X.compute_chunk_sizes() first")
+    n, p = X.shape
+    name = type(forest).__name__
+    if p == 0:
+        raise ValueError(f"{name} needs at least 1 feature, got a dask array of shape {X.shape}")
+    if n < 2:
+        raise ValueError(f"{name} needs at least 2 samples to grow trees, got n_samples={n}")
+    kind = np.dtype(X.dtype).kind
+    if kind == "c":
+        raise ValueError(f"Complex data not supported: X has dtype {X.dtype}")
+    if kind not in "biuf":
+        raise ValueError(f"X must hold numbers, got a dask array of dtype {X.dtype}")
+    return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+
+
+def _input_summary(X):
+    """Column minima and maxima (float64) and whether every value is finite."""
+    import dask
+    import dask.array as da
+
+    X64 = X.astype(np.float64)
+    finite = da.isfinite(X64).all() if X.dtype.kind == "f" else True
+    lo, hi, finite = dask.compute(X64.min(axis=0), X64.max(axis=0), finite)
+    return np.asarray(lo), np.asarray(hi), bool(finite)
+
+
+# --------------------------------------------------------------------------- tasks
+def _hash_block(block, base, edges, offset, with64):
+    """A chunk's ``(hash, row)`` pairs sorted and split by hash range (one piece per group)."""
+    X32 = to_float32(block, offset)
+    h = row_hashes(X32)
+    idx = np.argsort(h, kind="stable")  # rows ascend within a chunk: ties by row
+    h = h[idx]
+    rows = idx.astype(np.int64) + base
+    h64 = row_hashes64(block)[idx] if with64 else None
+    cuts = np.concatenate([[0], np.searchsorted(h, edges), [h.shape[0]]])
+    return [
+        (h[a:b], rows[a:b], None if h64 is None else h64[a:b])
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+    ]
+
+
+def _piece(pieces, g):
+    return pieces[g]
+
+
+def _order_group(*pieces):
+    """One group's slice of the canonical order, and its distinct-row counts."""
+    h = np.concatenate([p[0] for p in pieces])
+    rows = np.concatenate([p[1] for p in pieces])
+    idx = np.lexsort((rows, h))
+    distinct = (0, 0)
+    if pieces and pieces[0][2] is not None:
+        h64 = np.concatenate([p[2] for p in pieces])
+        distinct = (np.unique(h64).size, np.unique(h).size)
+    return rows[idx], distinct
+
+
+def _first(pair):
+    return pair[0]
+
+
+def _starts(*groups):
+    sizes = np.array([g[0].shape[0] for g in groups], dtype=np.int64)
+    return np.concatenate([[0], np.cumsum(sizes)])
+
+
+def _distinct(*groups):
+    return tuple(int(sum(g[1][i] for g in groups)) for i in range(2))
+
+
+def _draw(seed, n, n_draw, replace, starts):
+    """A tree's generator state after its draw, and its positions split by group."""
+    state = make_state(seed)
+    pos = np.sort(draw_positions(n, n_draw, replace, state))
+    cuts = np.searchsorted(pos, starts)
+    pieces = [pos[cuts[g] : cuts[g + 1]] - starts[g] for g in range(starts.shape[0] - 1)]
+    return state, pieces
+
+
+def _lookup(order_g, draw, g):
+    return order_g[draw[1][g]]
+
+
+def _split_rows(bounds, *rows):
+    """A tree's drawn rows, sorted, as local row numbers of each chunk."""
+    rows = np.sort(np.concatenate(rows))
+    cuts = np.searchsorted(rows, bounds)
+    return [rows[cuts[c] : cuts[c + 1]] - bounds[c] for c in range(bounds.shape[0] - 1)]
+
+
+def _take(block, split, c, offset):
+    local = split[c]
+    return to_float32(block[local], offset)
+
+
+def _grow_tree(draw, cfg, params, fortran, *values):
+    """Grow one tree on its stacked sample with the state its draw left."""
+    Xs = np.concatenate(values) if len(values) > 1 else values[0]
+    Xs = np.asfortranarray(Xs) if fortran else np.ascontiguousarray(Xs)
+    rows = np.arange(Xs.shape[0], dtype=np.int64)
+    arrays, _, _ = build_tree(
+        Xs, rows, cfg.projection, cfg.projection_params, cfg.max_nonzeros, cfg.criterion,
+        cfg.criterion_params, cfg.n_projections, cfg.n_batches, *params, draw[0].copy(),
+        np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int32),
+        0, cfg.decay_batches,
+    )  # fmt: skip
+    return Tree(*arrays)
+
+
+# --------------------------------------------------------------------------- fit
+class DaskFit:
+    """The lazy graph of a distributed fit: canonical order, per-tree samples, trees.
+
+    Built once per fit; ``trees`` is the list of Delayed trees, ``distinct``
+    the Delayed ``(distinct float64 rows, distinct float32 rows)`` (or None
+    for float32 input), and :meth:`ranks` the canonical rank of every row as
+    a Dask array (for the in-bag counts).
+    """
+
+    def __init__(self, forest, X, offset, seeds, n_draw, replace, cfg, params):
+        import dask
+
+        delayed = dask.delayed
+        n = X.shape[0]
+        self.n, self.n_draw, self.replace, self.seeds = n, n_draw, replace, seeds
+        self.bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+        n_chunks = X.numblocks[0]
+        n_groups = int(min(n_chunks, max(1, -(-n // GROUP_ROWS))))
+        edges = np.array([(g << 64) // n_groups for g in range(1, n_groups)], dtype=np.uint64)
+        with64 = input_dtype(X) is np.float64 and X.dtype != np.float32
+        self.blocks = list(X.to_delayed().ravel())
+        hashed = [
+            delayed(_hash_block, pure=True)(b, int(lo), edges, offset, with64)
+            for b, lo in zip(self.blocks, self.bounds[:-1], strict=True)
+        ]
+        self.groups = [
+            delayed(_order_group, pure=True)(*[delayed(_piece, pure=True)(h, g) for h in hashed])
+            for g in range(n_groups)
+        ]
+        orders = [delayed(_first, pure=True)(grp) for grp in self.groups]
+        self.starts = delayed(_starts, pure=True)(*self.groups)
+        self.distinct = delayed(_distinct, pure=True)(*self.groups) if with64 else None
+        fortran = cfg.projection != GAUSSIAN
+        self.trees = []
+        for seed in seeds:
+            draw = delayed(_draw, pure=True)(int(seed), n, n_draw, replace, self.starts)
+            rows = [delayed(_lookup, pure=True)(o, draw, g) for g, o in enumerate(orders)]
+            split = delayed(_split_rows, pure=True)(self.bounds, *rows)
+            values = [
+                delayed(_take, pure=True)(b, split, c, offset) for c, b in enumerate(self.blocks)
+            ]
+            self.trees.append(delayed(_grow_tree, pure=True)(draw, cfg, params, fortran, *values))
+
+
+def _compute_trees(fit: DaskFit, verbose) -> tuple[list, tuple | None]:
+    """The trees (in order) and the distinct-row counts, with a progress bar if asked."""
+    import dask
+
+    from .._progress import progress
+
+    extra = [] if fit.distinct is None else [fit.distinct]
+    if not verbose:
+        out = dask.compute(*fit.trees, *extra)
+    else:
+        from distributed import as_completed, get_client
+
+        client = get_client()
+        futures = client.compute([*fit.trees, *extra])
+        for _ in progress(as_completed(futures), len(futures), verbose, "trees"):
+            pass
+        out = client.gather(futures)
+    trees = list(out[: len(fit.trees)])
+    return trees, (out[-1] if extra else None)
+
+
+def fit_forest(forest, X):
+    """Fit ``forest`` to the Dask array ``X``: trees, lazy training data and in-bag counts."""
+    from ._flat import FlatForest
+
+    trees, cfg, offset, X32, fit = fit_dask(forest, X)
+    if hasattr(forest, "feature_names_in_"):
+        del forest.feature_names_in_
+    forest.trees_ = trees
+    forest.inbag_counts_ = inbag_counts(fit)
+    forest.n_features_in_ = X32.shape[1]
+    forest.n_projections_ = cfg.n_projections
+    forest._offset = offset
+    forest._X_fit = X32
+    forest._flat = FlatForest.from_trees(trees)
+    forest._train_leaves = None
+    forest._inbag_leaves = None
+    return forest
+
+
+def fit_dask(forest, X):
+    """Grow ``forest``'s trees from the Dask array ``X`` (see the module docstring)."""
+    from ._base import resolve_max_samples, warn_if_constant
+
+    X = check_dask_X(forest, X)
+    n, p = X.shape
+    lo, hi, finite = _input_summary(X)
+    if not finite:
+        raise ValueError("Input X contains NaN or infinity.")
+    offset = offset_from_range(lo, hi) if input_dtype(X) is np.float64 else None
+    lo32, hi32 = (to_float32(v[None, :], offset)[0] for v in (lo, hi))
+    if np.all(lo32 == hi32):
+        warn_if_constant(np.stack([lo32, hi32]))
+    cfg = forest._engine_config(p)
+    n_draw = resolve_max_samples(forest.max_samples, n)
+    rng = check_random_state(forest.random_state)
+    seeds = rng.randint(_MAX_SEED, size=forest.n_estimators)
+    max_depth = -1 if forest.max_depth is None else int(forest.max_depth)
+    params = (
+        int(forest.min_samples_split), int(forest.min_samples_leaf), max_depth,
+        float(forest._min_gain()),
+    )  # fmt: skip
+    fit = DaskFit(forest, X, offset, seeds, n_draw, bool(forest.bootstrap), cfg, params)
+    trees, distinct = _compute_trees(fit, forest.verbose)
+    if distinct is not None:
+        warn_rows_merged(*distinct, stacklevel=4)
+    X32 = X.map_blocks(to_float32, offset, dtype=np.float32, meta=np.empty((0, 0), np.float32))
+    return trees, cfg, offset, X32, fit
+
+
+# --------------------------------------------------------------------------- in-bag counts
+def _rank_pieces(group, starts, g, bounds):
+    """Group ``g``'s rows and canonical ranks, split by the chunk that holds each row."""
+    order = group[0]
+    idx = np.argsort(order, kind="stable")
+    rows = order[idx]
+    ranks = starts[g] + idx
+    cuts = np.searchsorted(rows, bounds)
+    return [
+        (rows[cuts[c] : cuts[c + 1]] - bounds[c], ranks[cuts[c] : cuts[c + 1]])
+        for c in range(bounds.shape[0] - 1)
+    ]
+
+
+def _ranks_block(size, *pieces):
+    """Canonical rank of every row of one chunk, from its piece of every group."""
+    out = np.empty(size, dtype=np.int64)
+    for local, ranks in pieces:
+        out[local] = ranks
+    return out
+
+
+def _tree_positions(seed, n, n_draw, replace):
+    return np.sort(draw_positions(n, n_draw, replace, make_state(seed)))
+
+
+def _inbag_block(ranks, *positions):
+    out = np.empty((ranks.shape[0], len(positions)), dtype=np.uint8)
+    for t, pos in enumerate(positions):
+        hits = np.searchsorted(pos, ranks, side="right") - np.searchsorted(pos, ranks)
+        out[:, t] = np.minimum(hits, 255)
+    return out
+
+
+def inbag_counts(fit: DaskFit):
+    """The in-bag counts (n x trees uint8) as a lazy Dask array with ``X``'s row chunks.
+
+    Row ``i``'s count in tree ``t`` is how often the tree's draw hit ``i``'s
+    canonical rank: the same numbers the in-memory fit stores.  Computing it
+    sorts the canonical order again (nothing from the fit is kept).
+    """
+    import dask
+    import dask.array as da
+
+    delayed = dask.delayed
+    split = [
+        delayed(_rank_pieces, pure=True)(grp, fit.starts, g, fit.bounds)
+        for g, grp in enumerate(fit.groups)
+    ]
+    positions = [
+        delayed(_tree_positions, pure=True)(int(s), fit.n, fit.n_draw, fit.replace)
+        for s in fit.seeds
+    ]
+    blocks = []
+    for c in range(fit.bounds.shape[0] - 1):
+        rows = int(fit.bounds[c + 1] - fit.bounds[c])
+        pieces = [delayed(_piece, pure=True)(sp, c) for sp in split]
+        ranks = delayed(_ranks_block, pure=True)(rows, *pieces)
+        block = delayed(_inbag_block, pure=True)(ranks, *positions)
+        blocks.append(da.from_delayed(block, (rows, len(fit.seeds)), dtype=np.uint8))
+    return da.concatenate(blocks, axis=0)

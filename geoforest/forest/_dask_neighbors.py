@@ -1,0 +1,205 @@
+"""Forest neighbours of a forest grown from a Dask array, computed on the workers.
+
+The training points of a distributed fit stay in their chunks
+(``forest/_dask_fit.py``).  Their leaves are computed chunk by chunk, and so
+is their inverted index: the training points are cut into *reference
+partitions* of about :data:`REF_ROWS` rows (whole chunks), and each partition
+builds the leaf lists of its own points (``leaf_lists``), on the worker that
+holds its chunks.
+
+A query chunk is searched against every partition (``forest_kneighbors``
+with the partition's first row as ``ref_base``).  Within a partition a
+candidate's co-leaf count is exact — the partition holds every tree's leaves
+of its points — so the partition's top ``k`` by (proximity, lower index) are
+exactly the best ``k`` of its points, and the global top ``k`` is the top
+``k`` of the union of the partitions' answers (merged pairwise in a tree).
+The result is the in-memory answer, ties and padding included.
+
+What crosses the network, per query row: its leaves (``4 x n_trees`` bytes)
+to each worker holding a partition, and ``16 x k`` bytes per partition back
+to the merge.  The co-leaf counting itself — ``n_trees`` times the leaf size
+in training points per query, the bulk of the work — happens next to the
+partition's index and moves nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import check_n_neighbors, is_dask_array
+from ..proximity import forest_kneighbors, leaf_lists, locality_order
+from ._dask import map_query
+from ._flat import CHUNK, apply_rows
+
+#: Training rows per reference partition (its leaf lists: ``4 x n_trees`` bytes a row).
+REF_ROWS = 1 << 20
+
+#: Query rows per block when a Dask-fitted forest is asked about in-memory points.
+QUERY_ROWS = 1 << 16
+
+_EMPTY_MASK = np.zeros((0, 0), dtype=np.uint8)
+
+
+def is_dask_fitted(forest) -> bool:
+    """Whether ``forest`` was grown from a Dask array (its training data is one)."""
+    return is_dask_array(getattr(forest, "_X_fit", None))
+
+
+def refuse(what: str):
+    """Fail loudly where a forest grown from a Dask array has no distributed path."""
+    raise NotImplementedError(
+        f"{what} is not available for a forest grown from a Dask array: its "
+        "training points stay on the workers. kneighbors() (method='all'), "
+        "apply() and the queries of new points are; fit on X.compute() for the rest."
+    )
+
+
+def kneighbors_of(forest, X, n_neighbors, return_distance, method):
+    """``forest.kneighbors`` of a forest grown from a Dask array.
+
+    ``X=None``: the training points (Dask arrays out); a Dask ``X``: Dask
+    arrays out; an in-memory ``X``: computed on the cluster, ndarrays out.
+    """
+    methods = ("all", "inbag", "oob")
+    if method not in methods:
+        raise ValueError(f"method must be one of {methods}, got {method!r}")
+    if method != "all":
+        refuse(f"kneighbors(method={method!r})")
+    check_n_neighbors(n_neighbors, forest._X_fit.shape[0], X is None)
+    if X is None:
+        return kneighbors(forest, training_leaves(forest), n_neighbors, return_distance, True)
+    if is_dask_array(X):
+        queries = map_query(forest, X, "apply", len(forest.trees_), np.int32)
+        return kneighbors(forest, queries, n_neighbors, return_distance, False)
+    import dask
+    import dask.array as da
+
+    queries = da.from_array(forest.apply(X), chunks=(QUERY_ROWS, -1))
+    out = kneighbors(forest, queries, n_neighbors, return_distance, False)
+    return dask.compute(*out) if return_distance else out.compute()
+
+
+def _leaves_block(block, flat):
+    return apply_rows(block, 0, block.shape[0], *flat)
+
+
+def _flat_node(forest):
+    import dask
+
+    return dask.delayed(tuple(forest._flat), pure=True, traverse=False)
+
+
+def training_leaves(forest):
+    """Leaves of the training points (n x n_trees int32) as a Dask array with their row chunks."""
+    X = forest._X_fit
+    n_trees = len(forest.trees_)
+    return X.map_blocks(
+        _leaves_block, _flat_node(forest), dtype=np.int32, chunks=(X.chunks[0], (n_trees,)),
+        meta=np.empty((0, 0), np.int32), token="geoforest-train-leaves",
+    )  # fmt: skip
+
+
+def _partitions(chunks: tuple[int, ...]) -> list[tuple[int, int]]:
+    """Consecutive chunks grouped into reference partitions of about REF_ROWS rows."""
+    out, first, rows = [], 0, 0
+    for c, size in enumerate(chunks):
+        rows += size
+        if rows >= REF_ROWS:
+            out.append((first, c + 1))
+            first, rows = c + 1, 0
+    if first < len(chunks):
+        out.append((first, len(chunks)))
+    return out
+
+
+def _ref_index(node_offset, *leaf_blocks):
+    """A partition's leaf lists, numbered in its own leaf order."""
+    leaves = np.concatenate(leaf_blocks) if len(leaf_blocks) > 1 else leaf_blocks[0]
+    order = locality_order(leaves)
+    ptr, members = leaf_lists(leaves, node_offset, _EMPTY_MASK, order)
+    return ptr, members, order
+
+
+def _search(qleaves, index, node_offset, ref_base, n_ref, q_base, k, exclude_self):
+    """Top ``k`` of one partition for every query of a block (query rows in order)."""
+    ptr, members, order = index
+    n_q = qleaves.shape[0]
+    ind = np.empty((n_q, k), dtype=np.int64)
+    sim = np.empty((n_q, k), dtype=np.float64)
+    qorder = locality_order(qleaves)
+    for lo in range(0, n_q, CHUNK):
+        hi = min(lo + CHUNK, n_q)
+        b_ind = np.empty((hi - lo, k), dtype=np.int64)
+        b_sim = np.empty((hi - lo, k), dtype=np.float64)
+        forest_kneighbors(
+            qleaves, _EMPTY_MASK, qorder, lo, hi, node_offset, ptr, members, _EMPTY_MASK,
+            order, n_ref, k, exclude_self, b_ind, b_sim, ref_base, q_base,
+        )  # fmt: skip
+        ind[qorder[lo:hi]] = b_ind
+        sim[qorder[lo:hi]] = b_sim
+    return ind, sim
+
+
+def _merge(k, *parts):
+    """The best ``k`` per row of several partitions' answers, by (-proximity, index)."""
+    if len(parts) == 1:
+        return parts[0]
+    ind = np.concatenate([p[0] for p in parts], axis=1)
+    sim = np.concatenate([p[1] for p in parts], axis=1)
+    best = np.lexsort((ind, -sim), axis=1)[:, :k]
+    return np.take_along_axis(ind, best, axis=1), np.take_along_axis(sim, best, axis=1)
+
+
+def _tree_merge(delayed, k, parts):
+    while len(parts) > 1:
+        parts = [delayed(_merge, pure=True)(k, *parts[i : i + 2]) for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+def _take(pair, i, as_distance):
+    return 1.0 - pair[i] if as_distance else pair[i]
+
+
+def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_train: bool):
+    """Forest neighbours of the Dask array of leaves ``queries`` among the training points.
+
+    ``queries`` holds the query points' leaves (``training_leaves`` for the
+    training set, whose points then exclude themselves).  Returns Dask arrays
+    with the queries' row chunks.
+    """
+    import dask
+    import dask.array as da
+
+    delayed = dask.delayed
+    k = int(n_neighbors)
+    train = training_leaves(forest)
+    node_offset = forest._flat.node_offset
+    tbounds = np.concatenate([[0], np.cumsum(train.chunks[0])]).astype(np.int64)
+    tblocks = list(train.to_delayed().ravel())
+    parts = _partitions(train.chunks[0])
+    indexes = [
+        (delayed(_ref_index, pure=True)(node_offset, *tblocks[a:b]), int(tbounds[a]),
+         int(tbounds[b] - tbounds[a]))
+        for a, b in parts
+    ]  # fmt: skip
+    qbounds = np.concatenate([[0], np.cumsum(queries.chunks[0])]).astype(np.int64)
+    ind_blocks, dist_blocks = [], []
+    for c, qblock in enumerate(queries.to_delayed().ravel()):
+        found = [
+            delayed(_search, pure=True)(
+                qblock, index, node_offset, base, size, int(qbounds[c]), k, is_train
+            )
+            for index, base, size in indexes
+        ]
+        pair = _tree_merge(delayed, k, found)
+        shape = (int(qbounds[c + 1] - qbounds[c]), k)
+        ind_blocks.append(
+            da.from_delayed(delayed(_take, pure=True)(pair, 0, False), shape, dtype=np.int64)
+        )
+        dist_blocks.append(
+            da.from_delayed(delayed(_take, pure=True)(pair, 1, True), shape, dtype=np.float64)
+        )
+    ind = da.concatenate(ind_blocks, axis=0)
+    if not return_distance:
+        return ind
+    return da.concatenate(dist_blocks, axis=0), ind

@@ -1,0 +1,212 @@
+"""A forest grown from a Dask array is the in-memory forest, tree for tree, and so
+are its training points' leaves and forest neighbours (computed on the workers)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import geoforest as gf
+from geoforest.forest import _dask_fit, _dask_neighbors
+from geoforest.forest._input import PrecisionWarning
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(autouse=True)
+def small_partitions(monkeypatch):
+    # Several sorting groups and reference partitions at test sizes.
+    monkeypatch.setattr(_dask_fit, "GROUP_ROWS", 700)
+    monkeypatch.setattr(_dask_neighbors, "REF_ROWS", 900)
+
+
+@pytest.fixture(scope="module")
+def X():
+    rng = np.random.default_rng(0)
+    centers = rng.normal(scale=4.0, size=(3, 5))
+    return np.vstack([c + rng.normal(size=(800, 5)) for c in centers]).astype(np.float32)
+
+
+def _same_trees(a, b):
+    assert len(a.trees_) == len(b.trees_)
+    for ta, tb in zip(a.trees_, b.trees_, strict=True):
+        for xa, xb in zip(ta, tb, strict=True):
+            np.testing.assert_array_equal(xa, xb)
+
+
+def _same_neighbours(a, b, k, X=None):
+    d1, i1 = a.kneighbors(X, n_neighbors=k)
+    d2, i2 = b.kneighbors(X, n_neighbors=k)
+    if isinstance(i2, da.Array):
+        d2, i2 = dask.compute(d2, i2)
+    np.testing.assert_array_equal(i1, i2)
+    np.testing.assert_array_equal(d1, d2)
+
+
+CASES = [
+    (gf.UnsupervisedForest, {}),
+    (
+        gf.UnsupervisedForest,
+        dict(criterion="twomeans", projection="axis", max_samples=800, bootstrap=True),
+    ),
+    (gf.RandomProjectionForest, dict(max_samples=None)),
+]
+
+
+@pytest.mark.parametrize(("Est", "params"), CASES)
+@pytest.mark.parametrize("chunks", [400, (1000, 1400), 2400])
+def test_dask_fit_equals_in_memory(client, X, Est, params, chunks):
+    a = Est(n_estimators=6, random_state=4, **params).fit(X)
+    b = Est(n_estimators=6, random_state=4, **params).fit(da.from_array(X, chunks=(chunks, -1)))
+    _same_trees(a, b)
+    assert isinstance(b.inbag_counts_, da.Array)
+    np.testing.assert_array_equal(a.inbag_counts_, b.inbag_counts_.compute())
+    leaves = b.apply()
+    assert isinstance(leaves, da.Array) and leaves.chunks[0] == b._X_fit.chunks[0]
+    np.testing.assert_array_equal(a.apply(), leaves.compute())
+    for k in (1, 10):
+        _same_neighbours(a, b, k)
+    assert b.nbytes_ == a.nbytes_ - a.inbag_counts_.nbytes
+
+
+def test_dask_fit_same_trees_for_any_row_order(client, X):
+    perm = np.random.default_rng(1).permutation(X.shape[0])
+    a = gf.UnsupervisedForest(n_estimators=5, random_state=2).fit(da.from_array(X, chunks=500))
+    b = gf.UnsupervisedForest(n_estimators=5, random_state=2).fit(
+        da.from_array(X[perm], chunks=300)
+    )
+    _same_trees(a, b)
+    np.testing.assert_array_equal(a.inbag_counts_.compute()[perm], b.inbag_counts_.compute())
+
+
+def test_dask_fit_same_trees_on_any_scheduler(client, X):
+    Xd = da.from_array(X, chunks=600)
+    on_cluster = gf.UnsupervisedForest(n_estimators=4, random_state=9).fit(Xd)
+    with dask.config.set(scheduler="sync"):
+        local = gf.UnsupervisedForest(n_estimators=4, random_state=9).fit(Xd)
+        _same_neighbours(on_cluster, local, 5)
+    _same_trees(on_cluster, local)
+
+
+def test_dask_fit_shifts_float64_like_in_memory(client, X):
+    # Far from zero compared with their spread: the fit shifts the columns
+    # before the float32 cast, and every query gets the same shift.
+    X64 = X.astype(np.float64) * 1e-3 + 1e6
+    a = gf.UnsupervisedForest(n_estimators=5, random_state=3).fit(X64)
+    b = gf.UnsupervisedForest(n_estimators=5, random_state=3).fit(
+        da.from_array(X64, chunks=(500, 2))
+    )
+    assert b._offset is not None
+    np.testing.assert_array_equal(a._offset, b._offset)
+    _same_trees(a, b)
+    Q = X64[::7] + 1e-4
+    _same_neighbours(a, b, 6, Q)  # in-memory queries: in-memory answers
+    _same_neighbours(a, b, 6, da.from_array(Q, chunks=100))
+    np.testing.assert_array_equal(a.apply(Q), b.apply(da.from_array(Q, chunks=90)).compute())
+
+
+def test_dask_kneighbors_pads_across_small_partitions(client, monkeypatch):
+    # Partitions smaller than k: each pads with INT64_MAX at proximity -1,
+    # which the merge drops; the answer is the in-memory padding (lowest
+    # indices at distance 1).
+    monkeypatch.setattr(_dask_neighbors, "REF_ROWS", 40)
+    X = np.random.default_rng(5).normal(size=(300, 3)).astype(np.float32)
+    a = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(da.from_array(X, chunks=30))
+    assert len(_dask_neighbors._partitions(b._X_fit.chunks[0])) == 5
+    for k in (1, 45, 299):
+        _same_neighbours(a, b, k)
+
+
+def test_dask_fit_shows_progress(client, X, capsys):
+    pytest.importorskip("tqdm")
+    a = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(n_estimators=3, random_state=0, verbose=1)
+    b.fit(da.from_array(X, chunks=800))
+    _same_trees(a, b)
+    assert "trees" in capsys.readouterr().err
+
+
+def test_dask_fit_keeps_nothing_n_sized_on_the_client(client, X):
+    b = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(da.from_array(X, chunks=600))
+    held = {
+        name: value.shape
+        for name, value in vars(b).items()
+        if isinstance(value, np.ndarray) and value.shape[:1] == (X.shape[0],)
+    }
+    assert held == {}
+    assert isinstance(b._X_fit, da.Array) and b._X_fit.dtype == np.float32
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda X: da.from_array(np.where(X > 2, np.nan, X), chunks=500), "NaN"),
+        (lambda X: da.from_array(np.where(X > 2, np.inf, X), chunks=500), "infinity"),
+        (lambda X: da.from_array(X[:1], chunks=1), "at least 2 samples"),
+        (lambda X: da.from_array(X[:, :0], chunks=500), "at least 1 feature"),
+        (lambda X: da.from_array(X[:, 0], chunks=500), "2D"),
+        (lambda X: da.from_array(X.astype(np.complex64), chunks=500), "Complex"),
+        (lambda X: da.from_array(X, chunks=500)[da.from_array(X[:, 0] > 0)], "unknown"),
+    ],
+)
+def test_dask_fit_refuses_bad_input(X, make, match):
+    with pytest.raises(ValueError, match=match):
+        gf.UnsupervisedForest(n_estimators=2).fit(make(X))
+
+
+def test_dask_fit_warns_like_in_memory(client):
+    const = np.ones((50, 3), dtype=np.float32)
+    with pytest.warns(UserWarning, match="constant"):
+        gf.UnsupervisedForest(n_estimators=2).fit(da.from_array(const, chunks=20))
+    merged = np.array([[1e8, 0.0], [1e8 + 1, 0.0], [0.0, 0.0], [5.0, 5.0]])
+    with pytest.warns(PrecisionWarning, match="1 of the 4 distinct"):
+        gf.UnsupervisedForest(n_estimators=2).fit(da.from_array(merged, chunks=3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gf.UnsupervisedForest(n_estimators=2).fit(da.from_array(merged[1:], chunks=3))
+
+
+def test_dask_fitted_forest_says_what_it_cannot_do(client, X):
+    b = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(da.from_array(X, chunks=600))
+    for call in (
+        lambda: b.proximity(),
+        lambda: b.kneighbors_graph(n_neighbors=3),
+        lambda: b.kneighbors(n_neighbors=3, method="oob"),
+        lambda: gf.forest.merge_forests(b, b),
+    ):
+        with pytest.raises(NotImplementedError, match="Dask array"):
+            call()
+
+
+@pytest.mark.parametrize(
+    "est",
+    [gf.ObliqueForestClassifier(n_estimators=2), gf.LLPD(), gf.ForestNeighborsTransformer()],
+    ids=type,
+)
+def test_estimators_refuse_dask_arrays_they_would_materialise(X, est):
+    y = np.repeat([0, 1, 2], 800)
+    args = (da.from_array(X, chunks=500),) + ((y,) if hasattr(est, "predict_proba") else ())
+    with pytest.raises(TypeError, match="X.compute()"):
+        est.fit(*args)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_dask_proximity_rows_equal_in_memory(client, X, dense):
+    forest = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
+    Q = X[::5] + 0.01
+    expected = forest.proximity(Q, dense=dense)
+    got = forest.proximity(da.from_array(Q, chunks=(150, 2)), dense=dense)
+    assert got.chunks[0] == (150, 150, 150, 30)
+    got = got.compute()
+    if not dense:
+        expected, got = expected.toarray(), got.toarray()
+    np.testing.assert_array_equal(expected, got)
+    with pytest.raises(ValueError, match="Y must be None"):
+        forest.proximity(da.from_array(Q, chunks=150), Y=Q)
+    with pytest.raises(ValueError, match="block"):
+        forest.proximity(da.from_array(Q, chunks=150), dense=True, max_bytes=1000)
