@@ -41,7 +41,7 @@ def _rows_only(forest, X):
     return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
 
 
-def _shipped(forest):
+def shipped(forest):
     """The forest as one graph node that every block task depends on.
 
     A forest grown from a Dask array goes without its training data and
@@ -90,7 +90,7 @@ def map_query(forest, X, method: str, n_cols: int, dtype, meta=None, **kwargs):
     if meta is None:  # given, so that Dask does not call the method on a Delayed
         meta = np.empty((0,) * len(chunks), dtype=dtype)
     return X.map_blocks(
-        _call, _shipped(forest), method, kwargs, dtype=dtype, chunks=chunks,
+        _call, shipped(forest), method, kwargs, dtype=dtype, chunks=chunks,
         drop_axis=drop, meta=meta, token=f"geoforest-{method}",
     )  # fmt: skip
 
@@ -130,11 +130,11 @@ def kneighbors(forest, X, n_neighbors: int, return_distance: bool):
 
     check_n_neighbors(n_neighbors, forest._X_fit.shape[0], is_train=False)
     X = _rows_only(forest, X)
-    shipped = _shipped(forest)
-    leaves = dask.delayed(_training_leaves, pure=True)(shipped)
+    node = shipped(forest)
+    leaves = dask.delayed(_training_leaves, pure=True)(node)
     chunks = (X.chunks[0], (int(n_neighbors),))
     pairs = X.map_blocks(
-        _kneighbors_block, shipped, leaves, int(n_neighbors), chunks=chunks,
+        _kneighbors_block, node, leaves, int(n_neighbors), chunks=chunks,
         meta=np.empty((0, 0), dtype=object), token="geoforest-kneighbors",
     )  # fmt: skip
     ind = pairs.map_blocks(

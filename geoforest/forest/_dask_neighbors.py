@@ -28,8 +28,8 @@ import numpy as np
 
 from .._validation import check_n_neighbors, is_dask_array
 from ..proximity import forest_kneighbors, leaf_lists, locality_order
-from ._dask import map_query
-from ._flat import CHUNK, apply_rows
+from ._dask import map_query, shipped
+from ._flat import apply_rows
 
 #: Training rows per reference partition (its leaf lists: ``4 x n_trees`` bytes a row).
 REF_ROWS = 1 << 20
@@ -79,14 +79,8 @@ def kneighbors_of(forest, X, n_neighbors, return_distance, method):
     return dask.compute(*out) if return_distance else out.compute()
 
 
-def _leaves_block(block, flat):
-    return apply_rows(block, 0, block.shape[0], *flat)
-
-
-def _flat_node(forest):
-    import dask
-
-    return dask.delayed(tuple(forest._flat), pure=True, traverse=False)
+def _leaves_block(block, forest):
+    return apply_rows(block, 0, block.shape[0], *forest._flat)
 
 
 def training_leaves(forest):
@@ -94,7 +88,7 @@ def training_leaves(forest):
     X = forest._X_fit
     n_trees = len(forest.trees_)
     return X.map_blocks(
-        _leaves_block, _flat_node(forest), dtype=np.int32, chunks=(X.chunks[0], (n_trees,)),
+        _leaves_block, shipped(forest), dtype=np.int32, chunks=(X.chunks[0], (n_trees,)),
         meta=np.empty((0, 0), np.int32), token="geoforest-train-leaves",
     )  # fmt: skip
 
@@ -127,17 +121,15 @@ def _search(qleaves, index, node_offset, ref_base, n_ref, q_base, k, exclude_sel
     ind = np.empty((n_q, k), dtype=np.int64)
     sim = np.empty((n_q, k), dtype=np.float64)
     qorder = locality_order(qleaves)
-    for lo in range(0, n_q, CHUNK):
-        hi = min(lo + CHUNK, n_q)
-        b_ind = np.empty((hi - lo, k), dtype=np.int64)
-        b_sim = np.empty((hi - lo, k), dtype=np.float64)
-        forest_kneighbors(
-            qleaves, _EMPTY_MASK, qorder, lo, hi, node_offset, ptr, members, _EMPTY_MASK,
-            order, n_ref, k, exclude_self, b_ind, b_sim, ref_base, q_base,
-        )  # fmt: skip
-        ind[qorder[lo:hi]] = b_ind
-        sim[qorder[lo:hi]] = b_sim
-    return ind, sim
+    forest_kneighbors(
+        qleaves, _EMPTY_MASK, qorder, 0, n_q, node_offset, ptr, members, _EMPTY_MASK, order,
+        n_ref, k, exclude_self, ind, sim, ref_base, q_base,
+    )  # fmt: skip
+    out_ind = np.empty_like(ind)
+    out_sim = np.empty_like(sim)
+    out_ind[qorder] = ind
+    out_sim[qorder] = sim
+    return out_ind, out_sim
 
 
 def _merge(k, *parts):

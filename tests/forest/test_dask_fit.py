@@ -210,3 +210,30 @@ def test_dask_proximity_rows_equal_in_memory(client, X, dense):
         forest.proximity(da.from_array(Q, chunks=150), Y=Q)
     with pytest.raises(ValueError, match="block"):
         forest.proximity(da.from_array(Q, chunks=150), dense=True, max_bytes=1000)
+
+
+def test_docs_example_writes_what_the_in_memory_forest_gives(tmp_path):
+    # docs/scale.md's example, shrunk: it starts its own cluster, writes the
+    # training leaves and some neighbours as npy stacks, and reads them back.
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "scale.md").read_text()
+    section = text.split("### Example: fit, leaves and neighbours, results to storage")[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    for big, small in [
+        ("n, p = 4_000_000, 10", "n, p = 6_000, 4"),
+        ("chunks=(250_000, p)", "chunks=(1_000, p)"),
+        ("max_samples=100_000", "max_samples=500"),
+        ("ind[:200_000]", "ind[:2_500]"),
+        ("tempfile.mkdtemp()", repr(str(tmp_path))),
+    ]:
+        assert big in code
+        code = code.replace(big, small)
+    namespace: dict = {}
+    exec(compile(code, "docs/scale.md example", "exec"), namespace)
+    X = namespace["X"].compute(scheduler="sync")
+    forest = gf.UnsupervisedForest(n_estimators=20, max_samples=500, random_state=0).fit(X)
+    np.testing.assert_array_equal(namespace["leaves"].compute(), forest.apply())
+    ind = da.from_npy_stack(str(tmp_path / "ind")).compute()
+    np.testing.assert_array_equal(ind, forest.kneighbors(n_neighbors=20)[1][:2_500])
