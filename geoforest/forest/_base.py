@@ -163,6 +163,14 @@ def warn_if_constant(X: np.ndarray) -> None:
         )
 
 
+def neighbors_rows_graph(dist, ind, mode: str, n_train: int) -> sp.csr_matrix:
+    """The CSR graph of query rows to their ``k`` neighbours (``kneighbors_graph`` with X)."""
+    n_q, k = ind.shape
+    rows = np.repeat(np.arange(n_q, dtype=np.int64), k)
+    data = np.ones(ind.size) if mode == "connectivity" else distance_data(dist.ravel())
+    return csr_from_rows(rows, ind.ravel(), data, (n_q, n_train))
+
+
 def _n_rows(X) -> int:
     """Rows of an array-like before validation (for size checks made before any work)."""
     shape = getattr(X, "shape", None)
@@ -589,13 +597,18 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             A ``dask.array.Array`` ``X`` (with ``Y=None``) gives a Dask array
             with ``X``'s row chunks and one column chunk: a CSR block per row
             chunk, or dense blocks with ``dense`` (``max_bytes`` then bounds a
-            block), computed on the workers.
+            block), computed on the workers.  A forest grown from a Dask array
+            gives a Dask array for ``X=None`` or a Dask ``X`` (column chunks:
+            its reference partitions, ``docs/scale.md``) and the computed
+            result for an in-memory ``X``.
 
         Raises
         ------
         ValueError
             ``dense`` and the result would exceed ``max_bytes``.
         """
+        if _dask_neighbors.is_dask_fitted(self):
+            return _dask_neighbors.proximity_of(self, X, Y, method, dense, max_bytes)
         if _dask.is_dask_array(X):
             return _dask.proximity(self, X, Y, method, dense, max_bytes)
         if dense:
@@ -721,19 +734,19 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             training graph falls apart into connected components (well-separated
             clusters), one edge at its true forest distance (usually 1: no shared
             leaf) joins each component to the next, because HDBSCAN and Isomap
-            refuse a disconnected sparse graph; no distance is invented.
+            refuse a disconnected sparse graph; no distance is invented.  A
+            ``dask.array.Array`` ``X`` gives a Dask array of CSR row blocks.
         """
         if mode not in ("connectivity", "distance"):
             raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
-        if _dask_neighbors.is_dask_fitted(self):
-            _dask_neighbors.refuse("kneighbors_graph")
+        if X is None and _dask_neighbors.is_dask_fitted(self):
+            _dask_neighbors.refuse("kneighbors_graph() of the training points")
         dist, ind = self.kneighbors(X, n_neighbors, return_distance=True, method=method)
         if X is None:
             return self._training_graph(dist, ind, mode, method)
-        n_q, k = ind.shape
-        rows = np.repeat(np.arange(n_q, dtype=np.int64), k)
-        data = np.ones(ind.size) if mode == "connectivity" else distance_data(dist.ravel())
-        return csr_from_rows(rows, ind.ravel(), data, (n_q, self._X_fit.shape[0]))
+        if _dask.is_dask_array(ind):
+            return _dask.neighbors_graph(dist, ind, mode, self._X_fit.shape[0])
+        return neighbors_rows_graph(dist, ind, mode, self._X_fit.shape[0])
 
     def _training_graph(self, dist, ind, mode: str, method: str) -> sp.csr_matrix:
         """The symmetric, connected graph of the training points' neighbours (see

@@ -171,3 +171,20 @@ def proximity(forest, X, Y, method: str, dense: bool, max_bytes):
         )  # fmt: skip
         return map_query(forest, X, "proximity", n_train, np.float64, dense=True)
     return map_query(forest, X, "proximity", n_train, np.float64, sp.csr_matrix((0, 0)))
+
+
+def _graph_block(dist, ind, mode, n_train):
+    from ._base import neighbors_rows_graph
+
+    return neighbors_rows_graph(dist, ind, mode, n_train)
+
+
+def neighbors_graph(dist, ind, mode: str, n_train: int):
+    """``kneighbors_graph`` rows from Dask ``(dist, ind)``: one CSR block per row chunk."""
+    import dask.array as da
+    import scipy.sparse as sp
+
+    return da.map_blocks(
+        _graph_block, dist, ind, mode, n_train, dtype=np.float64,
+        chunks=(ind.chunks[0], (n_train,)), meta=sp.csr_matrix((0, 0)),
+    )  # fmt: skip

@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._limits import check_dense_size
+from .._sparse import as_output_csr
 from .._validation import check_n_neighbors, is_dask_array
-from ..proximity import forest_kneighbors, leaf_lists, locality_order
+from ..proximity import coleaf_counts, forest_kneighbors, leaf_lists, locality_order, scatter_rows
 from ._dask import map_query, shipped
 from ._flat import apply_rows
 
@@ -49,8 +51,9 @@ def refuse(what: str):
     """Fail loudly where a forest grown from a Dask array has no distributed path."""
     raise NotImplementedError(
         f"{what} is not available for a forest grown from a Dask array: its "
-        "training points stay on the workers. kneighbors() (method='all'), "
-        "apply() and the queries of new points are; fit on X.compute() for the rest."
+        "training points stay on the workers. kneighbors() and proximity() "
+        "(method='all'), apply() and the queries of new points are; fit on "
+        "X.compute() for the rest."
     )
 
 
@@ -114,6 +117,19 @@ def _ref_index(node_offset, *leaf_blocks):
     return ptr, members, order
 
 
+def _indexes(forest, delayed):
+    """``(leaf lists, first row, rows)`` of every reference partition (Delayed lists)."""
+    train = training_leaves(forest)
+    node_offset = forest._flat.node_offset
+    bounds = np.concatenate([[0], np.cumsum(train.chunks[0])]).astype(np.int64)
+    blocks = list(train.to_delayed().ravel())
+    return [
+        (delayed(_ref_index, pure=True)(node_offset, *blocks[a:b]), int(bounds[a]),
+         int(bounds[b] - bounds[a]))
+        for a, b in _partitions(train.chunks[0])
+    ]  # fmt: skip
+
+
 def _search(qleaves, index, node_offset, ref_base, n_ref, q_base, k, exclude_self):
     """Top ``k`` of one partition for every query of a block (query rows in order)."""
     ptr, members, order = index
@@ -164,16 +180,8 @@ def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_trai
 
     delayed = dask.delayed
     k = int(n_neighbors)
-    train = training_leaves(forest)
+    indexes = _indexes(forest, delayed)
     node_offset = forest._flat.node_offset
-    tbounds = np.concatenate([[0], np.cumsum(train.chunks[0])]).astype(np.int64)
-    tblocks = list(train.to_delayed().ravel())
-    parts = _partitions(train.chunks[0])
-    indexes = [
-        (delayed(_ref_index, pure=True)(node_offset, *tblocks[a:b]), int(tbounds[a]),
-         int(tbounds[b] - tbounds[a]))
-        for a, b in parts
-    ]  # fmt: skip
     qbounds = np.concatenate([[0], np.cumsum(queries.chunks[0])]).astype(np.int64)
     ind_blocks, dist_blocks = [], []
     for c, qblock in enumerate(queries.to_delayed().ravel()):
@@ -195,3 +203,81 @@ def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_trai
     if not return_distance:
         return ind
     return da.concatenate(dist_blocks, axis=0), ind
+
+
+def _proximity_block(qleaves, index, node_offset, n_ref, n_trees, dense):
+    """Proximity of a block of queries to one reference partition (CSR, or dense)."""
+    import scipy.sparse as sp
+
+    ptr, members, order = index
+    n_q = qleaves.shape[0]
+    qorder = locality_order(qleaves)
+    p_indptr, p_indices, p_data = coleaf_counts(
+        qleaves, _EMPTY_MASK, qorder, 0, n_q, node_offset, ptr, members, order, n_ref
+    )
+    row_nnz = np.empty(n_q, dtype=np.int64)
+    row_nnz[qorder] = np.diff(p_indptr)
+    indptr = np.concatenate([[0], np.cumsum(row_nnz)])
+    indices = np.empty(indptr[-1], dtype=np.int32)
+    data = np.empty(indptr[-1], dtype=np.int32)
+    scatter_rows(p_indptr, p_indices, p_data, qorder, indptr, indices, data)
+    S = sp.csr_matrix((data / n_trees, indices, indptr), shape=(n_q, n_ref))
+    return S.toarray() if dense else as_output_csr(S)
+
+
+def proximity_of(forest, X, Y, method: str, dense: bool, max_bytes=None):
+    """``forest.proximity`` of a forest grown from a Dask array: a 2-D Dask array.
+
+    Row chunks are the queries' (the training points' for ``X=None``), column
+    chunks the reference partitions; each block is CSR (dense with
+    ``dense``), computed next to its partition's leaf lists.
+    """
+    import dask
+    import dask.array as da
+    import scipy.sparse as sp
+
+    if Y is not None:
+        refuse("proximity(Y=...)")
+    methods = ("all", "inbag", "oob")
+    if method not in methods:
+        raise ValueError(f"method must be one of {methods}, got {method!r}")
+    if method != "all":
+        refuse(f"proximity(method={method!r})")
+    if X is None:
+        queries = training_leaves(forest)
+    elif is_dask_array(X):
+        queries = map_query(forest, X, "apply", len(forest.trees_), np.int32)
+    else:
+        queries = da.from_array(forest.apply(X), chunks=(QUERY_ROWS, -1))
+    delayed = dask.delayed
+    indexes = _indexes(forest, delayed)
+    if dense:
+        check_dense_size(
+            (max(queries.chunks[0]), max(size for _, _, size in indexes)), np.float64,
+            what="a block of proximity(dense=True)", max_bytes=max_bytes,
+            hint="Use smaller row chunks, or dense=False.",
+        )  # fmt: skip
+    node_offset = forest._flat.node_offset
+    n_trees = len(forest.trees_)
+    meta = np.empty((0, 0)) if dense else sp.csr_matrix((0, 0))
+    rows = []
+    for c, qblock in enumerate(queries.to_delayed().ravel()):
+        n_q = queries.chunks[0][c]
+        rows.append(
+            [
+                da.from_delayed(
+                    delayed(_proximity_block, pure=True)(
+                        qblock, index, node_offset, size, n_trees, dense
+                    ),
+                    (n_q, size),
+                    dtype=np.float64,
+                    meta=meta,
+                )  # fmt: skip
+                for index, _, size in indexes
+            ]
+        )
+    S = da.block(rows)
+    if X is None or is_dask_array(X):
+        return S
+    S = S.compute()
+    return S if dense else as_output_csr(S.tocsr())

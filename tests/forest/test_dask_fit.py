@@ -174,7 +174,9 @@ def test_dask_fit_warns_like_in_memory(client):
 def test_dask_fitted_forest_says_what_it_cannot_do(client, X):
     b = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(da.from_array(X, chunks=600))
     for call in (
-        lambda: b.proximity(),
+        lambda: b.proximity(method="inbag"),
+        lambda: b.proximity(Y=X[:5]),
+        lambda: b.proximity_counts(),
         lambda: b.kneighbors_graph(n_neighbors=3),
         lambda: b.kneighbors(n_neighbors=3, method="oob"),
         lambda: gf.forest.merge_forests(b, b),
@@ -237,3 +239,37 @@ def test_docs_example_writes_what_the_in_memory_forest_gives(tmp_path):
     np.testing.assert_array_equal(namespace["leaves"].compute(), forest.apply())
     ind = da.from_npy_stack(str(tmp_path / "ind")).compute()
     np.testing.assert_array_equal(ind, forest.kneighbors(n_neighbors=20)[1][:2_500])
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_dask_fitted_proximity_equals_in_memory(client, X, dense):
+    a = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(da.from_array(X, chunks=400))
+    S = b.proximity(dense=dense)
+    assert S.chunks == ((400,) * 6, (1200, 1200))  # rows: X's chunks; columns: partitions
+    Q = X[::5] + 0.01
+    pairs = [
+        (a.proximity(dense=dense), S.compute()),
+        (a.proximity(Q, dense=dense), b.proximity(Q, dense=dense)),
+        (a.proximity(Q, dense=dense), b.proximity(da.from_array(Q, chunks=100), dense=dense)),
+    ]
+    for expected, got in pairs:
+        got = got.compute() if isinstance(got, da.Array) else got
+        if not dense:
+            expected, got = expected.toarray(), got.toarray()
+        np.testing.assert_array_equal(expected, got)
+    with pytest.raises(ValueError, match="block"):
+        b.proximity(dense=True, max_bytes=1000)
+
+
+@pytest.mark.parametrize("mode", ["connectivity", "distance"])
+def test_dask_kneighbors_graph_rows_equal_in_memory(client, X, mode):
+    a = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(da.from_array(X, chunks=500))
+    Q = X[::4] + 0.01
+    expected = a.kneighbors_graph(Q, n_neighbors=6, mode=mode).toarray()
+    for forest in (a, b):
+        G = forest.kneighbors_graph(da.from_array(Q, chunks=(170, 2)), n_neighbors=6, mode=mode)
+        assert isinstance(G, da.Array)
+        np.testing.assert_array_equal(G.compute().toarray(), expected)
+    np.testing.assert_array_equal(b.kneighbors_graph(Q, 6, mode=mode).toarray(), expected)
