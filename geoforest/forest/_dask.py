@@ -44,17 +44,21 @@ def _rows_only(forest, X):
 def shipped(forest):
     """The forest as one graph node that every block task depends on.
 
-    A forest grown from a Dask array goes without its training data and
-    in-bag counts (lazy Dask arrays the block queries do not read).
+    Block queries read the flat copy of the trees, never the per-tree arrays
+    (``trees_``: sample counts, gains, class values), so those stay on the
+    client, which halves what every query graph carries; ``trees_`` becomes a
+    list of ``None`` of the same length.  A forest grown from a Dask array
+    also goes without its training data and in-bag counts (lazy Dask arrays
+    the block queries do not read).
     """
     import dask
 
+    light = object.__new__(type(forest))
+    light.__dict__.update(forest.__dict__)
+    light.trees_ = [None] * len(forest.trees_)
     if is_dask_array(getattr(forest, "_X_fit", None)):
-        light = object.__new__(type(forest))
-        light.__dict__.update(forest.__dict__)
         light._X_fit = light.inbag_counts_ = None
-        forest = light
-    return dask.delayed(forest, pure=True, traverse=False)
+    return dask.delayed(light, pure=True, traverse=False)
 
 
 def _call(block, forest, method, kwargs):

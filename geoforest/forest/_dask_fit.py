@@ -19,10 +19,11 @@ array, whatever the chunking or the order of the rows:
 3. **Per tree** — one task replays the tree's draw from its seed
    (:func:`~geoforest._engine.sampling.draw_positions`, ``O(n_draw)``
    memory) and splits the positions by group; each group looks its positions
-   up; the rows, sorted, are split by chunk; each chunk sends the values of
-   its drawn rows; one task stacks them in row order and grows the tree with
-   the generator state the draw left, as the in-memory fit does.  Only the
-   tree comes back to the client.
+   up; the rows, sorted, are split by chunk.  One task per chunk takes the
+   drawn rows of every tree from it (where the chunk is, before any tree
+   grows); one task per tree stacks its rows in row order and grows the tree
+   with the generator state the draw left, as the in-memory fit does.  Only
+   the tree comes back to the client.
 
 The engine reads a node's rows in increasing row order and a sample's values
 only through them, so a tree grown on the stacked sample (local rows
@@ -150,9 +151,14 @@ def _split_rows(bounds, *rows):
     return [rows[cuts[c] : cuts[c + 1]] - bounds[c] for c in range(bounds.shape[0] - 1)]
 
 
-def _take(block, split, c, offset):
-    local = split[c]
-    return to_float32(block[local], offset)
+def _take_all(block, c, offset, *splits):
+    """Chunk ``c``'s drawn rows for every tree (float32), one list entry per tree.
+
+    One task per chunk, for all trees at once: it runs where the chunk is,
+    before any tree is grown, so the scheduler has no reason to move the
+    chunk to a less busy worker.
+    """
+    return [to_float32(block[split[c]], offset) for split in splits]
 
 
 def _grow_tree(draw, cfg, params, fortran, *values):
@@ -203,15 +209,21 @@ class DaskFit:
         self.starts = delayed(_starts, pure=True)(*self.groups)
         self.distinct = delayed(_distinct, pure=True)(*self.groups) if with64 else None
         fortran = cfg.projection != GAUSSIAN
-        self.trees = []
+        draws, splits = [], []
         for seed in seeds:
             draw = delayed(_draw, pure=True)(int(seed), n, n_draw, replace, self.starts)
             rows = [delayed(_lookup, pure=True)(o, draw, g) for g, o in enumerate(orders)]
-            split = delayed(_split_rows, pure=True)(self.bounds, *rows)
-            values = [
-                delayed(_take, pure=True)(b, split, c, offset) for c, b in enumerate(self.blocks)
-            ]
-            self.trees.append(delayed(_grow_tree, pure=True)(draw, cfg, params, fortran, *values))
+            draws.append(draw)
+            splits.append(delayed(_split_rows, pure=True)(self.bounds, *rows))
+        taken = [
+            delayed(_take_all, pure=True)(b, c, offset, *splits) for c, b in enumerate(self.blocks)
+        ]
+        self.trees = [
+            delayed(_grow_tree, pure=True)(
+                draw, cfg, params, fortran, *[delayed(_piece, pure=True)(tk, t) for tk in taken]
+            )
+            for t, draw in enumerate(draws)
+        ]
 
 
 def _compute_trees(fit: DaskFit, verbose) -> tuple[list, tuple | None]:

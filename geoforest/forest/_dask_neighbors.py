@@ -3,7 +3,7 @@
 The training points of a distributed fit stay in their chunks
 (``forest/_dask_fit.py``).  Their leaves are computed chunk by chunk, and so
 is their inverted index: the training points are cut into *reference
-partitions* of about :data:`REF_ROWS` rows (whole chunks), and each partition
+partitions* of at most :data:`REF_ROWS` rows (whole chunks), and each partition
 builds the leaf lists of its own points (``leaf_lists``), on the worker that
 holds its chunks.
 
@@ -33,8 +33,11 @@ from ..proximity import coleaf_counts, forest_kneighbors, leaf_lists, locality_o
 from ._dask import map_query, shipped
 from ._flat import apply_rows
 
-#: Training rows per reference partition (its leaf lists: ``4 x n_trees`` bytes a row).
-REF_ROWS = 1 << 20
+#: Most training rows per reference partition (whole chunks; a larger chunk is
+#: a partition of its own).  The search's counters then stay in cache: with
+#: leaves of ~1,000 training points, 2^18-row partitions searched 3.5x faster
+#: than 2^20-row ones (``docs/scale.md``), and merging their answers costs little.
+REF_ROWS = 1 << 18
 
 #: Query rows per block when a Dask-fitted forest is asked about in-memory points.
 QUERY_ROWS = 1 << 16
@@ -97,15 +100,14 @@ def training_leaves(forest):
 
 
 def _partitions(chunks: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Consecutive chunks grouped into reference partitions of about REF_ROWS rows."""
+    """Consecutive chunks grouped into reference partitions of at most REF_ROWS rows."""
     out, first, rows = [], 0, 0
     for c, size in enumerate(chunks):
+        if c > first and rows + size > REF_ROWS:
+            out.append((first, c))
+            first, rows = c, 0
         rows += size
-        if rows >= REF_ROWS:
-            out.append((first, c + 1))
-            first, rows = c + 1, 0
-    if first < len(chunks):
-        out.append((first, len(chunks)))
+    out.append((first, len(chunks)))
     return out
 
 

@@ -117,7 +117,7 @@ def test_dask_kneighbors_pads_across_small_partitions(client, monkeypatch):
     X = np.random.default_rng(5).normal(size=(300, 3)).astype(np.float32)
     a = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(X)
     b = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(da.from_array(X, chunks=30))
-    assert len(_dask_neighbors._partitions(b._X_fit.chunks[0])) == 5
+    assert len(_dask_neighbors._partitions(b._X_fit.chunks[0])) == 10
     for k in (1, 45, 299):
         _same_neighbours(a, b, k)
 
@@ -246,7 +246,7 @@ def test_dask_fitted_proximity_equals_in_memory(client, X, dense):
     a = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
     b = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(da.from_array(X, chunks=400))
     S = b.proximity(dense=dense)
-    assert S.chunks == ((400,) * 6, (1200, 1200))  # rows: X's chunks; columns: partitions
+    assert S.chunks == ((400,) * 6, (800, 800, 800))  # rows: X's chunks; columns: partitions
     Q = X[::5] + 0.01
     pairs = [
         (a.proximity(dense=dense), S.compute()),
