@@ -34,10 +34,14 @@ from ._dask import map_query, shipped
 from ._flat import apply_rows
 
 #: Most training rows per reference partition (whole chunks; a larger chunk is
-#: a partition of its own).  The search's counters then stay in cache: with
-#: leaves of ~1,000 training points, 2^18-row partitions searched 3.5x faster
-#: than 2^20-row ones (``docs/scale.md``), and merging their answers costs little.
+#: a partition of its own): small enough that the search's counters stay in
+#: cache, which decides its speed once leaves hold many training points
+#: (figures in ``docs/scale.md``), while merging the answers costs little.
 REF_ROWS = 1 << 18
+
+#: Most reference partitions (above ``MAX_PARTITIONS x REF_ROWS`` training rows the
+#: partitions grow instead): bounds the answers merged per query row.
+MAX_PARTITIONS = 64
 
 #: Query rows per block when a Dask-fitted forest is asked about in-memory points.
 QUERY_ROWS = 1 << 16
@@ -100,10 +104,16 @@ def training_leaves(forest):
 
 
 def _partitions(chunks: tuple[int, ...]) -> list[tuple[int, int]]:
-    """Consecutive chunks grouped into reference partitions of at most REF_ROWS rows."""
+    """Consecutive chunks grouped into reference partitions.
+
+    At most :data:`REF_ROWS` rows each, unless that would make more than
+    :data:`MAX_PARTITIONS` of them: every partition sends ``16 x k`` bytes per
+    query row to the merge, so their number, not their size, is capped then.
+    """
+    limit = max(REF_ROWS, -(-sum(chunks) // MAX_PARTITIONS))
     out, first, rows = [], 0, 0
     for c, size in enumerate(chunks):
-        if c > first and rows + size > REF_ROWS:
+        if c > first and rows + size > limit:
             out.append((first, c))
             first, rows = c, 0
         rows += size

@@ -273,3 +273,12 @@ def test_dask_kneighbors_graph_rows_equal_in_memory(client, X, mode):
         assert isinstance(G, da.Array)
         np.testing.assert_array_equal(G.compute().toarray(), expected)
     np.testing.assert_array_equal(b.kneighbors_graph(Q, 6, mode=mode).toarray(), expected)
+
+
+def test_partitions_are_whole_chunks_and_capped_in_number(monkeypatch):
+    monkeypatch.setattr(_dask_neighbors, "REF_ROWS", 100)
+    monkeypatch.setattr(_dask_neighbors, "MAX_PARTITIONS", 4)
+    parts = _dask_neighbors._partitions((60, 30, 30, 200, 10))  # 330 rows, limit 100
+    assert parts == [(0, 2), (2, 3), (3, 4), (4, 5)]
+    many = _dask_neighbors._partitions((10,) * 100)  # 1,000 rows: limit 250, not 100
+    assert len(many) == 4 and all(b - a == 25 for a, b in many)
