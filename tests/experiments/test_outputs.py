@@ -145,13 +145,26 @@ def test_json_record_is_moved_last(fake, tmp_path, monkeypatch):
     assert moved[-1] == "fake.json" and sorted(moved) == ["fake.csv", "fake.json", "fake_seed2.png"]
 
 
-def test_ctrl_c_while_moving_files_in_is_held_back(fake, tmp_path, monkeypatch):
+@pytest.fixture
+def python_sigint():
+    """SIGINT handled by Python's own handler (KeyboardInterrupt), as in a terminal.
+
+    The hold-back only defers a Python-level handler; a whole test session may
+    have left SIGINT ignored or in C hands (a child-process helper of some
+    library), which would make the test depend on what ran before it.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_while_moving_files_in_is_held_back(fake, tmp_path, monkeypatch, python_sigint):
     assert _cli(tmp_path, "--seed", "0") == 0
     real_replace = os.replace
 
     def interrupted_replace(src, dst, *args, **kwargs):
         if not moved:
-            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C between two renames
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C between two renames, to this thread
         moved.append(os.path.basename(dst))
         return real_replace(src, dst, *args, **kwargs)
 
