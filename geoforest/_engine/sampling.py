@@ -41,8 +41,7 @@ def canonical_order(X: np.ndarray) -> np.ndarray:
     ``-0.0`` and ``0.0`` hash alike.  Identical rows keep their relative order,
     which cannot change anything since they are interchangeable.
     """
-    bits = np.ascontiguousarray(X + np.float32(0.0), dtype=np.float32).view(np.uint32)
-    return np.argsort(_hash_rows(bits), kind="stable")
+    return np.argsort(row_hashes(X), kind="stable")
 
 
 @njit(nogil=True, cache=True)

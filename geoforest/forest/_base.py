@@ -35,11 +35,17 @@ from .._sparse import as_output_csr, csr_from_rows, distance_data, symmetric_uni
 from .._validation import N_JOBS, check_n_neighbors, validate_data
 from ..proximity import ProximityCounts, coleaf_counts, leaf_lists, locality_order, scatter_rows
 from . import _dask, _dask_fit, _dask_neighbors
-from ._flat import FlatForest, apply_rows, kneighbors_rows, row_blocks, tree_rows_leaves
+from ._flat import (
+    FlatForest,
+    apply_rows,
+    check_method,
+    kneighbors_rows,
+    row_blocks,
+    tree_rows_leaves,
+)
 from ._input import centring_offset, input_dtype, to_float32, warn_if_rows_merged
 
 _MAX_SEED = np.iinfo(np.int32).max
-_METHODS = ("all", "inbag", "oob")
 
 
 class EngineConfig(NamedTuple):
@@ -403,7 +409,9 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             Node id (within its tree) of the leaf each sample falls in.  With
             ``X=None`` a read-only view of the kept array (copy it to edit it);
             equal to ``apply(X_train)``.  A ``dask.array.Array`` ``X`` gives a
-            Dask array of the same row chunks (``docs/scale.md``).
+            Dask array of the same row chunks (``docs/scale.md``), and so does
+            ``X=None`` for a forest grown from a Dask array (not kept: computed
+            on the workers when asked for).
         """
         check_is_fitted(self)
         if _dask.is_dask_array(X):
@@ -472,8 +480,7 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
 
     # ------------------------------------------------------------------ kernels
     def _masks(self, method: str, is_train: bool) -> np.ndarray | None:
-        if method not in _METHODS:
-            raise ValueError(f"method must be one of {_METHODS}, got {method!r}")
+        check_method(method)
         if method == "all":
             return None
         if not is_train:
@@ -648,7 +655,10 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
             the lowest-index remaining points at distance 1.  With a
             ``dask.array.Array`` ``X``, ``dist`` and ``ind`` are Dask arrays with
             ``X``'s row chunks, computed block by block on the workers
-            (``docs/scale.md``).
+            (``docs/scale.md``).  A forest grown from a Dask array answers
+            ``X=None`` (and a Dask ``X``) with Dask arrays computed next to its
+            training chunks, an in-memory ``X`` with ndarrays; only
+            ``method="all"`` there.
         """
         check_is_fitted(self)
         if _dask_neighbors.is_dask_fitted(self):

@@ -25,20 +25,25 @@ import numpy as np
 from .._validation import check_n_neighbors, is_dask_array
 
 
-def _rows_only(forest, X):
-    """``X`` with a single chunk along its columns (rechunked if it has several).
+def whole_rows(X):
+    """The 2-D Dask array ``X`` with a single chunk along its columns (rechunked if needed).
 
-    A block must hold whole rows: the trees project rows onto several
-    features.  The number of features is checked here, before any task runs.
+    A block must hold whole rows: the trees project rows onto several features.
     """
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D dask array, got {X.ndim} dimension(s)")
+    return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+
+
+def _rows_only(forest, X):
+    """:func:`whole_rows` of queries, their number of features checked before any task runs."""
+    X = whole_rows(X)
     if X.shape[1] != forest.n_features_in_:
         raise ValueError(
             f"X has {X.shape[1]} features, but {type(forest).__name__} is expecting "
             f"{forest.n_features_in_} features as input"
         )
-    return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+    return X
 
 
 def shipped(forest):
@@ -160,10 +165,6 @@ def proximity(forest, X, Y, method: str, dense: bool, max_bytes):
 
     from .._limits import check_dense_size
 
-    if is_dask_array(getattr(forest, "_X_fit", None)):
-        from ._dask_neighbors import refuse
-
-        refuse("proximity")
     if Y is not None:
         raise ValueError("with a Dask array X, Y must be None (the training points)")
     forest._masks(method, False)  # only "all" is defined for new points

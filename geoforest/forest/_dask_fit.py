@@ -46,6 +46,7 @@ from .._engine.builder import Tree, build_tree
 from .._engine.projections import GAUSSIAN
 from .._engine.rng import make_state
 from .._engine.sampling import draw_positions, row_hashes
+from ._dask import whole_rows
 from ._input import input_dtype, offset_from_range, row_hashes64, to_float32, warn_rows_merged
 
 #: Canonical-order pairs per sorting group (16 bytes each: 64 MB groups).
@@ -57,8 +58,7 @@ _MAX_SEED = np.iinfo(np.int32).max
 # --------------------------------------------------------------------------- checks
 def check_dask_X(forest, X):
     """``X`` as a 2-D Dask array of whole rows, or a clear error before any task runs."""
-    if X.ndim != 2:
-        raise ValueError(f"Expected a 2D dask array, got {X.ndim} dimension(s)")
+    X = whole_rows(X)
     if any(math.isnan(s) for s in X.shape):
         raise ValueError("X has chunks of unknown size; call X.compute_chunk_sizes() first")
     n, p = X.shape
@@ -72,7 +72,7 @@ def check_dask_X(forest, X):
         raise ValueError(f"Complex data not supported: X has dtype {X.dtype}")
     if kind not in "biuf":
         raise ValueError(f"X must hold numbers, got a dask array of dtype {X.dtype}")
-    return X.rechunk({1: -1}) if X.numblocks[1] > 1 else X
+    return X
 
 
 def _input_summary(X):
@@ -185,7 +185,7 @@ class DaskFit:
     a Dask array (for the in-bag counts).
     """
 
-    def __init__(self, forest, X, offset, seeds, n_draw, replace, cfg, params):
+    def __init__(self, X, offset, seeds, n_draw, replace, cfg, params):
         import dask
 
         delayed = dask.delayed
@@ -233,18 +233,28 @@ def _compute_trees(fit: DaskFit, verbose) -> tuple[list, tuple | None]:
     from .._progress import progress
 
     extra = [] if fit.distinct is None else [fit.distinct]
-    if not verbose:
+    client = _distributed_client() if verbose else None
+    if client is None:  # no bar without a distributed client (local schedulers)
         out = dask.compute(*fit.trees, *extra)
     else:
-        from distributed import as_completed, get_client
+        from distributed import as_completed
 
-        client = get_client()
         futures = client.compute([*fit.trees, *extra])
         for _ in progress(as_completed(futures), len(futures), verbose, "trees"):
             pass
         out = client.gather(futures)
     trees = list(out[: len(fit.trees)])
     return trees, (out[-1] if extra else None)
+
+
+def _distributed_client():
+    """The current ``distributed`` client, or None (not installed, none running)."""
+    try:
+        from distributed import get_client
+
+        return get_client()
+    except (ImportError, ValueError):
+        return None
 
 
 def fit_forest(forest, X):
@@ -288,7 +298,7 @@ def fit_dask(forest, X):
         int(forest.min_samples_split), int(forest.min_samples_leaf), max_depth,
         float(forest._min_gain()),
     )  # fmt: skip
-    fit = DaskFit(forest, X, offset, seeds, n_draw, bool(forest.bootstrap), cfg, params)
+    fit = DaskFit(X, offset, seeds, n_draw, bool(forest.bootstrap), cfg, params)
     trees, distinct = _compute_trees(fit, forest.verbose)
     if distinct is not None:
         warn_rows_merged(*distinct, stacklevel=4)

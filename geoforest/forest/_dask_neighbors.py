@@ -31,7 +31,7 @@ from .._sparse import as_output_csr
 from .._validation import check_n_neighbors, is_dask_array
 from ..proximity import coleaf_counts, forest_kneighbors, leaf_lists, locality_order, scatter_rows
 from ._dask import map_query, shipped
-from ._flat import apply_rows
+from ._flat import apply_rows, check_method
 
 #: Most training rows per reference partition (whole chunks; a larger chunk is
 #: a partition of its own): small enough that the search's counters stay in
@@ -64,28 +64,37 @@ def refuse(what: str):
     )
 
 
+def _queries(forest, X, method: str, what: str):
+    """The queries' leaves as a Dask array: the training points' (``X=None``) or ``X``'s.
+
+    Only ``method="all"`` is distributed; an in-memory ``X`` is pushed down
+    the forest here and cut into blocks of :data:`QUERY_ROWS` rows.
+    """
+    import dask.array as da
+
+    check_method(method)
+    if method != "all":
+        refuse(f"{what}(method={method!r})")
+    if X is None:
+        return training_leaves(forest)
+    if is_dask_array(X):
+        return map_query(forest, X, "apply", len(forest.trees_), np.int32)
+    return da.from_array(forest.apply(X), chunks=(QUERY_ROWS, -1))
+
+
 def kneighbors_of(forest, X, n_neighbors, return_distance, method):
     """``forest.kneighbors`` of a forest grown from a Dask array.
 
     ``X=None``: the training points (Dask arrays out); a Dask ``X``: Dask
     arrays out; an in-memory ``X``: computed on the cluster, ndarrays out.
     """
-    methods = ("all", "inbag", "oob")
-    if method not in methods:
-        raise ValueError(f"method must be one of {methods}, got {method!r}")
-    if method != "all":
-        refuse(f"kneighbors(method={method!r})")
-    check_n_neighbors(n_neighbors, forest._X_fit.shape[0], X is None)
-    if X is None:
-        return kneighbors(forest, training_leaves(forest), n_neighbors, return_distance, True)
-    if is_dask_array(X):
-        queries = map_query(forest, X, "apply", len(forest.trees_), np.int32)
-        return kneighbors(forest, queries, n_neighbors, return_distance, False)
     import dask
-    import dask.array as da
 
-    queries = da.from_array(forest.apply(X), chunks=(QUERY_ROWS, -1))
-    out = kneighbors(forest, queries, n_neighbors, return_distance, False)
+    check_n_neighbors(n_neighbors, forest._X_fit.shape[0], X is None)
+    queries = _queries(forest, X, method, "kneighbors")
+    out = kneighbors(forest, queries, n_neighbors, return_distance, X is None)
+    if X is None or is_dask_array(X):
+        return out
     return dask.compute(*out) if return_distance else out.compute()
 
 
@@ -250,17 +259,7 @@ def proximity_of(forest, X, Y, method: str, dense: bool, max_bytes=None):
 
     if Y is not None:
         refuse("proximity(Y=...)")
-    methods = ("all", "inbag", "oob")
-    if method not in methods:
-        raise ValueError(f"method must be one of {methods}, got {method!r}")
-    if method != "all":
-        refuse(f"proximity(method={method!r})")
-    if X is None:
-        queries = training_leaves(forest)
-    elif is_dask_array(X):
-        queries = map_query(forest, X, "apply", len(forest.trees_), np.int32)
-    else:
-        queries = da.from_array(forest.apply(X), chunks=(QUERY_ROWS, -1))
+    queries = _queries(forest, X, method, "proximity")
     delayed = dask.delayed
     indexes = _indexes(forest, delayed)
     if dense:

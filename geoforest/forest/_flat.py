@@ -71,6 +71,16 @@ class FlatForest(NamedTuple):
         )
 
 
+#: Which trees a proximity counts for a pair (``BaseForest.proximity_counts``).
+METHODS = ("all", "inbag", "oob")
+
+
+def check_method(method: str) -> None:
+    """Refuse a ``method`` that is not one of :data:`METHODS`."""
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+
+
 def row_blocks(n: int) -> list[tuple[int, int]]:
     """Row blocks ``(lo, hi)`` of at most :data:`CHUNK` rows (one parallel task each)."""
     return [(lo, min(lo + CHUNK, n)) for lo in range(0, n, CHUNK)]

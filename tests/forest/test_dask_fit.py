@@ -282,3 +282,13 @@ def test_partitions_are_whole_chunks_and_capped_in_number(monkeypatch):
     assert parts == [(0, 2), (2, 3), (3, 4), (4, 5)]
     many = _dask_neighbors._partitions((10,) * 100)  # 1,000 rows: limit 250, not 100
     assert len(many) == 4 and all(b - a == 25 for a, b in many)
+
+
+def test_dask_fit_verbose_without_a_distributed_client(X, monkeypatch):
+    # Local schedulers have no client to follow the trees with: no bar, same trees.
+    monkeypatch.setattr(_dask_fit, "_distributed_client", lambda: None)
+    a = gf.UnsupervisedForest(n_estimators=3, random_state=1).fit(X)
+    with dask.config.set(scheduler="sync"):
+        b = gf.UnsupervisedForest(n_estimators=3, random_state=1, verbose=1)
+        b.fit(da.from_array(X, chunks=800))
+    _same_trees(a, b)
