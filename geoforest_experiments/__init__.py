@@ -42,6 +42,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "clustering_suite",
         "label-free K on real data: geoforest clusterers vs k-means, HDBSCAN, UMAP+HDBSCAN, GMM",
     ),
+    "neighbours": (
+        "neighbours",
+        "k-NN quality of forest vs Euclidean and other neighbours: real data (+noise), simulations",
+    ),
     "llpd": (
         "llpd",
         "LLPD spectral clustering vs Euclidean spectral, HDBSCAN, DBSCAN on LDLN data by noise",

@@ -39,6 +39,7 @@ import contextlib
 import csv
 import dataclasses
 import importlib
+import importlib.util
 import json
 import os
 import platform
@@ -64,11 +65,13 @@ __all__ = [
     "SIMULATIONS",
     "ExperimentConfig",
     "ExperimentResult",
+    "MissingExtraError",
     "OutputError",
     "check_output",
     "forest_neighbors",
     "format_table",
     "progress",
+    "require",
     "run_staged",
     "select",
     "simulation",
@@ -130,6 +133,9 @@ class ExperimentResult:
         Files written (CSV first).
     seconds : float
         Wall-clock run time.
+    notes : dict
+        Anything else the JSON record should hold (settings, anchors skipped);
+        written under ``"notes"`` when not empty.
     """
 
     name: str
@@ -137,6 +143,33 @@ class ExperimentResult:
     summary: str
     files: list[Path] = field(default_factory=list)
     seconds: float = 0.0
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+class MissingExtraError(ImportError):
+    """An optional package an experiment needs is missing (a one-line message for the user).
+
+    Raised by an experiment before it computes anything; ``geoforest experiment``
+    prints the message (which names the extra to install) without a traceback.
+    """
+
+
+def require(
+    modules: Mapping[str, str] | Iterable[str], experiment: str, extra: str = "experiments"
+) -> None:
+    """Raise :class:`MissingExtraError` unless every module of ``modules`` can be found.
+
+    ``modules``: import names, or a mapping of import name to the name to
+    install (``{"umap": "umap-learn"}``).  Only looks the modules up
+    (``importlib.util.find_spec``); nothing is imported.
+    """
+    names = modules if isinstance(modules, Mapping) else {m: m for m in modules}
+    missing = [pkg for module, pkg in names.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        raise MissingExtraError(
+            f"the {experiment} experiment needs {', '.join(missing)}: "
+            f"pip install 'geoforest[{extra}]'"
+        )
 
 
 # --------------------------------------------------------------------------- data
@@ -178,13 +211,20 @@ def truth(name: str, y: np.ndarray) -> dict[str, Any]:
     return {"latent": y}
 
 
-def fit_forest(X: np.ndarray, config: ExperimentConfig, **params: Any):
-    """An ``UnsupervisedForest`` fitted to ``X`` with ``config.n_jobs`` and ``config.seed``.
+#: The URerF paper's forest where a later default departs from it: the paper
+#: experiments pin it, so their figures do not move when a default does.
+PAPER_FOREST: dict[str, Any] = {"max_tied_fraction": None}
 
-    ``params`` go to the estimator (``n_estimators`` included).
+
+def fit_forest(X: np.ndarray, config: ExperimentConfig, **params: Any):
+    """The paper's ``UnsupervisedForest`` fitted with ``config.n_jobs`` and ``config.seed``.
+
+    ``params`` go to the estimator (``n_estimators`` included), over
+    :data:`PAPER_FOREST`.
     """
     from geoforest.forest import UnsupervisedForest
 
+    params = {**PAPER_FOREST, **params}
     return UnsupervisedForest(n_jobs=config.n_jobs, random_state=config.seed, **params).fit(X)
 
 
@@ -260,6 +300,8 @@ def write_record(result: ExperimentResult, config: ExperimentConfig, path: Path)
         "machine": platform.machine(),
         "versions": versions,
     }
+    if result.notes:
+        record["notes"] = result.notes
     path.write_text(json.dumps(record, indent=2) + "\n")
     return path
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from geoforest.cli import MAX_SEED, fail, n_jobs_arg, seed_arg
 
 from . import EXPERIMENTS, ExperimentConfig
-from ._runner import OutputError, run_staged
+from ._runner import MissingExtraError, OutputError, run_staged
 
 _EXPERIMENT_OUTPUT_HELP = """
 Output: the run writes its files into a hidden folder OUT/.NAME.partial-* and
@@ -30,8 +30,10 @@ def run_command(args: argparse.Namespace) -> int:
     """Run one experiment of the papers (CSV, PNG, JSON record, summary table).
 
     The files appear in ``--out`` only when the run is complete (see
-    :func:`geoforest_experiments._runner.run_staged`); a bad ``--out`` or an
-    existing run without ``--overwrite`` is a one-line error before computing.
+    :func:`geoforest_experiments._runner.run_staged`); a bad ``--out``, an
+    existing run without ``--overwrite`` or a missing optional package
+    (:class:`~geoforest_experiments._runner.MissingExtraError`) is a one-line
+    error before computing.
     """
     out = Path(args.out) if args.out else Path("geoforest-results") / args.name
     config = ExperimentConfig(
@@ -43,7 +45,7 @@ def run_command(args: argparse.Namespace) -> int:
     )
     try:
         run_staged(args.name, config, overwrite=args.overwrite)
-    except OutputError as exc:
+    except (OutputError, MissingExtraError) as exc:
         return fail(args, str(exc))
     except KeyboardInterrupt:
         return fail(args, f"no partial run left in {out}", code=130, kind="interrupted")

@@ -23,6 +23,7 @@ from geoforest import datasets
 from geoforest.embedding import adjacency_spectral_embedding
 
 from ._runner import (
+    PAPER_FOREST,
     ExperimentConfig,
     ExperimentResult,
     format_table,
@@ -60,7 +61,7 @@ def neighbors(method: str, Z: np.ndarray, k: int, seed: int, config: ExperimentC
         from geoforest.forest import UnsupervisedForest
 
         forest = UnsupervisedForest(
-            n_estimators=s["n_estimators"], n_jobs=config.n_jobs, random_state=seed
+            n_estimators=s["n_estimators"], n_jobs=config.n_jobs, random_state=seed, **PAPER_FOREST
         )
         return forest.fit(Z).kneighbors(n_neighbors=k, return_distance=False)
     return baseline_neighbors(

@@ -27,7 +27,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from .projections import draw_node_projections, project_samples
+from .projections import SPARSE, draw_node_projections, project_samples
+from .rng import randint, uniform
 from .sorting import sort_pairs, sort_values
 from .splits import best_class_cut, best_cut, make_workspace
 
@@ -312,6 +313,120 @@ def _midpoint(a, b):
 
 
 @njit(nogil=True, cache=True)
+def _largest_tie(z, m):
+    """Length of the longest run of equal values in sorted ``z[:m]``."""
+    best = 1
+    run = 1
+    for i in range(1, m):
+        if z[i] == z[i - 1]:
+            run += 1
+            if run > best:
+                best = run
+        else:
+            run = 1
+    return best
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _open_node(row, node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples):
+    """Record a popped stack ``row`` as node ``node``: its range, parent link, size, no projection.
+
+    Returns ``(lo, hi, depth, batches, size)``.
+    """
+    lo, hi, depth, parent, is_left, batches = row[0], row[1], row[2], row[3], row[4], row[5]
+    node_lo[node], node_hi[node] = lo, hi
+    if parent >= 0:
+        if is_left:
+            left[parent] = node
+        else:
+            right[parent] = node
+    size = _node_size(counts, samples, lo, hi)
+    n_node[node] = size
+    proj_ptr[node + 1] = nnz
+    return lo, hi, depth, batches, size
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _copy_projection(idx, w, start, end, out_idx, out_w):
+    """Copy the projection ``idx/w[start:end]`` to the front of ``out_idx/out_w``; its width."""
+    width = end - start
+    out_idx[:width] = idx[start:end]
+    out_w[:width] = w[start:end]
+    return width
+
+
+@njit(nogil=True, cache=True)
+def _draw_varying_feature(X, samples, lo, hi, g_idx, width, state):
+    """A random feature not in ``g_idx[:width]`` that varies over ``samples[lo:hi]``.
+
+    ``-1`` when 64 draws found none (most features constant at a small node).
+    """
+    first = samples[lo]
+    for _ in range(64):
+        f = randint(state, X.shape[1])
+        usable = True
+        for q in range(width):
+            if g_idx[q] == f:
+                usable = False
+        if usable:
+            usable = False
+            for s in range(lo + 1, hi):
+                if X[samples[s], f] != X[first, f]:
+                    usable = True
+                    break
+        if usable:
+            return f
+    return -1
+
+
+@njit(nogil=True, cache=True)
+def _grow_until_resolved(
+    X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, width, proj_params, state, sort_keys,
+    sort_tmp,
+):  # fmt: skip
+    """Add random features to a sparse projection until its values resolve the node.
+
+    ``g_idx/g_w[:width]`` is the candidate, ``z_cur[:m]`` its values at the
+    node's samples ``samples[lo:hi]`` and ``z_sorted[:m]`` the same sorted;
+    ``proj_params = [mean_nnz, max_tied_fraction, cap]``.  While more than
+    ``tie_limit = max(max_tied_fraction * m, 1)`` samples share one value (integer-valued or
+    zero-inflated features), one more distinct feature, weighted ``+1`` or
+    ``-1``, is added to the projection and to its values, until ``cap``
+    nonzeros or every feature is used; features constant at the node are
+    never added, and a candidate constant at the node is replaced rather
+    than extended (so columns without variation are never stored).
+    Returns the new width.
+
+    Why: on a side made of one repeated value Fast-BIC's variance is its
+    floor, and the gain of such a cut grows with the number of tied samples,
+    not with any separation, so one-feature projections of pixels or counts
+    win every node with cuts that peel off the mode (``docs/defaults.md``).
+    Added terms are summed after the existing ones in the stored order, so
+    the values equal :func:`~.projections.project_row`'s bit for bit.
+    """
+    p = X.shape[1]
+    tie_limit = max(proj_params[1] * m, 1.0)
+    cap = int(proj_params[2])
+    if _largest_tie(z_sorted, m) == m:
+        # Constant at the node: its features carry nothing, start afresh.
+        width = 0
+        z_cur[:m] = 0.0
+    while width < cap and width < p and _largest_tie(z_sorted, m) > tie_limit:
+        f = _draw_varying_feature(X, samples, lo, hi, g_idx, width, state)
+        if f < 0:
+            break
+        wq = np.float32(1.0) if uniform(state) < 0.5 else np.float32(-1.0)
+        g_idx[width] = f
+        g_w[width] = wq
+        width += 1
+        for i in range(m):
+            z_cur[i] += wq * X[samples[lo + i], f]
+        z_sorted[:m] = z_cur[:m]
+        sort_values(z_sorted, m, sort_keys, sort_tmp)
+    return width
+
+
+@njit(nogil=True, cache=True)
 def build_tree(
     X, samples, proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches,
     min_samples_split, min_samples_leaf, max_depth, min_gain, state, y, sample_weight, counts,
@@ -365,29 +480,21 @@ def build_tree(
     node_lo, node_hi = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
     top = _push(stack, 0, 0, n, 0, -1, 1, n_batches)
     n_nodes = nnz = 0
+    # Sparse candidates of unsupervised trees grow while ties dominate; the
+    # grown candidate lives in ``g_idx/g_w[:gw]``.
+    grow = n_classes == 0 and proj_kind == SPARSE and proj_params.shape[0] > 2
+    g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:
         top -= 1
-        lo, hi, depth = stack[top, 0], stack[top, 1], stack[top, 2]
-        parent, node_batches = stack[top, 3], stack[top, 5]
-        node = n_nodes
-        n_nodes += 1
-        node_lo[node], node_hi[node] = lo, hi
-        if parent >= 0:
-            if stack[top, 4]:
-                left[parent] = node
-            else:
-                right[parent] = node
-        size = _node_size(counts, samples, lo, hi)
-        n_node[node] = size
-        proj_ptr[node + 1] = nnz
-        if n_classes > 0:
-            if _node_counts(y, sample_weight, samples, lo, hi, value[node]) <= 1:
-                continue  # pure node
-        if size < min_samples_split or size < 2 * min_samples_leaf:
-            continue
-        if max_depth >= 0 and depth >= max_depth:
+        node, n_nodes = n_nodes, n_nodes + 1
+        lo, hi, depth, node_batches, size = _open_node(
+            stack[top], node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples
+        )
+        if n_classes > 0 and _node_counts(y, sample_weight, samples, lo, hi, value[node]) <= 1:
+            continue  # pure node
+        if size < min_samples_split or size < 2 * min_samples_leaf or 0 <= max_depth <= depth:
             continue
         if _all_rows_equal(X, samples, lo, hi):
             continue  # e.g. copies of one point drawn by the bootstrap
@@ -418,6 +525,14 @@ def build_tree(
                 else:
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
+                    if grow:
+                        gw = _copy_projection(
+                            cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], g_idx, g_w
+                        )
+                        gw = _grow_until_resolved(
+                            X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, gw, proj_params,
+                            state, sort_keys, sort_tmp,
+                        )  # fmt: skip
                     pos, score, g = best_cut(
                         rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
                     )
@@ -429,9 +544,12 @@ def build_tree(
                     z_best = z_cur
                     z_cur = z_tmp
                     # Keep the winner where the next batch cannot overwrite it.
-                    width = cand_ptr[j + 1] - cand_ptr[j]
-                    win_idx[:width] = cand_idx[cand_ptr[j] : cand_ptr[j + 1]]
-                    win_w[:width] = cand_w[cand_ptr[j] : cand_ptr[j + 1]]
+                    if grow:
+                        width = _copy_projection(g_idx, g_w, 0, gw, win_idx, win_w)
+                    else:
+                        width = _copy_projection(
+                            cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], win_idx, win_w
+                        )
             if best_gain > 0.0:
                 break
         if best_j < 0 or best_gain <= min_gain:

@@ -20,6 +20,10 @@ Codes and their ``params``:
     ``params[0]``, at least one), each weighted ``+1`` or ``-1`` with equal
     probability.  ``params[0] = 1.5`` is SPORF's default; the URerF paper's
     ``lambda = 1/20`` corresponds to ``params[0] = p / 20``.
+    With ``params = [mean_nnz, max_tied_fraction, cap]`` the unsupervised
+    tree builder grows each candidate, one random feature at a time, while
+    more than ``max_tied_fraction`` of the node's samples share one value,
+    up to ``cap`` nonzeros (``builder._grow_until_resolved``).
 ``GAUSSIAN`` (2)
     A random unit direction over all features: iid N(0, 1) weights divided by
     their Euclidean norm, i.e. uniform on the sphere (random projection trees,
@@ -42,6 +46,9 @@ GAUSSIAN = 2
 PATCH = 3
 
 PROJECTIONS = {"axis": AXIS, "sparse": SPARSE, "gaussian": GAUSSIAN, "patch": PATCH}
+
+#: Most nonzeros a sparse projection grows to while ties dominate its values.
+MAX_GROWN_NONZEROS = 64
 
 
 def max_nonzeros(kind: int, params: np.ndarray, n_features: int) -> int:

@@ -1,0 +1,230 @@
+"""The neighbourhood-quality suite: helpers against brute force, the data, one quick run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import warnings
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+
+from geoforest.cli import main
+from geoforest.datasets import RESERVED_DATASETS, SUITE_DATASETS, load_suite_dataset
+from geoforest_experiments import ExperimentConfig, _runner, run_experiment
+from geoforest_experiments import clustering_suite as suite
+from geoforest_experiments import neighbours as nb
+
+COLUMNS = ["half", "dataset", "noise", "method", "metric", "value", "seconds", "n", "p", "error"]
+
+
+def _brute_top_k(score: np.ndarray, k: int) -> np.ndarray:
+    """Largest ``score`` per row, self excluded, ties to the lower index (a plain stable sort)."""
+    score = np.array(score, dtype=float)
+    np.fill_diagonal(score, -np.inf)
+    return np.argsort(-score, axis=1, kind="stable")[:, :k]
+
+
+def test_label_agreement_against_brute_force():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, size=12)
+    ind = np.array([rng.choice(np.delete(np.arange(12), i), 4, replace=False) for i in range(12)])
+    brute = np.mean([np.mean([y[j] == y[i] for j in ind[i]]) for i in range(12)])
+    assert nb.label_agreement(ind, y) == pytest.approx(brute)
+    y = np.array([0, 0, 1, 1])
+    assert nb.label_agreement(np.array([[1, 2], [0, 3], [3, 0], [2, 1]]), y) == 0.5
+
+
+def test_euclid_raw_against_brute_force_argsort():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    d = cdist(X, X)
+    np.testing.assert_array_equal(nb.euclid_raw(X, 5, 0, 1), _brute_top_k(-d, 5))
+    grid = np.arange(8.0)[:, None]  # equal distances: ties go to the lower index
+    np.testing.assert_array_equal(nb.euclid_raw(grid, 3, 0, 1), _brute_top_k(-cdist(grid, grid), 3))
+    Z = nb.zscore(np.c_[X, np.ones(40)])
+    assert np.allclose(Z[:, :3].std(axis=0), 1) and not Z[:, 3].any()
+
+
+def test_random_trees_top_k_against_dense_coleaf_count(monkeypatch):
+    from sklearn.ensemble import RandomTreesEmbedding
+
+    X = np.random.default_rng(2).normal(size=(120, 4))
+    rte = RandomTreesEmbedding(n_estimators=15, random_state=3, **nb.RTE_PARAMS).fit(X)
+    leaves = rte.apply(X)
+    counts = (leaves[:, None, :] == leaves[None, :, :]).sum(axis=2)
+    expected = _brute_top_k(counts, 7)
+    monkeypatch.setattr(nb, "_BLOCK_ELEMENTS", 500)  # several row blocks
+    np.testing.assert_array_equal(nb.random_trees(X, 7, 3, 1, n_estimators=15), expected)
+    sizes = [np.unique(leaves[:, t], return_counts=True)[1] for t in range(15)]
+    assert max(s.max() for s in sizes) < 30  # min_samples_split=30 bounds every leaf
+
+
+def test_graph_top_k_is_padded_by_euclidean_distance():
+    import scipy.sparse as sp
+
+    X = np.array([[0.0], [1.0], [3.0], [7.0], [8.0]])
+    graph = sp.csr_matrix(np.array([
+        [0, 0.5, 0.9, 0, 0], [0.5, 0, 0, 0, 0], [0.9, 0, 0, 0.2, 0.2],
+        [0, 0, 0.2, 0, 0], [0, 0, 0.2, 0, 0],
+    ]))  # fmt: skip
+    # row 0 by weight; row 1 padded by distance (2 at 2.0, then 0 taken); row 2 tie to index 3
+    assert nb.graph_top_k(graph, X, 2).tolist() == [[2, 1], [0, 2], [0, 3], [2, 4], [2, 3]]
+
+
+def test_isolation_kernel_against_its_similarity():
+    pytest.importorskip("ikpykit")
+    from ikpykit.kernel import IsoKernel
+
+    X = np.random.default_rng(4).normal(size=(90, 3))
+    sim = IsoKernel(random_state=5).fit(X).similarity(X)
+    np.testing.assert_array_equal(nb.isolation_kernel(X, 6, 5, 1), _brute_top_k(sim, 6))
+
+
+def test_every_quick_method_excludes_self():
+    from sklearn.datasets import load_iris
+
+    X = load_iris().data  # holds duplicate rows
+    methods, _ = nb.active_methods(quick=True)
+    config = ExperimentConfig(out=None, n_jobs=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, method in methods.items():
+            ind = nb._call(method, X, 10, config, 10)
+            assert ind.dtype == np.int64 and ind.shape == (150, 10), name
+            assert not (ind == np.arange(150)[:, None]).any(), name
+            assert all(len(set(row)) == 10 for row in ind.tolist()), name
+
+
+def test_real_data_are_the_suite_halves_and_reserved_sets_never_load():
+    assert set(nb.REAL) == set(suite.SELECTION) | set(suite.REPORT)
+    assert not set(nb.REAL) & (set(suite.CONTROLS) | set(RESERVED_DATASETS))
+    assert {name.removesuffix("-raw") for name in nb.REAL} <= set(SUITE_DATASETS)
+    for name in RESERVED_DATASETS:
+        with pytest.raises(ValueError, match="not a real data set"):
+            nb.load_real(name)
+        with pytest.raises(ValueError, match="reserved"):
+            load_suite_dataset(name)
+    with pytest.raises(ValueError):
+        nb.load_real("one-blob")
+    assert nb.load_real("wine")[2] == "report" and nb.load_real("iris")[2] == "selection"
+
+
+def test_noise_columns():
+    X = nb.load_real("wine-raw")[0]
+    Xn = nb.with_noise(X, 100, 0, "wine-raw")
+    np.testing.assert_array_equal(Xn[:, :13], X)
+    sigma = np.median(X.std(axis=0))
+    assert np.std(Xn[:, 13:]) == pytest.approx(sigma, rel=0.05)
+    np.testing.assert_array_equal(Xn, nb.with_noise(X, 100, 0, "wine-raw"))
+    assert not np.array_equal(Xn, nb.with_noise(X, 100, 1, "wine-raw"))
+    assert nb.with_noise(X, 0, 0, "wine-raw") is X
+
+
+def test_summary_ratios_by_hand():
+    rows = [
+        {"half": "report", "dataset": d, "noise": 0, "method": m, "metric": "agreement@10",
+         "value": v, "error": ""}
+        for d, vals in {"a": (0.8, 0.9, 0.99), "b": (0.5, 0.4, 0.45)}.items()
+        for m, v in zip(("Euclid raw", "Euclid z-scored", "URerF"), vals, strict=True)
+    ]  # fmt: skip
+    rows.append({**rows[-1], "dataset": "c", "value": np.nan, "error": "boom"})
+    summary = {e["method"]: e for e in nb.summarise(rows)}
+    urerf = summary["URerF"]
+    assert urerf["median_ratio"] == pytest.approx((1.1 + 0.9) / 2)
+    assert urerf["min_ratio"] == pytest.approx(0.9)
+    assert (urerf["datasets"], urerf["n_ratio_ge_0.97"], urerf["n_beats_euclid"]) == (2, 1, 1)
+    assert urerf["errors"] == 1
+    assert summary["Euclid raw"]["min_ratio"] == pytest.approx(0.8 / 0.9)
+
+
+def test_a_failing_method_is_a_row_not_a_crash():
+    def broken(X, k, seed, n_jobs):
+        raise RuntimeError("boom")
+
+    cell = {"half": "report", "dataset": "x", "noise": 0, "X": np.zeros((5, 2)), "k": 2,
+            "metric": "agreement@2", "score": lambda ind: 1.0}  # fmt: skip
+    row = nb.run_cell(cell, "broken", broken, ExperimentConfig(out=None), 10)
+    assert row["error"] == "RuntimeError: boom" and np.isnan(row["value"])
+    assert list(row) == COLUMNS
+
+
+def test_isolation_kernel_is_skipped_without_ikpykit(monkeypatch):
+    real_find_spec = nb.importlib.util.find_spec
+    monkeypatch.setattr(
+        nb.importlib.util,
+        "find_spec",
+        lambda name: None if name == "ikpykit" else real_find_spec(name),
+    )
+    methods, skipped = nb.active_methods(quick=False)
+    assert "Isolation Kernel" not in methods and "URerF" in methods
+    assert "pip install ikpykit==0.4.0" in skipped["Isolation Kernel"]
+    assert "Isolation Kernel" not in nb.active_methods(quick=True)[0]
+
+
+def test_missing_extra_is_a_one_line_error_before_any_work(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(
+        nb, "require", lambda modules, name: _runner.require(["no_such_module_xyz"], name)
+    )
+    assert (
+        main(["experiment", "neighbours", "--quick", "--out", str(tmp_path), "--no-progress"]) == 2
+    )
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "geoforest[experiments]" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_quick_run_writes_its_files(tmp_path):
+    config = ExperimentConfig(out=tmp_path, quick=True, n_jobs=2, seed=0, show_progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run_experiment("neighbours", config)
+    rows = list(csv.DictReader((tmp_path / "neighbours.csv").open()))
+    assert list(rows[0]) == COLUMNS
+    assert not [r for r in rows if r["error"]]
+    assert {r["half"] for r in rows} == {"selection", "report", "simulation"}
+    assert {r["metric"] for r in rows} == {"agreement@10", "precision@30"}
+    assert {r["method"] for r in rows} == {"URerF", "Euclid raw", "Euclid z-scored", "RPF",
+                                           "RandomTreesEmbedding", "UMAP graph"}  # fmt: skip
+    assert len(rows) == (3 * 2 + 2 * 2) * 6
+    summary = list(csv.DictReader((tmp_path / "neighbours_summary.csv").open()))
+    assert {"half", "noise", "method", "median_ratio", "min_ratio", "n_ratio_ge_0.97",
+            "n_beats_euclid"} <= set(summary[0])  # fmt: skip
+    best = {(r["half"], r["noise"]): max(float(e["median_ratio"]) for e in summary
+            if (e["half"], e["noise"]) == (r["half"], r["noise"]) and e["method"] in nb.EUCLID)
+            for r in summary}  # fmt: skip
+    assert all(v <= 1.0 + 1e-12 for v in best.values())
+    # The URerF paper's claim at the quick size: with 10 noise dimensions the forest's
+    # geodesic neighbours beat the best Euclidean ones on the helix and the sphere (x1.9-2.4).
+    value = {(r["dataset"], r["noise"], r["method"]): float(r["value"]) for r in rows}
+    for sim in ("helix", "sphere"):
+        best_euclid = max(value[sim, "10", m] for m in nb.EUCLID)
+        assert value[sim, "10", "URerF"] > 1.2 * best_euclid
+    assert (tmp_path / "neighbours.png").stat().st_size > 10_000
+    record = json.loads((tmp_path / "neighbours.json").read_text())
+    assert record["experiment"] == "neighbours" and record["quick"] is True
+    assert "Isolation Kernel" in record["notes"]["skipped"]
+    assert record["notes"]["settings"]["k_sim"] == 30
+    assert "precision@30" in result.summary and "agreement@10" in result.summary
+
+
+def test_a_run_without_ikpykit_says_so_and_records_it(monkeypatch, tmp_path, capsys):
+    real_find_spec = nb.importlib.util.find_spec
+    monkeypatch.setattr(
+        nb.importlib.util,
+        "find_spec",
+        lambda name: None if name == "ikpykit" else real_find_spec(name),
+    )
+    tiny = {**nb.settings(True), "real": ("iris",), "real_noise": (0,), "simulations": ("helix",),
+            "n_samples": 100, "sim_noise": (0,), "k_sim": 10, "n_estimators": 5}  # fmt: skip
+    monkeypatch.setattr(nb, "settings", lambda quick: tiny)
+    config = ExperimentConfig(out=tmp_path, quick=False, n_jobs=1, seed=0, show_progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_experiment("neighbours", config)
+    err = capsys.readouterr().err
+    assert err.count("Isolation Kernel anchor skipped: pip install ikpykit==0.4.0") == 1
+    record = json.loads((tmp_path / "neighbours.json").read_text())
+    assert "ikpykit not installed" in record["notes"]["skipped"]["Isolation Kernel"]
+    assert "Isolation Kernel" not in record["notes"]["methods"]
