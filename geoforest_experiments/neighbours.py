@@ -149,8 +149,8 @@ RTE_PARAMS: dict[str, Any] = {"max_depth": None, "min_samples_split": 30}
 #: For example ``"URerF (paper-tuned)": dict(feature_combinations="paper", ...)``.
 FOREST_VARIANTS: dict[str, dict[str, Any]] = {
     "URerF": {},
-    # Sparse projections grown while ties dominate (an option, not the default).
-    "URerF (tied 0.05)": {"max_tied_fraction": 0.05},
+    # The forest before max_tied_fraction (the URerF paper's projections).
+    "URerF (no growth)": {"max_tied_fraction": None},
 }
 #: Methods that need a package outside the ``dev`` extra: name -> module.
 NOT_IN_DEV: dict[str, str] = {"Isolation Kernel": "ikpykit"}

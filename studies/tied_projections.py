@@ -1,4 +1,4 @@
-"""Choose the ``max_tied_fraction`` option of ``UnsupervisedForest`` on real data and noise.
+"""Choose ``max_tied_fraction`` of ``UnsupervisedForest`` on real data with and without noise.
 
 For every data set of the clustering suite's *selection half* (at most 3,000
 rows, stratified, the suite's preprocessing), clean and with 10 and 100
@@ -28,9 +28,9 @@ import geoforest as gf
 from geoforest_experiments.clustering_suite import SELECTION, load_suite_data
 
 CANDIDATES: dict[str, dict] = {
-    "default (no growth)": {"max_tied_fraction": None},
+    "no growth (paper)": {"max_tied_fraction": None},
     "tied 0.10": {"max_tied_fraction": 0.10},
-    "tied 0.05": {"max_tied_fraction": 0.05},
+    "tied 0.05 (default)": {"max_tied_fraction": 0.05},
     "tied 0.02": {"max_tied_fraction": 0.02},
     "dense (8 nonzeros)": {"max_tied_fraction": None, "feature_combinations": 8.0},
 }

@@ -356,14 +356,37 @@ def _copy_projection(idx, w, start, end, out_idx, out_w):
 
 
 @njit(nogil=True, cache=True)
-def _draw_varying_feature(X, samples, lo, hi, g_idx, width, state):
-    """A random feature not in ``g_idx[:width]`` that varies over ``samples[lo:hi]``.
+def tied_features(X, samples, z, sort_keys, sort_tmp):
+    """Features with three or more equal values among the first 4,096 ``samples``.
+
+    Continuous measurements, and the Gaussian noise columns of the noise
+    experiments, essentially never repeat a value three times; counts,
+    pixels and grids do.
+    """
+    n = min(samples.shape[0], 4096)  # enough to see repeats; cheap at a million rows
+    keep = np.empty(X.shape[1], dtype=np.int32)
+    q = 0
+    for f in range(X.shape[1]):
+        for s in range(n):
+            z[s] = X[samples[s], f]
+        sort_values(z, n, sort_keys, sort_tmp)
+        if _largest_tie(z, n) >= 3:
+            keep[q] = f
+            q += 1
+    return keep[:q].copy()
+
+
+@njit(nogil=True, cache=True)
+def _draw_varying_feature(X, samples, lo, hi, g_idx, width, pool, state):
+    """A random feature of ``pool``, not in ``g_idx[:width]``, varying over ``samples[lo:hi]``.
 
     ``-1`` when 64 draws found none (most features constant at a small node).
     """
     first = samples[lo]
+    if pool.shape[0] == 0:
+        return -1
     for _ in range(64):
-        f = randint(state, X.shape[1])
+        f = pool[randint(state, pool.shape[0])]
         usable = True
         for q in range(width):
             if g_idx[q] == f:
@@ -381,8 +404,8 @@ def _draw_varying_feature(X, samples, lo, hi, g_idx, width, state):
 
 @njit(nogil=True, cache=True)
 def _grow_until_resolved(
-    X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, width, proj_params, state, sort_keys,
-    sort_tmp,
+    X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, width, proj_params, pool, state,
+    sort_keys, sort_tmp,
 ):  # fmt: skip
     """Add random features to a sparse projection until its values resolve the node.
 
@@ -390,11 +413,15 @@ def _grow_until_resolved(
     node's samples ``samples[lo:hi]`` and ``z_sorted[:m]`` the same sorted;
     ``proj_params = [mean_nnz, max_tied_fraction, cap]``.  While more than
     ``tie_limit = max(max_tied_fraction * m, 1)`` samples share one value (integer-valued or
-    zero-inflated features), one more distinct feature, weighted ``+1`` or
-    ``-1``, is added to the projection and to its values, until ``cap``
-    nonzeros or every feature is used; features constant at the node are
-    never added, and a candidate constant at the node is replaced rather
-    than extended (so columns without variation are never stored).
+    zero-inflated features), one more distinct feature of ``pool``, weighted
+    ``+1`` or ``-1``, is added to the projection and to its values, until
+    ``cap`` nonzeros or no feature of ``pool`` is left; features constant at
+    the node are never added, and a candidate constant at the node is
+    replaced rather than extended (so columns without variation are never
+    stored).  ``pool`` holds the tree's discrete features
+    (:func:`tied_features`): a continuous feature would break every tie at
+    once, and when it is noise (appended noise columns) the grown
+    projections are mostly noise.
     Returns the new width.
 
     Why: on a side made of one repeated value Fast-BIC's variance is its
@@ -412,7 +439,7 @@ def _grow_until_resolved(
         width = 0
         z_cur[:m] = 0.0
     while width < cap and width < p and _largest_tie(z_sorted, m) > tie_limit:
-        f = _draw_varying_feature(X, samples, lo, hi, g_idx, width, state)
+        f = _draw_varying_feature(X, samples, lo, hi, g_idx, width, pool, state)
         if f < 0:
             break
         wq = np.float32(1.0) if uniform(state) < 0.5 else np.float32(-1.0)
@@ -484,6 +511,7 @@ def build_tree(
     # grown candidate lives in ``g_idx/g_w[:gw]``.
     grow = n_classes == 0 and proj_kind == SPARSE and proj_params.shape[0] > 2
     g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
+    pool = tied_features(X, samples, z_sorted, sort_keys, sort_tmp) if grow else g_idx[:0]
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:
@@ -531,7 +559,7 @@ def build_tree(
                         )
                         gw = _grow_until_resolved(
                             X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, gw, proj_params,
-                            state, sort_keys, sort_tmp,
+                            pool, state, sort_keys, sort_tmp,
                         )  # fmt: skip
                     pos, score, g = best_cut(
                         rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state

@@ -50,15 +50,14 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         Mean number of nonzeros per sparse projection (``1 + Poisson(c - 1)``
         distinct features, so at least one).  ``"paper"`` uses the URerF
         paper's ``lambda = 1/20`` of the features per projection.
-    max_tied_fraction : float in (0, 1) or None, default=None
+    max_tied_fraction : float in (0, 1) or None, default=0.05
         With ``projection="sparse"``: a candidate projection on which more
         than this fraction of the node's samples share one value (integer
-        counts, pixels that are mostly 0) gains random features, one at a
-        time, until none does (at most 64 nonzeros).  Data without ties never
-        trigger it.  ``None`` never grows a projection, as in the URerF paper.
-        ``0.05`` recovers clean discrete data (see Notes) but, with noise
-        columns appended, the features it adds are mostly noise; hence not
-        the default.
+        counts, pixels that are mostly 0, grids) gains random discrete
+        features (those with repeated values), one at a time, until no value
+        is that frequent (at most 64 nonzeros).  Data without repeated values
+        never trigger it, so their trees are unchanged.  ``None`` never grows
+        a projection, as in the URerF paper (see Notes).
     min_samples_split : int, default=45
         Nodes with fewer samples become leaves (the paper's *minparent*).
     min_samples_leaf : int, default=1
@@ -122,17 +121,19 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
     ``docs/defaults.md``, figures in ``docs/forests.md``).  Much better than
     Euclidean neighbours at every noise level; the reasons for each default:
 
-    * ``max_tied_fraction`` stays off.  On integer-valued or zero-inflated
-      features a one-feature projection puts many samples on one value;
-      Fast-BIC's variance floor then makes the gain of a cut isolating that
-      value grow with the number of tied samples, so such cuts win the nodes
-      and the neighbours fall below Euclidean ones (MNIST digits: 10-NN label
-      agreement 0.55 against Euclid's 0.85).  ``max_tied_fraction=0.05``
-      recovers them on clean data (0.81; letters 0.45 -> 0.60, pen digits
-      0.84 -> 0.96) but, with noise columns appended, the features it adds to
-      break ties are mostly noise (letters with 100 noise columns: 0.47 ->
-      0.08), so it is an option for clean discrete data
-      (``docs/defaults.md``, ``docs/results/neighbours.md``).
+    * ``max_tied_fraction=0.05`` was chosen later, on real data: the
+      selection half of the neighbourhood suite, clean and with appended
+      noise columns, and the paper's sphere, whose grid has repeated
+      coordinates (``studies/tied_projections.py``; ``geoforest experiment
+      neighbours``).  On integer-valued or zero-inflated features a
+      one-feature projection puts many samples on one value; Fast-BIC's
+      variance floor then makes the gain of a cut isolating that value grow
+      with the number of tied samples, so such cuts win the nodes and the
+      neighbours fall well below Euclidean ones (MNIST digits: 10-NN label
+      agreement 0.55 against Euclid's 0.84; 0.81 with growth).  Growth
+      draws only discrete features: growing with any feature lets
+      continuous noise columns break the ties, and then the projections
+      are mostly noise.
     * ``feature_combinations=1.5``: with the paper's density (``"paper"``,
       p/20 nonzeros) precision falls to chance at 1,000 noise dimensions,
       because every projection then mixes the few signal features with dozens
@@ -204,7 +205,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         criterion: str = "fastbic",
         max_features="sqrt",
         feature_combinations=1.5,
-        max_tied_fraction: float | None = None,
+        max_tied_fraction: float | None = 0.05,
         min_samples_split: int = 45,
         min_samples_leaf: int = 1,
         max_depth: int | None = None,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import geoforest as gf
-from geoforest._engine.builder import _largest_tie
+from geoforest._engine.builder import _largest_tie, tied_features
 from geoforest._engine.projections import MAX_GROWN_NONZEROS
 
 
@@ -122,7 +122,7 @@ def test_growth_recovers_neighbours_on_zero_inflated_data():
         ind = forest.kneighbors(n_neighbors=10, return_distance=False)
         return (y[ind] == y[:, None]).mean()
 
-    grown, paper = agreement(max_tied_fraction=0.05), agreement()
+    grown, paper = agreement(), agreement(max_tied_fraction=None)
     assert grown > paper + 0.05, (grown, paper)
 
 
@@ -131,3 +131,30 @@ def test_bad_fraction_is_refused():
     for bad in (0.0, 1.0, -0.1, "half"):
         with pytest.raises(ValueError, match="max_tied_fraction"):
             gf.UnsupervisedForest(n_estimators=2, max_tied_fraction=bad).fit(X)
+
+
+def test_tied_features_are_the_repeating_columns():
+    X, _ = _zero_inflated()
+    noise = np.random.RandomState(1).standard_normal((len(X), 5))
+    X32 = np.c_[X, noise].astype(np.float32)
+    rows = np.arange(len(X32), dtype=np.int64)
+    z = np.empty(len(X32))
+    keys, tmp = np.empty(len(X32), dtype=np.uint64), np.empty(len(X32), dtype=np.uint64)
+    got = tied_features(X32, rows, z, keys, tmp)
+    counts = [np.unique(X32[:, f], return_counts=True)[1].max() for f in range(X32.shape[1])]
+    np.testing.assert_array_equal(got, np.flatnonzero(np.array(counts) >= 3))
+    assert not np.isin(np.arange(64, 69), got).any()  # the Gaussian columns
+
+
+def test_growth_never_adds_continuous_noise_columns():
+    # Noise columns would break every tie at once and bury the signal.
+    X, y = _zero_inflated()
+    X = np.c_[X, 3.0 * np.random.RandomState(2).standard_normal((len(X), 40))]
+    forest = gf.UnsupervisedForest(
+        n_estimators=10, feature_combinations=1.0, min_samples_split=10, random_state=0
+    ).fit(X)
+    for tree in forest.trees_:
+        for node in np.flatnonzero(tree.left != -1):
+            idx = tree.proj_idx[tree.proj_ptr[node] : tree.proj_ptr[node + 1]]
+            if idx.size > 1:  # grown: every feature is a discrete one
+                assert (idx < 64).all()
