@@ -585,7 +585,7 @@ def _figure(rows: list[dict[str, Any]], s: dict[str, Any], path) -> None:
         ax.set_ylabel("ratio to best Euclid")
         ax.grid(alpha=0.3)
     handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(methods), 7),
+    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(methods), 4),
                frameon=False)  # fmt: skip
     fig.suptitle("Neighbourhood quality relative to the best Euclidean neighbours "
                  "(dashed: 1, dotted: 0.97)")  # fmt: skip

@@ -413,8 +413,10 @@ def _grow_until_resolved(
     node's samples ``samples[lo:hi]`` and ``z_sorted[:m]`` the same sorted;
     ``proj_params = [mean_nnz, max_tied_fraction, cap]``.  While more than
     ``tie_limit = max(max_tied_fraction * m, 1)`` samples share one value (integer-valued or
-    zero-inflated features), one more distinct feature of ``pool``, weighted
-    ``+1`` or ``-1``, is added to the projection and to its values, until
+    zero-inflated features), more distinct features of ``pool``, weighted
+    ``+1`` or ``-1``, are added to the projection and to its values (1, then
+    2, 4, ... between two checks; a check sorts a strided subsample of at
+    most 256 values, and the full values are sorted once at the end), until
     ``cap`` nonzeros or no feature of ``pool`` is left; features constant at
     the node are never added, and a candidate constant at the node is
     replaced rather than extended (so columns without variation are never
@@ -434,23 +436,61 @@ def _grow_until_resolved(
     p = X.shape[1]
     tie_limit = max(proj_params[1] * m, 1.0)
     cap = int(proj_params[2])
-    if _largest_tie(z_sorted, m) == m:
+    largest = _largest_tie(z_sorted, m)
+    if largest <= tie_limit:
+        return width
+    if largest == m:
         # Constant at the node: its features carry nothing, start afresh.
         width = 0
         z_cur[:m] = 0.0
-    while width < cap and width < p and _largest_tie(z_sorted, m) > tie_limit:
-        f = _draw_varying_feature(X, samples, lo, hi, g_idx, width, pool, state)
-        if f < 0:
+    # Ties are checked on a strided subsample of at most 256 values, which
+    # sorts quickly; the full values are sorted once at the end.
+    stride = max(1, m // 256)
+    s = (m + stride - 1) // stride
+    sub, sub_keys, sub_tmp = np.empty(s), np.empty(s, np.uint64), np.empty(s, np.uint64)
+    sub_limit = max(proj_params[1] * s, 1.0)
+    step = 1  # features added before the next check: 1, 2, 4, ...
+    while width < cap and width < p:
+        added = 0
+        while added < step and width < cap and width < p:
+            f = _draw_varying_feature(X, samples, lo, hi, g_idx, width, pool, state)
+            if f < 0:
+                break
+            wq = np.float32(1.0) if uniform(state) < 0.5 else np.float32(-1.0)
+            g_idx[width] = f
+            g_w[width] = wq
+            width += 1
+            added += 1
+            for i in range(m):
+                z_cur[i] += wq * X[samples[lo + i], f]
+        if added == 0:
             break
-        wq = np.float32(1.0) if uniform(state) < 0.5 else np.float32(-1.0)
-        g_idx[width] = f
-        g_w[width] = wq
-        width += 1
-        for i in range(m):
-            z_cur[i] += wq * X[samples[lo + i], f]
-        z_sorted[:m] = z_cur[:m]
-        sort_values(z_sorted, m, sort_keys, sort_tmp)
+        step *= 2
+        for i in range(s):
+            sub[i] = z_cur[i * stride]
+        sort_values(sub, s, sub_keys, sub_tmp)
+        if _largest_tie(sub, s) <= sub_limit:
+            break
+    z_sorted[:m] = z_cur[:m]
+    sort_values(z_sorted, m, sort_keys, sort_tmp)
     return width
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _grow_candidate(
+    X, samples, lo, hi, z_cur, z_sorted, m, cand_idx, cand_w, start, end, g_idx, g_w, proj_params,
+    pool, state, sort_keys, sort_tmp,
+):  # fmt: skip
+    """Candidate ``cand_idx/cand_w[start:end]`` copied to ``g_idx/g_w`` and grown.
+
+    Returns its width and whether it grew (:func:`_grow_until_resolved`).
+    """
+    drawn = _copy_projection(cand_idx, cand_w, start, end, g_idx, g_w)
+    width = _grow_until_resolved(
+        X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, drawn, proj_params, pool, state,
+        sort_keys, sort_tmp,
+    )  # fmt: skip
+    return width, width != drawn
 
 
 @njit(nogil=True, cache=True)
@@ -507,8 +547,9 @@ def build_tree(
     node_lo, node_hi = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
     top = _push(stack, 0, 0, n, 0, -1, 1, n_batches)
     n_nodes = nnz = 0
-    # Sparse candidates of unsupervised trees grow while ties dominate; the
-    # grown candidate lives in ``g_idx/g_w[:gw]``.
+    # Sparse candidates of unsupervised trees grow while ties dominate
+    # (``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``);
+    # the grown candidate lives in ``g_idx/g_w[:gw]``.
     grow = n_classes == 0 and proj_kind == SPARSE and proj_params.shape[0] > 2
     g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
     pool = tied_features(X, samples, z_sorted, sort_keys, sort_tmp) if grow else g_idx[:0]
@@ -530,6 +571,7 @@ def build_tree(
             _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node)
         m = hi - lo
         best_j, best_score, best_gain, best_thr, width = -1, -np.inf, -np.inf, 0.0, 0
+        grown = False
         for _batch in range(node_batches):
             # Redraw candidates while no projection has shown structure (gain > 0).
             k = draw_node_projections(
@@ -554,13 +596,12 @@ def build_tree(
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
                     if grow:
-                        gw = _copy_projection(
-                            cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], g_idx, g_w
-                        )
-                        gw = _grow_until_resolved(
-                            X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, gw, proj_params,
-                            pool, state, sort_keys, sort_tmp,
+                        gw, grew = _grow_candidate(
+                            X, samples, lo, hi, z_cur, z_sorted, m, cand_idx, cand_w, cand_ptr[j],
+                            cand_ptr[j + 1], g_idx, g_w, proj_params, pool, state, sort_keys,
+                            sort_tmp,
                         )  # fmt: skip
+                        grown = grown or grew
                     pos, score, g = best_cut(
                         rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
                     )
@@ -575,11 +616,9 @@ def build_tree(
                     if grow:
                         width = _copy_projection(g_idx, g_w, 0, gw, win_idx, win_w)
                     else:
-                        width = _copy_projection(
-                            cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], win_idx, win_w
-                        )
-            if best_gain > 0.0:
-                break
+                        width = _copy_projection(cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], win_idx, win_w)  # fmt: skip  # noqa: E501
+            if best_gain > 0.0 or (grown and _batch >= proj_params[3]):
+                break  # structure found, or grown candidates redrawn enough
         if best_j < 0 or best_gain <= min_gain:
             continue
         proj_idx, proj_w, nnz = _store_split(

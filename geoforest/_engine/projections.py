@@ -20,10 +20,11 @@ Codes and their ``params``:
     ``params[0]``, at least one), each weighted ``+1`` or ``-1`` with equal
     probability.  ``params[0] = 1.5`` is SPORF's default; the URerF paper's
     ``lambda = 1/20`` corresponds to ``params[0] = p / 20``.
-    With ``params = [mean_nnz, max_tied_fraction, cap]`` the unsupervised
-    tree builder grows each candidate, one random feature at a time, while
-    more than ``max_tied_fraction`` of the node's samples share one value,
-    up to ``cap`` nonzeros (``builder._grow_until_resolved``).
+    With ``params = [mean_nnz, max_tied_fraction, cap, grown_redraws]`` the
+    unsupervised tree builder grows each candidate with random discrete
+    features while more than ``max_tied_fraction`` of the node's samples
+    share one value, up to ``cap`` nonzeros (``builder._grow_until_resolved``),
+    and a node whose candidates grew redraws at most ``grown_redraws`` times.
 ``GAUSSIAN`` (2)
     A random unit direction over all features: iid N(0, 1) weights divided by
     their Euclidean norm, i.e. uniform on the sphere (random projection trees,
@@ -49,6 +50,12 @@ PROJECTIONS = {"axis": AXIS, "sparse": SPARSE, "gaussian": GAUSSIAN, "patch": PA
 
 #: Most nonzeros a sparse projection grows to while ties dominate its values.
 MAX_GROWN_NONZEROS = 64
+#: Redraw batches of a node whose candidates had to grow: one, not
+#: ``max_redraws``.  Grown candidates are sums of the discrete features (never
+#: noise columns), so further batches rarely find structure the first missed;
+#: on the selection half one redraw kept the noise lead and full redraws cost
+#: 3-8x the fit time of discrete data (``docs/defaults.md``).
+GROWN_REDRAWS = 1
 
 
 def max_nonzeros(kind: int, params: np.ndarray, n_features: int) -> int:
