@@ -476,6 +476,20 @@ def _grow_until_resolved(
     return width
 
 
+@njit(nogil=True, cache=True)
+def _growth_pool(X, samples, proj_kind, proj_params, n_classes, z, sort_keys, sort_tmp):
+    """Whether the tree grows tied candidates, and the discrete features it grows with.
+
+    Only sparse projections of unsupervised trees grow, and only when the
+    tree's sample has discrete features: without any, no candidate can tie,
+    so the per-candidate checks are skipped (continuous data cost nothing).
+    """
+    if n_classes == 0 and proj_kind == SPARSE and proj_params.shape[0] > 2:
+        pool = tied_features(X, samples, z, sort_keys, sort_tmp)
+        return pool.shape[0] > 0, pool
+    return False, np.empty(0, dtype=np.int32)
+
+
 @njit(nogil=True, cache=True, inline="always")
 def _grow_candidate(
     X, samples, lo, hi, z_cur, z_sorted, m, cand_idx, cand_w, start, end, g_idx, g_w, proj_params,
@@ -550,9 +564,9 @@ def build_tree(
     # Sparse candidates of unsupervised trees grow while ties dominate
     # (``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``);
     # the grown candidate lives in ``g_idx/g_w[:gw]``.
-    grow = n_classes == 0 and proj_kind == SPARSE and proj_params.shape[0] > 2
     g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
-    pool = tied_features(X, samples, z_sorted, sort_keys, sort_tmp) if grow else g_idx[:0]
+    grow, pool = _growth_pool(X, samples, proj_kind, proj_params, n_classes, z_sorted, sort_keys,
+                              sort_tmp)  # fmt: skip
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:
