@@ -3,7 +3,8 @@
 For every data set of the clustering suite's *selection half* (at most 3,000
 rows, stratified, the suite's preprocessing), clean and with 10 and 100
 appended N(0, sigma^2) columns (sigma = the median column standard
-deviation), fit a 100-tree forest per candidate setting and print its 10-NN
+deviation; the data and noise of ``geoforest experiment neighbours``), fit a
+100-tree forest per candidate setting and print its 10-NN
 label agreement (the fraction of a point's 10 forest neighbours that share its
 class) beside the best Euclidean agreement (raw or z-scored data), their
 ratio and the fit + query seconds.  The report half is never read here: it is
@@ -21,11 +22,15 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-from sklearn.neighbors import NearestNeighbors
-
 import geoforest as gf
-from geoforest_experiments.clustering_suite import SELECTION, load_suite_data
+from geoforest_experiments.clustering_suite import SELECTION
+from geoforest_experiments.neighbours import (
+    euclid_raw,
+    euclid_zscored,
+    label_agreement,
+    load_real,
+    with_noise,
+)
 
 CANDIDATES: dict[str, dict] = {
     "no growth (paper)": {"max_tied_fraction": None},
@@ -36,28 +41,6 @@ CANDIDATES: dict[str, dict] = {
 }
 
 
-def agreement(ind: np.ndarray, y: np.ndarray) -> float:
-    """Mean fraction of each point's neighbours that share its label."""
-    return float((y[ind] == y[:, None]).mean())
-
-
-def euclidean(X: np.ndarray, y: np.ndarray, k: int) -> float:
-    sd = X.std(axis=0)
-    best = 0.0
-    for Z in (X, (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)):
-        ind = NearestNeighbors(n_neighbors=k + 1).fit(Z).kneighbors(return_distance=False)
-        best = max(best, agreement(ind[:, 1:], y))
-    return best
-
-
-def with_noise(X: np.ndarray, columns: int, seed: int = 0) -> np.ndarray:
-    if columns == 0:
-        return X
-    sigma = float(np.median(X.std(axis=0)))
-    noise = np.random.RandomState(seed).normal(0.0, sigma, (X.shape[0], columns))
-    return np.hstack([X, noise])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -65,23 +48,25 @@ def main() -> None:
     parser.add_argument("--candidates", nargs="*", default=list(CANDIDATES))
     args = parser.parse_args()
     names = ("iris", "wdbc-raw", "vehicle") if args.quick else SELECTION
-    noises = (0,) if args.quick else (0, 10, 100)
     k = 10
     print("10-NN label agreement; cells: agreement (ratio to best Euclid, seconds)")
     for name in names:
-        X0, y, _ = load_suite_data(name, max_n=3000)
-        for columns in noises:
-            X = with_noise(X0, columns)
-            best = euclidean(X, y, k)
+        X0, y, _ = load_real(name)
+        for columns in (0,) if args.quick else (0, 10, 100):
+            # The noise columns of ``geoforest experiment neighbours`` (seed 0).
+            X = with_noise(X0, columns, 0, name)
+            best = max(
+                label_agreement(euclid(X, k, 0, args.n_jobs), y)
+                for euclid in (euclid_raw, euclid_zscored)
+            )
             cells = []
             for cand in args.candidates:
                 t0 = time.perf_counter()
                 forest = gf.UnsupervisedForest(
                     n_estimators=100, random_state=0, n_jobs=args.n_jobs, **CANDIDATES[cand]
                 ).fit(X)
-                ind = forest.kneighbors(n_neighbors=k, return_distance=False)
+                a = label_agreement(forest.kneighbors(n_neighbors=k, return_distance=False), y)
                 seconds = time.perf_counter() - t0
-                a = agreement(ind, y)
                 cells.append(f"{cand}: {a:.3f} ({a / best:.2f}, {seconds:.1f}s)")
             print(f"{name:<10} +{columns:<4} Euclid {best:.3f} | " + " | ".join(cells), flush=True)
 
