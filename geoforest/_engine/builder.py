@@ -357,18 +357,20 @@ def _copy_projection(idx, w, start, end, out_idx, out_w):
 
 @njit(nogil=True, cache=True)
 def tied_features(X, samples, z, sort_keys, sort_tmp):
-    """Features with three or more equal values among the first 4,096 ``samples``.
+    """Features with three or more equal values among at most 4,096 ``samples``.
 
     Continuous measurements, and the Gaussian noise columns of the noise
     experiments, essentially never repeat a value three times; counts,
-    pixels and grids do.
+    pixels and grids do.  The samples are taken at an even stride over
+    ``samples``, so the scan costs the same at any size.
     """
-    n = min(samples.shape[0], 4096)  # enough to see repeats; cheap at a million rows
+    stride = max(1, samples.shape[0] // 4096)
+    n = (samples.shape[0] + stride - 1) // stride
     keep = np.empty(X.shape[1], dtype=np.int32)
     q = 0
     for f in range(X.shape[1]):
         for s in range(n):
-            z[s] = X[samples[s], f]
+            z[s] = X[samples[s * stride], f]
         sort_values(z, n, sort_keys, sort_tmp)
         if _largest_tie(z, n) >= 3:
             keep[q] = f
@@ -380,17 +382,17 @@ def tied_features(X, samples, z, sort_keys, sort_tmp):
 def _draw_varying_feature(X, samples, lo, hi, g_idx, width, pool, state):
     """A random feature of ``pool``, not in ``g_idx[:width]``, varying over ``samples[lo:hi]``.
 
-    ``-1`` when 64 draws found none (most features constant at a small node).
+    ``pool`` is not empty; ``-1`` when 64 draws found none (most features
+    constant at a small node).
     """
     first = samples[lo]
-    if pool.shape[0] == 0:
-        return -1
     for _ in range(64):
         f = pool[randint(state, pool.shape[0])]
         usable = True
         for q in range(width):
             if g_idx[q] == f:
                 usable = False
+                break
         if usable:
             usable = False
             for s in range(lo + 1, hi):
@@ -411,7 +413,7 @@ def _grow_until_resolved(
 
     ``g_idx/g_w[:width]`` is the candidate, ``z_cur[:m]`` its values at the
     node's samples ``samples[lo:hi]`` and ``z_sorted[:m]`` the same sorted;
-    ``proj_params = [mean_nnz, max_tied_fraction, cap]``.  While more than
+    ``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``.  While more than
     ``tie_limit = max(max_tied_fraction * m, 1)`` samples share one value (integer-valued or
     zero-inflated features), more distinct features of ``pool``, weighted
     ``+1`` or ``-1``, are added to the projection and to its values (1, then
@@ -488,23 +490,6 @@ def _growth_pool(X, samples, proj_kind, proj_params, n_classes, z, sort_keys, so
         pool = tied_features(X, samples, z, sort_keys, sort_tmp)
         return pool.shape[0] > 0, pool
     return False, np.empty(0, dtype=np.int32)
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _grow_candidate(
-    X, samples, lo, hi, z_cur, z_sorted, m, cand_idx, cand_w, start, end, g_idx, g_w, proj_params,
-    pool, state, sort_keys, sort_tmp,
-):  # fmt: skip
-    """Candidate ``cand_idx/cand_w[start:end]`` copied to ``g_idx/g_w`` and grown.
-
-    Returns its width and whether it grew (:func:`_grow_until_resolved`).
-    """
-    drawn = _copy_projection(cand_idx, cand_w, start, end, g_idx, g_w)
-    width = _grow_until_resolved(
-        X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, drawn, proj_params, pool, state,
-        sort_keys, sort_tmp,
-    )  # fmt: skip
-    return width, width != drawn
 
 
 @njit(nogil=True, cache=True)
@@ -592,6 +577,8 @@ def build_tree(
                 proj_kind, proj_params, n_proj, perm, state, cand_ptr, cand_idx, cand_w
             )
             for j in range(k):
+                # The candidate in ``g_idx/g_w[:gw]``, where it may grow.
+                gw = _copy_projection(cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], g_idx, g_w)
                 project_samples(
                     X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
                 )
@@ -610,12 +597,12 @@ def build_tree(
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
                     if grow:
-                        gw, grew = _grow_candidate(
-                            X, samples, lo, hi, z_cur, z_sorted, m, cand_idx, cand_w, cand_ptr[j],
-                            cand_ptr[j + 1], g_idx, g_w, proj_params, pool, state, sort_keys,
-                            sort_tmp,
+                        drawn = gw
+                        gw = _grow_until_resolved(
+                            X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, gw, proj_params,
+                            pool, state, sort_keys, sort_tmp,
                         )  # fmt: skip
-                        grown = grown or grew
+                        grown = grown or gw != drawn
                     pos, score, g = best_cut(
                         rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
                     )
@@ -627,10 +614,7 @@ def build_tree(
                     z_best = z_cur
                     z_cur = z_tmp
                     # Keep the winner where the next batch cannot overwrite it.
-                    if grow:
-                        width = _copy_projection(g_idx, g_w, 0, gw, win_idx, win_w)
-                    else:
-                        width = _copy_projection(cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], win_idx, win_w)  # fmt: skip  # noqa: E501
+                    width = _copy_projection(g_idx, g_w, 0, gw, win_idx, win_w)
             if best_gain > 0.0 or (grown and _batch >= proj_params[3]):
                 break  # structure found, or grown candidates redrawn enough
         if best_j < 0 or best_gain <= min_gain:

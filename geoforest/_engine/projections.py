@@ -51,10 +51,9 @@ PROJECTIONS = {"axis": AXIS, "sparse": SPARSE, "gaussian": GAUSSIAN, "patch": PA
 #: Most nonzeros a sparse projection grows to while ties dominate its values.
 MAX_GROWN_NONZEROS = 64
 #: Redraw batches of a node whose candidates had to grow: one, not
-#: ``max_redraws``.  Grown candidates are sums of the discrete features (never
-#: noise columns), so further batches rarely find structure the first missed;
-#: on the selection half one redraw kept the noise lead and full redraws cost
-#: 3-8x the fit time of discrete data (``docs/defaults.md``).
+#: ``max_redraws``.  Growth makes honest gains of 0 common on discrete data, so
+#: every node would spend all its redraws on grown candidates, which rarely
+#: find structure the first batch missed (measurements: ``docs/defaults.md``).
 GROWN_REDRAWS = 1
 
 

@@ -55,8 +55,9 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         With ``projection="sparse"``: a candidate projection on which more
         than this fraction of the node's samples share one value (integer
         counts, pixels that are mostly 0, grids) gains random discrete
-        features (those with repeated values), one at a time, until no value
-        is that frequent (at most 64 nonzeros).  Data without repeated values
+        features (those with repeated values) until no value is that
+        frequent (at most 64 nonzeros), and a node whose candidates grew
+        redraws them once rather than ``max_redraws`` times.  Data without repeated values
         never trigger it, so their trees are unchanged.  ``None`` never grows
         a projection, as in the URerF paper (see Notes).
     min_samples_split : int, default=45
@@ -134,9 +135,10 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
       agreement 0.55 against Euclid's 0.85; 0.81 with growth).  Growth
       draws only discrete features: growing with any feature lets
       continuous noise columns break the ties, and then the projections
-      are mostly noise.  A node whose candidates grew redraws once (growth
-      makes honest gains of 0 common, and eight redraws of grown candidates
-      cost 3-20x the fit time on integer data).  Where it still loses: clean
+      are mostly noise.  A node whose candidates grew redraws once: growth
+      makes honest gains of 0 common, and spending every redraw on grown
+      candidates multiplies the fit time of integer data for no better
+      neighbours (``docs/defaults.md``).  Where it still loses: clean
       continuous data whose signal is spread over many features, the clean
       simulations (sphere 0.84 of Euclid's precision), and all-discrete data
       with many noise columns (letters + 100 noise columns: 0.34 against

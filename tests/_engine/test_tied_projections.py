@@ -158,3 +158,19 @@ def test_growth_never_adds_continuous_noise_columns():
             idx = tree.proj_idx[tree.proj_ptr[node] : tree.proj_ptr[node + 1]]
             if idx.size > 1:  # grown: every feature is a discrete one
                 assert (idx < 64).all()
+
+
+def test_large_nodes_are_resolved_on_their_full_values():
+    # Nodes above 256 samples check ties on a strided subsample; the root's
+    # grown projection must still resolve its full values (up to sampling
+    # error), checked here by counting all of them.
+    X, _ = _zero_inflated(1000)  # 3,000 rows, 1,500 per tree
+    forest = gf.UnsupervisedForest(n_estimators=5, feature_combinations=1.0, random_state=0)
+    forest.fit(X)
+    X32 = X.astype(np.float32)
+    for t, tree in enumerate(forest.trees_):
+        rows = np.repeat(np.arange(X.shape[0]), forest.inbag_counts_[:, t])
+        lo, hi = tree.proj_ptr[0], tree.proj_ptr[1]
+        z = X32[rows][:, tree.proj_idx[lo:hi]] @ tree.proj_weight[lo:hi]
+        largest = np.unique(z, return_counts=True)[1].max()
+        assert largest <= 2 * 0.05 * rows.size or hi - lo == MAX_GROWN_NONZEROS
