@@ -362,15 +362,23 @@ def tied_features(X, samples, z, sort_keys, sort_tmp):
     Continuous measurements, and the Gaussian noise columns of the noise
     experiments, essentially never repeat a value three times; counts,
     pixels and grids do.  The samples are taken at an even stride over
-    ``samples``, so the scan costs the same at any size.
+    ``samples``, so the scan costs the same at any size, and a row drawn
+    more than once (a bootstrap copy; ``samples`` is sorted, so its copies
+    are adjacent) counts once: copies of one row tie under every
+    projection and say nothing about the feature.
     """
     stride = max(1, samples.shape[0] // 4096)
-    n = (samples.shape[0] + stride - 1) // stride
+    rows = np.empty((samples.shape[0] + stride - 1) // stride, dtype=samples.dtype)
+    n = 0
+    for s in range(0, samples.shape[0], stride):
+        if n == 0 or samples[s] != rows[n - 1]:
+            rows[n] = samples[s]
+            n += 1
     keep = np.empty(X.shape[1], dtype=np.int32)
     q = 0
     for f in range(X.shape[1]):
         for s in range(n):
-            z[s] = X[samples[s * stride], f]
+            z[s] = X[rows[s], f]
         sort_values(z, n, sort_keys, sort_tmp)
         if _largest_tie(z, n) >= 3:
             keep[q] = f

@@ -174,3 +174,20 @@ def test_large_nodes_are_resolved_on_their_full_values():
         z = X32[rows][:, tree.proj_idx[lo:hi]] @ tree.proj_weight[lo:hi]
         largest = np.unique(z, return_counts=True)[1].max()
         assert largest <= 2 * 0.05 * rows.size or hi - lo == MAX_GROWN_NONZEROS
+
+
+def test_bootstrap_copies_do_not_make_continuous_features_discrete():
+    # A bootstrap sample repeats rows; their copies tie under any projection
+    # and must not turn a continuous feature into a "discrete" one.
+    X = np.random.RandomState(0).standard_normal((2000, 4)).astype(np.float32)
+    rows = np.sort(np.random.RandomState(1).randint(0, 2000, 2000)).astype(np.int64)
+    assert np.bincount(rows).max() >= 3  # some row drawn three times
+    z = np.empty(len(rows))
+    keys, tmp = np.empty(len(rows), dtype=np.uint64), np.empty(len(rows), dtype=np.uint64)
+    assert tied_features(X, rows, z, keys, tmp).size == 0
+    a = gf.UnsupervisedForest(n_estimators=3, bootstrap=True, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(
+        n_estimators=3, bootstrap=True, max_tied_fraction=None, random_state=0
+    ).fit(X)
+    for ta, tb in zip(a.trees_, b.trees_, strict=True):
+        np.testing.assert_array_equal(ta.proj_idx, tb.proj_idx)
