@@ -90,3 +90,11 @@ def symmetric_union(
     r, c, d = r[first], c[first], d[first]
     order = np.lexsort((c, d, r))
     return r[order], c[order], d[order]
+
+
+def neighbors_rows_graph(dist, ind, mode: str, n_train: int) -> sp.csr_matrix:
+    """The CSR graph of query rows to their ``k`` neighbours (``kneighbors_graph`` with X)."""
+    n_q, k = ind.shape
+    rows = np.repeat(np.arange(n_q, dtype=np.int64), k)
+    data = np.ones(ind.size) if mode == "connectivity" else distance_data(dist.ravel())
+    return csr_from_rows(rows, ind.ravel(), data, (n_q, n_train))

@@ -149,8 +149,10 @@ RTE_PARAMS: dict[str, Any] = {"max_depth": None, "min_samples_split": 30}
 #: For example ``"URerF (paper-tuned)": dict(feature_combinations="paper", ...)``.
 FOREST_VARIANTS: dict[str, dict[str, Any]] = {
     "URerF": {},
-    # The forest before max_tied_fraction (the URerF paper's projections).
-    "URerF (no growth)": {"max_tied_fraction": None},
+    # The same trees ranked by proximity (the default before distance="relevance").
+    "URerF (proximity)": {"distance": "proximity"},
+    # The URerF paper's forest: no grown projections, proximity.
+    "URerF (paper)": {"max_tied_fraction": None, "distance": "proximity"},
 }
 #: Methods that need a package outside the ``dev`` extra: name -> module.
 NOT_IN_DEV: dict[str, str] = {"Isolation Kernel": "ikpykit"}

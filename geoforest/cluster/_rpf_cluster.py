@@ -463,7 +463,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
                 S_rows = self.forest_.proximity(rows)
             else:
                 k = min(int(self.kernel_neighbors), n)
-                dist, ind = self.forest_.kneighbors(rows, n_neighbors=k)
+                dist, ind = self.forest_._proximity_kneighbors(rows, n_neighbors=k)
                 S_rows = sp.csr_array(
                     (1.0 - dist.ravel(), (np.repeat(np.arange(rows.shape[0]), k), ind.ravel())),
                     shape=(rows.shape[0], n),

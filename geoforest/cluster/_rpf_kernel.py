@@ -94,7 +94,7 @@ def truncated_kernel(forest, n_neighbors: int) -> sp.csr_array:
     n = forest.inbag_counts_.shape[0]
     if not isinstance(n_neighbors, numbers.Integral) or not 1 <= n_neighbors < n:
         raise ValueError(f"n_neighbors must be an integer in [1, n_samples - 1 = {n - 1}]")
-    dist, ind = forest.kneighbors(n_neighbors=int(n_neighbors))
+    dist, ind = forest._proximity_kneighbors(n_neighbors=int(n_neighbors))
     rows = np.repeat(np.arange(n), ind.shape[1])
     S = sp.csr_array((1.0 - dist.ravel(), (rows, ind.ravel())), shape=(n, n))
     S = S.maximum(S.T) + sp.eye_array(n, format="csr")

@@ -31,7 +31,13 @@ from .._engine.rng import make_state
 from .._engine.sampling import canonical_order, draw_tree_sample
 from .._limits import check_dense_size
 from .._progress import progress as _progress
-from .._sparse import as_output_csr, csr_from_rows, distance_data, symmetric_union
+from .._sparse import (
+    as_output_csr,
+    csr_from_rows,
+    distance_data,
+    neighbors_rows_graph,
+    symmetric_union,
+)
 from .._validation import N_JOBS, check_n_neighbors, validate_data
 from ..proximity import ProximityCounts, coleaf_counts, leaf_lists, locality_order, scatter_rows
 from . import _dask, _dask_fit, _dask_neighbors
@@ -43,7 +49,13 @@ from ._flat import (
     row_blocks,
     tree_rows_leaves,
 )
-from ._input import centring_offset, input_dtype, to_float32, warn_if_rows_merged
+from ._input import (
+    centring_offset,
+    input_dtype,
+    to_float32,
+    warn_if_constant,
+    warn_if_rows_merged,
+)
 
 _MAX_SEED = np.iinfo(np.int32).max
 
@@ -156,25 +168,6 @@ def with_seed_and_threads(forest, random_state, n_jobs):
     if params.get("n_jobs", 0) is None:
         updates["n_jobs"] = n_jobs
     return forest.set_params(**updates)
-
-
-def warn_if_constant(X: np.ndarray) -> None:
-    """Warn when every row of ``X`` is the same point: no tree can split it."""
-    if np.all(X.min(axis=0) == X.max(axis=0)):
-        warnings.warn(
-            "every feature of X is constant: the trees cannot split and all "
-            "points will be equally close",
-            UserWarning,
-            stacklevel=3,
-        )
-
-
-def neighbors_rows_graph(dist, ind, mode: str, n_train: int) -> sp.csr_matrix:
-    """The CSR graph of query rows to their ``k`` neighbours (``kneighbors_graph`` with X)."""
-    n_q, k = ind.shape
-    rows = np.repeat(np.arange(n_q, dtype=np.int64), k)
-    data = np.ones(ind.size) if mode == "connectivity" else distance_data(dist.ravel())
-    return csr_from_rows(rows, ind.ravel(), data, (n_q, n_train))
 
 
 def _n_rows(X) -> int:
@@ -335,7 +328,12 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         self._flat = FlatForest.from_trees(self.trees_)
         self._train_leaves = None
         self._inbag_leaves = leaves
+        self._finish_fit(order)
         return self
+
+    def _finish_fit(self, order: np.ndarray | None) -> None:
+        """Hook once the trees are in place (in-memory fits, merges); ``order``:
+        the canonical row order of the data, ``None`` if not computed."""
 
     def __getstate__(self):
         # The training leaves are a cache (n x trees int32): recomputed after loading.
@@ -712,6 +710,10 @@ class BaseForest(BaseEstimator, metaclass=ABCMeta):
         if return_distance:
             return 1.0 - sim, ind
         return ind
+
+    def _proximity_kneighbors(self, X=None, n_neighbors: int = 10, method: str = "all"):
+        """``(1 - proximity, ind)`` whatever :meth:`kneighbors` ranks by (rpfCluster)."""
+        return BaseForest.kneighbors(self, X, n_neighbors, True, method)
 
     def kneighbors_graph(
         self, X=None, n_neighbors: int = 10, mode: str = "connectivity", method: str = "all"

@@ -179,7 +179,7 @@ def proximity(forest, X, Y, method: str, dense: bool, max_bytes):
 
 
 def _graph_block(dist, ind, mode, n_train):
-    from ._base import neighbors_rows_graph
+    from .._sparse import neighbors_rows_graph
 
     return neighbors_rows_graph(dist, ind, mode, n_train)
 

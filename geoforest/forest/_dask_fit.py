@@ -278,7 +278,8 @@ def fit_forest(forest, X):
 
 def fit_dask(forest, X):
     """Grow ``forest``'s trees from the Dask array ``X`` (see the module docstring)."""
-    from ._base import resolve_max_samples, warn_if_constant
+    from ._base import resolve_max_samples
+    from ._input import warn_if_constant
 
     X = check_dask_X(forest, X)
     n, p = X.shape

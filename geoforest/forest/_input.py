@@ -129,3 +129,14 @@ def warn_rows_merged(before: int, after: int, *, stacklevel: int) -> None:
             PrecisionWarning,
             stacklevel=stacklevel,
         )
+
+
+def warn_if_constant(X: np.ndarray) -> None:
+    """Warn when every row of ``X`` is the same point: no tree can split it."""
+    if np.all(X.min(axis=0) == X.max(axis=0)):
+        warnings.warn(
+            "every feature of X is constant: the trees cannot split and all "
+            "points will be equally close",
+            UserWarning,
+            stacklevel=3,
+        )

@@ -146,4 +146,5 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
         merged.n_classes_ = first.n_classes_
         merged._leaf_proba = merged._leaf_probabilities()
         merged._targets_digest = getattr(first, "_targets_digest", None)
+    merged._finish_fit(None)
     return merged

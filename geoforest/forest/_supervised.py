@@ -21,8 +21,8 @@ from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_param
 from .._engine.splits import CLASS_CRITERIA
 from .._validation import validate_data
 from . import _dask
-from ._base import BaseForest, EngineConfig, resolve_max_features, warn_if_constant
-from ._input import input_dtype
+from ._base import BaseForest, EngineConfig, resolve_max_features
+from ._input import input_dtype, warn_if_constant
 from ._merge import targets_digest
 
 _IMPORTANCES = ("count", "impurity")

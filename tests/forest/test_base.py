@@ -19,7 +19,9 @@ def data():
 
 
 def small_forest(**kw):
-    params = dict(n_estimators=12, min_samples_split=8, random_state=0)
+    # The proximity distance: these tests check the engine and the proximity search
+    # (the relevance distance: tests/forest/test_relevance.py).
+    params = dict(n_estimators=12, min_samples_split=8, random_state=0, distance="proximity")
     params.update(kw)
     return UnsupervisedForest(**params)
 

@@ -48,10 +48,16 @@ def _same_neighbours(a, b, k, X=None):
 
 
 CASES = [
-    (gf.UnsupervisedForest, {}),
+    (gf.UnsupervisedForest, {"distance": "proximity"}),
     (
         gf.UnsupervisedForest,
-        dict(criterion="twomeans", projection="axis", max_samples=800, bootstrap=True),
+        dict(
+            distance="proximity",
+            criterion="twomeans",
+            projection="axis",
+            max_samples=800,
+            bootstrap=True,
+        ),
     ),
     (gf.RandomProjectionForest, dict(max_samples=None)),
 ]
@@ -75,8 +81,10 @@ def test_dask_fit_equals_in_memory(client, X, Est, params, chunks):
 
 def test_dask_fit_same_trees_for_any_row_order(client, X):
     perm = np.random.default_rng(1).permutation(X.shape[0])
-    a = gf.UnsupervisedForest(n_estimators=5, random_state=2).fit(da.from_array(X, chunks=500))
-    b = gf.UnsupervisedForest(n_estimators=5, random_state=2).fit(
+    a = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=2).fit(
+        da.from_array(X, chunks=500)
+    )
+    b = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=2).fit(
         da.from_array(X[perm], chunks=300)
     )
     _same_trees(a, b)
@@ -85,9 +93,9 @@ def test_dask_fit_same_trees_for_any_row_order(client, X):
 
 def test_dask_fit_same_trees_on_any_scheduler(client, X):
     Xd = da.from_array(X, chunks=600)
-    on_cluster = gf.UnsupervisedForest(n_estimators=4, random_state=9).fit(Xd)
+    on_cluster = gf.UnsupervisedForest(distance="proximity", n_estimators=4, random_state=9).fit(Xd)
     with dask.config.set(scheduler="sync"):
-        local = gf.UnsupervisedForest(n_estimators=4, random_state=9).fit(Xd)
+        local = gf.UnsupervisedForest(distance="proximity", n_estimators=4, random_state=9).fit(Xd)
         _same_neighbours(on_cluster, local, 5)
     _same_trees(on_cluster, local)
 
@@ -96,8 +104,8 @@ def test_dask_fit_shifts_float64_like_in_memory(client, X):
     # Far from zero compared with their spread: the fit shifts the columns
     # before the float32 cast, and every query gets the same shift.
     X64 = X.astype(np.float64) * 1e-3 + 1e6
-    a = gf.UnsupervisedForest(n_estimators=5, random_state=3).fit(X64)
-    b = gf.UnsupervisedForest(n_estimators=5, random_state=3).fit(
+    a = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=3).fit(X64)
+    b = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=3).fit(
         da.from_array(X64, chunks=(500, 2))
     )
     assert b._offset is not None
@@ -115,8 +123,10 @@ def test_dask_kneighbors_pads_across_small_partitions(client, monkeypatch):
     # indices at distance 1).
     monkeypatch.setattr(_dask_neighbors, "REF_ROWS", 40)
     X = np.random.default_rng(5).normal(size=(300, 3)).astype(np.float32)
-    a = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(X)
-    b = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(da.from_array(X, chunks=30))
+    a = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=0).fit(
+        da.from_array(X, chunks=30)
+    )
     assert len(_dask_neighbors._partitions(b._X_fit.chunks[0])) == 10
     for k in (1, 45, 299):
         _same_neighbours(a, b, k)
@@ -124,15 +134,17 @@ def test_dask_kneighbors_pads_across_small_partitions(client, monkeypatch):
 
 def test_dask_fit_shows_progress(client, X, capsys):
     pytest.importorskip("tqdm")
-    a = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(X)
-    b = gf.UnsupervisedForest(n_estimators=3, random_state=0, verbose=1)
+    a = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=0, verbose=1)
     b.fit(da.from_array(X, chunks=800))
     _same_trees(a, b)
     assert "trees" in capsys.readouterr().err
 
 
 def test_dask_fit_keeps_nothing_n_sized_on_the_client(client, X):
-    b = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(da.from_array(X, chunks=600))
+    b = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=0).fit(
+        da.from_array(X, chunks=600)
+    )
     held = {
         name: value.shape
         for name, value in vars(b).items()
@@ -156,23 +168,31 @@ def test_dask_fit_keeps_nothing_n_sized_on_the_client(client, X):
 )
 def test_dask_fit_refuses_bad_input(X, make, match):
     with pytest.raises(ValueError, match=match):
-        gf.UnsupervisedForest(n_estimators=2).fit(make(X))
+        gf.UnsupervisedForest(distance="proximity", n_estimators=2).fit(make(X))
 
 
 def test_dask_fit_warns_like_in_memory(client):
     const = np.ones((50, 3), dtype=np.float32)
     with pytest.warns(UserWarning, match="constant"):
-        gf.UnsupervisedForest(n_estimators=2).fit(da.from_array(const, chunks=20))
+        gf.UnsupervisedForest(distance="proximity", n_estimators=2).fit(
+            da.from_array(const, chunks=20)
+        )
     merged = np.array([[1e8, 0.0], [1e8 + 1, 0.0], [0.0, 0.0], [5.0, 5.0]])
     with pytest.warns(PrecisionWarning, match="1 of the 4 distinct"):
-        gf.UnsupervisedForest(n_estimators=2).fit(da.from_array(merged, chunks=3))
+        gf.UnsupervisedForest(distance="proximity", n_estimators=2).fit(
+            da.from_array(merged, chunks=3)
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        gf.UnsupervisedForest(n_estimators=2).fit(da.from_array(merged[1:], chunks=3))
+        gf.UnsupervisedForest(distance="proximity", n_estimators=2).fit(
+            da.from_array(merged[1:], chunks=3)
+        )
 
 
 def test_dask_fitted_forest_says_what_it_cannot_do(client, X):
-    b = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(da.from_array(X, chunks=600))
+    b = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=0).fit(
+        da.from_array(X, chunks=600)
+    )
     for call in (
         lambda: b.proximity(method="inbag"),
         lambda: b.proximity(Y=X[:5]),
@@ -199,7 +219,7 @@ def test_estimators_refuse_dask_arrays_they_would_materialise(X, est):
 
 @pytest.mark.parametrize("dense", [False, True])
 def test_dask_proximity_rows_equal_in_memory(client, X, dense):
-    forest = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
+    forest = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=0).fit(X)
     Q = X[::5] + 0.01
     expected = forest.proximity(Q, dense=dense)
     got = forest.proximity(da.from_array(Q, chunks=(150, 2)), dense=dense)
@@ -235,7 +255,9 @@ def test_docs_example_writes_what_the_in_memory_forest_gives(tmp_path):
     namespace: dict = {}
     exec(compile(code, "docs/scale.md example", "exec"), namespace)
     X = namespace["X"].compute(scheduler="sync")
-    forest = gf.UnsupervisedForest(n_estimators=20, max_samples=500, random_state=0).fit(X)
+    forest = gf.UnsupervisedForest(
+        distance="proximity", n_estimators=20, max_samples=500, random_state=0
+    ).fit(X)
     np.testing.assert_array_equal(namespace["leaves"].compute(), forest.apply())
     ind = da.from_npy_stack(str(tmp_path / "ind")).compute()
     np.testing.assert_array_equal(ind, forest.kneighbors(n_neighbors=20)[1][:2_500])
@@ -243,8 +265,10 @@ def test_docs_example_writes_what_the_in_memory_forest_gives(tmp_path):
 
 @pytest.mark.parametrize("dense", [False, True])
 def test_dask_fitted_proximity_equals_in_memory(client, X, dense):
-    a = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
-    b = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(da.from_array(X, chunks=400))
+    a = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=0).fit(
+        da.from_array(X, chunks=400)
+    )
     S = b.proximity(dense=dense)
     assert S.chunks == ((400,) * 6, (800, 800, 800))  # rows: X's chunks; columns: partitions
     Q = X[::5] + 0.01
@@ -264,8 +288,10 @@ def test_dask_fitted_proximity_equals_in_memory(client, X, dense):
 
 @pytest.mark.parametrize("mode", ["connectivity", "distance"])
 def test_dask_kneighbors_graph_rows_equal_in_memory(client, X, mode):
-    a = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
-    b = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(da.from_array(X, chunks=500))
+    a = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=0).fit(X)
+    b = gf.UnsupervisedForest(distance="proximity", n_estimators=5, random_state=0).fit(
+        da.from_array(X, chunks=500)
+    )
     Q = X[::4] + 0.01
     expected = a.kneighbors_graph(Q, n_neighbors=6, mode=mode).toarray()
     for forest in (a, b):
@@ -287,8 +313,8 @@ def test_partitions_are_whole_chunks_and_capped_in_number(monkeypatch):
 def test_dask_fit_verbose_without_a_distributed_client(X, monkeypatch):
     # Local schedulers have no client to follow the trees with: no bar, same trees.
     monkeypatch.setattr(_dask_fit, "_distributed_client", lambda: None)
-    a = gf.UnsupervisedForest(n_estimators=3, random_state=1).fit(X)
+    a = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=1).fit(X)
     with dask.config.set(scheduler="sync"):
-        b = gf.UnsupervisedForest(n_estimators=3, random_state=1, verbose=1)
+        b = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=1, verbose=1)
         b.fit(da.from_array(X, chunks=800))
     _same_trees(a, b)

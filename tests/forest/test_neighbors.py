@@ -75,8 +75,11 @@ def test_symmetric_union_against_dense():
     assert np.all(np.diff(r) >= 0)
 
 
-def test_graph_distances_are_one_minus_proximity(forest):
+def test_graph_distances_are_one_minus_proximity(blobs):
     from geoforest._sparse import ZERO_DISTANCE
+
+    forest = gf.UnsupervisedForest(n_estimators=60, random_state=0, distance="proximity")
+    forest.fit(blobs[0])
 
     G = forest.kneighbors_graph(n_neighbors=8, mode="distance").tocoo()
     S = forest.proximity(dense=True)

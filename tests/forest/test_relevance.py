@@ -1,0 +1,162 @@
+"""``UnsupervisedForest(distance="relevance")``: proximity candidates ranked by a learned metric."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import geoforest as gf
+from geoforest.forest._relevance import CANDIDATES_PER_NEIGHBOR, ESTIMATE_NEIGHBORS, POWER
+
+
+@pytest.fixture(scope="module")
+def helix_noise():
+    X, _ = gf.datasets.make_helix(400, random_state=0)
+    noise = np.random.default_rng(1).normal(0, 2.0, (400, 6))
+    return np.hstack([X, noise])
+
+
+def _pair(X, **kw):
+    """The same trees twice: ranked by relevance and by proximity."""
+    params = {"n_estimators": 25, "random_state": 0, **kw}
+    rel = gf.UnsupervisedForest(distance="relevance", **params).fit(X)
+    prox = gf.UnsupervisedForest(distance="proximity", **params).fit(X)
+    return rel, prox
+
+
+def _brute_candidates(S_row, n_cand, exclude=None):
+    """Indices by (proximity desc, index asc), the first ``n_cand`` and any tied with the last."""
+    idx = np.arange(S_row.size)
+    if exclude is not None:
+        idx = idx[idx != exclude]
+    order = idx[np.lexsort((idx, -S_row[idx]))]
+    last = S_row[order[n_cand - 1]]
+    m = n_cand
+    while m < order.size and S_row[order[m]] == last and m < 4 * n_cand:
+        m += 1
+    return order[:m]
+
+
+def _brute_weights(X, S, k_est):
+    X = X.astype(np.float32).astype(np.float64)
+    n, p = X.shape
+    var = X.var(axis=0)
+    acc = np.zeros(p)
+    for i in range(n):
+        idx = np.array([j for j in range(n) if j != i])
+        nb = idx[np.lexsort((idx, -S[i, idx]))][:k_est]
+        acc += ((X[nb] - X[i]) ** 2).sum(axis=0)
+    rho = np.clip(1 - acc / (2 * var * n * k_est), 0, 1)
+    return rho, rho**POWER / var
+
+
+def test_relevance_and_neighbours_match_brute_force(helix_noise):
+    X = helix_noise[:150]
+    rel, prox = _pair(X)
+    S = prox.proximity(dense=True)
+    rho, w = _brute_weights(X, S, ESTIMATE_NEIGHBORS)
+    np.testing.assert_allclose(rel.feature_relevance_, rho, rtol=1e-6, atol=1e-9)
+    X64 = X.astype(np.float32).astype(np.float64)
+    for k in (1, 5, 12):
+        dist, ind = rel.kneighbors(n_neighbors=k)
+        n_cand = CANDIDATES_PER_NEIGHBOR * (k + 1) - 1
+        for i in range(X.shape[0]):
+            cand = _brute_candidates(S[i], n_cand, exclude=i)
+            d = np.sqrt((((X64[cand] - X64[i]) ** 2) * w).sum(axis=1))
+            best = np.argsort(d, kind="stable")[:k]
+            np.testing.assert_array_equal(ind[i], cand[best])
+            np.testing.assert_allclose(dist[i], d[best], rtol=1e-5)
+
+
+def test_new_points_and_training_points_agree(helix_noise):
+    rel, _ = _pair(helix_noise)
+    _, ind_train = rel.kneighbors(n_neighbors=7)
+    dist_q, ind_q = rel.kneighbors(helix_noise, n_neighbors=8)
+    # Each training point finds itself first, then its kneighbors(None) (no duplicate rows).
+    np.testing.assert_array_equal(ind_q[:, 0], np.arange(helix_noise.shape[0]))
+    np.testing.assert_array_equal(dist_q[:, 0], 0.0)
+    np.testing.assert_array_equal(ind_q[:, 1:], ind_train)
+    assert np.all(np.diff(dist_q, axis=1) >= 0)
+
+
+def test_noise_columns_lose_their_relevance(helix_noise):
+    rel, prox = _pair(helix_noise, max_tied_fraction=None)
+    rho = rel.feature_relevance_
+    assert np.all(rho[:3] > 0.8), rho
+    assert np.all(rho[3:] < 0.3), rho
+    # Proximity itself does not change; only the ranking of neighbours.
+    np.testing.assert_array_equal(rel.proximity(dense=True), prox.proximity(dense=True))
+
+
+def test_relevance_beats_proximity_on_the_papers_helix():
+    from geoforest_experiments._runner import simulation, truth
+    from geoforest_experiments.neighbours import precision_recall
+
+    for noise in (0, 100):
+        X, latent = simulation("helix", 600, noise_dims=noise, random_state=0)
+        rel, prox = _pair(X, n_estimators=50)
+        p = {
+            name: precision_recall(
+                f.kneighbors(n_neighbors=30, return_distance=False), [30], **truth("helix", latent)
+            ).precision[0]
+            for name, f in (("relevance", rel), ("proximity", prox))
+        }
+        assert p["relevance"] > p["proximity"] + 0.03, (noise, p)
+
+
+def test_same_result_for_any_n_jobs(helix_noise):
+    a = gf.UnsupervisedForest(n_estimators=10, random_state=3, n_jobs=1).fit(helix_noise)
+    b = gf.UnsupervisedForest(n_estimators=10, random_state=3, n_jobs=2).fit(helix_noise)
+    np.testing.assert_array_equal(a.feature_relevance_, b.feature_relevance_)
+    for X in (None, helix_noise[:50] + 0.01):
+        da, ia = a.kneighbors(X, n_neighbors=9)
+        db, ib = b.kneighbors(X, n_neighbors=9)
+        np.testing.assert_array_equal(ia, ib)
+        np.testing.assert_array_equal(da, db)
+
+
+def test_points_sharing_no_leaf_come_last():
+    # Few trees and method="oob": some rows share no out-of-bag leaf with many others.
+    X = np.random.default_rng(0).normal(size=(120, 3))
+    f = gf.UnsupervisedForest(n_estimators=4, min_samples_split=6, random_state=0).fit(X)
+    S = f.proximity(method="oob", dense=True)
+    ind = f.kneighbors(n_neighbors=40, method="oob", return_distance=False)
+    shared = np.take_along_axis(S, ind, axis=1) > 0
+    # Within every row: all shared neighbours first.
+    assert np.all(np.diff(shared.astype(int), axis=1) <= 0)
+    assert np.any(~shared)
+
+
+def test_merged_forest_reestimates_its_metric(helix_noise):
+    a = gf.UnsupervisedForest(n_estimators=6, random_state=0).fit(helix_noise)
+    b = gf.UnsupervisedForest(n_estimators=6, random_state=1).fit(helix_noise)
+    merged = gf.merge_forests(a, b)
+    both = gf.UnsupervisedForest(n_estimators=6, random_state=0, distance="proximity")
+    shared = np.rint(6 * both.fit(helix_noise).proximity(dense=True))
+    shared += np.rint(6 * both.set_params(random_state=1).fit(helix_noise).proximity(dense=True))
+    S = shared / 12  # the merged forest's proximity, as counts out of its 12 trees
+    rho, _ = _brute_weights(helix_noise, S, ESTIMATE_NEIGHBORS)
+    np.testing.assert_allclose(merged.feature_relevance_, rho, rtol=1e-6, atol=1e-9)
+
+
+def test_proximity_distance_and_kernels_are_untouched(helix_noise):
+    rel, prox = _pair(helix_noise)
+    assert not hasattr(prox, "feature_relevance_")
+    d_prox, i_prox = prox.kneighbors(n_neighbors=5)
+    # rpfCluster's kernel reads proximities whatever kneighbors ranks by.
+    d_rel, i_rel = rel._proximity_kneighbors(n_neighbors=5)
+    np.testing.assert_array_equal(i_rel, i_prox)
+    np.testing.assert_array_equal(d_rel, d_prox)
+    G = rel.kneighbors_graph(n_neighbors=5, mode="distance")
+    assert (G != G.T).nnz == 0
+
+
+def test_forest_grown_from_dask_refuses_the_relevance_distance(helix_noise):
+    da = pytest.importorskip("dask.array")
+    f = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(
+        da.from_array(helix_noise, chunks=200)
+    )
+    with pytest.raises(NotImplementedError, match="distance='proximity'"):
+        f.kneighbors(n_neighbors=3)
+    f.set_params(distance="proximity")
+    assert f.kneighbors(n_neighbors=3, return_distance=False).compute().shape == (400, 3)
