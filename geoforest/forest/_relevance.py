@@ -39,10 +39,8 @@ order.
 from __future__ import annotations
 
 import numpy as np
-from joblib import Parallel, delayed
 
 from .._jit import njit
-from ._flat import row_blocks
 
 #: Proximity candidates ranked per requested neighbour.
 CANDIDATES_PER_NEIGHBOR = 6
@@ -149,35 +147,35 @@ def _rank_rows(Xq, Xref, cand, prox, n_cand, active, weights, k, lo, hi, out_ind
                     pos += 1
 
 
-def rank_candidates(Xq, Xref, cand, proximity_dist, n_cand, weights, k, n_jobs):
-    """The ``k`` best of each row's proximity candidates under the relevance metric.
+class Ranker:
+    """Ranks blocks of proximity candidates of the queries ``Xq`` under the metric.
 
-    ``cand``/``proximity_dist``: the rows' proximity neighbours and their
-    distances ``1 - proximity`` (1: no shared leaf), best first.  The first
-    ``n_cand`` of them are ranked, with the further ones tied in proximity
-    with the ``n_cand``-th (a tie must not be cut by index: a block of points
-    sharing every leaf would keep only its lowest indices).  Returns ``(dist,
-    ind)`` with ``dist`` the relevance distance, ascending.
+    ``n_request`` candidates are asked of the proximity search per query: the
+    first ``n_cand`` (``CANDIDATES_PER_NEIGHBOR x k``; a training point counts
+    itself, so ``kneighbors(X_train, k + 1)`` is each point and its
+    ``kneighbors(None, k)``) and up to ``TIE_LIMIT`` times as many tied in
+    proximity with the last of them: a tie must not be cut by index, or a
+    block of points sharing every leaf would keep only its lowest indices.
     """
-    n_q = cand.shape[0]
-    active = np.flatnonzero(weights > 0).astype(np.int64)
-    ind = np.empty((n_q, k), dtype=np.int64)
-    dist = np.empty((n_q, k), dtype=np.float64)
-    chunks = row_blocks(n_q)
 
-    def work(lo, hi):
-        b_ind = np.empty((hi - lo, k), dtype=np.int64)
-        b_dist = np.empty((hi - lo, k), dtype=np.float64)
+    def __init__(self, Xq, Xref, weights, k: int, is_train: bool):
+        n_train = Xref.shape[0]
+        n_cand = CANDIDATES_PER_NEIGHBOR * (k + is_train) - is_train
+        self.n_cand = min(n_cand, n_train - is_train)
+        self.n_request = min(TIE_LIMIT * self.n_cand, n_train - is_train)
+        self.Xq, self.Xref, self.weights, self.k = Xq, Xref, weights, k
+        self.active = np.flatnonzero(weights > 0).astype(np.int64)
+
+    def __call__(self, rows, cand, proximity_dist):
+        """The ``k`` best of the candidates ``cand`` of queries ``rows`` (their
+        ``1 - proximity`` in ``proximity_dist``, best first): ``(ind, dist)``."""
+        ind = np.empty((rows.shape[0], self.k), dtype=np.int64)
+        dist = np.empty((rows.shape[0], self.k), dtype=np.float64)
         _rank_rows(
-            Xq, Xref, cand, proximity_dist, n_cand, active, weights, k, lo, hi, b_ind, b_dist
-        )
-        return b_ind, b_dist
-
-    blocks = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(work)(lo, hi) for lo, hi in chunks)
-    for (lo, hi), (b_ind, b_dist) in zip(chunks, blocks, strict=True):
-        ind[lo:hi] = b_ind
-        dist[lo:hi] = b_dist
-    return dist, ind
+            self.Xq[rows], self.Xref, cand, proximity_dist, self.n_cand, self.active,
+            self.weights, self.k, 0, rows.shape[0], ind, dist,
+        )  # fmt: skip
+        return ind, dist
 
 
 def pair_distances(X: np.ndarray, a: np.ndarray, b: np.ndarray, weights: np.ndarray):

@@ -7,7 +7,6 @@ import numbers
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._engine.projections import (
     GROWN_REDRAWS,
@@ -20,7 +19,6 @@ from .._engine.projections import (
 )
 from .._engine.sampling import canonical_order
 from .._engine.splits import CRITERIA, default_params
-from .._validation import check_n_neighbors, is_dask_array
 from . import _dask_neighbors, _relevance
 from ._base import BaseForest, EngineConfig, resolve_max_features
 
@@ -329,14 +327,13 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         rows = _relevance.estimate_rows(canonical_order(X) if order is None else order)
         k = min(_relevance.ESTIMATE_NEIGHBORS, X.shape[0] - 1)
         # The rows as new points: each finds itself among its candidates.
-        _, ind = BaseForest.kneighbors(self, X[rows], k + 1)
+        _, ind = self._proximity_kneighbors(X[rows], k + 1)
         var = _relevance.column_variances(X)
         rho, weights = _relevance.relevance(X, rows, _relevance.drop_self(ind, rows, k), var)
         self.feature_relevance_ = rho
         self._relevance_weights = weights
 
-    def _relevance_or_none(self) -> np.ndarray | None:
-        """The metric's weights, or ``None`` when :meth:`kneighbors` ranks by proximity."""
+    def _metric_weights(self) -> np.ndarray | None:
         if self.distance == "proximity":
             return None
         if _dask_neighbors.is_dask_fitted(self):
@@ -349,63 +346,8 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
             )
         return weights
 
-    def kneighbors(
-        self, X=None, n_neighbors: int = 10, return_distance: bool = True, method: str = "all"
-    ):
-        """Nearest neighbours in the forest's distance (``distance``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_queries, n_features) or None
-            Query points.  ``None``: the training points, each excluding itself.
-        n_neighbors : int, default=10
-        return_distance : bool, default=True
-        method : {"all", "inbag", "oob"}
-            Which trees count in the proximity (``"inbag"``/``"oob"`` only with
-            ``X=None``).
-
-        Returns
-        -------
-        dist : ndarray of float64, shape (n_queries, n_neighbors)
-            Ascending.  ``distance="relevance"``: the learned metric's distance
-            (see the class docstring); ``"proximity"``: ``1 - proximity``.
-            Only if ``return_distance``.
-        ind : ndarray of int64, shape (n_queries, n_neighbors)
-            Indices into the training data.  With ``distance="relevance"``
-            they are the best of the query's ``6 n_neighbors`` highest-proximity
-            points (a training point counts itself among them, so
-            ``kneighbors(X_train, k + 1)`` is each point and its
-            ``kneighbors(None, k)``; all points when there are fewer), equal
-            distances in proximity order; points sharing no leaf with the query
-            come last.  With ``"proximity"``: ties go to the lower index, and a
-            query with fewer than ``n_neighbors`` co-leaf points is padded with
-            the lowest-index remaining points at distance 1.  A
-            ``dask.array.Array`` ``X`` gives Dask arrays, computed block by
-            block on the workers (``docs/scale.md``).  A forest grown from a
-            Dask array ranks by proximity only (``distance="proximity"``).
-        """
-        check_is_fitted(self)
-        weights = self._relevance_or_none()
-        if weights is None or is_dask_array(X):
-            # Dask queries come back here block by block, as in-memory arrays.
-            return super().kneighbors(X, n_neighbors, return_distance, method)
-        n_train = self._X_fit.shape[0]
-        check_n_neighbors(n_neighbors, n_train, X is None)
-        # A training point counts itself among its candidates, so kneighbors(X_train,
-        # k + 1) is each point with kneighbors(None, k), as in scikit-learn.
-        is_train = X is None
-        n_cand = _relevance.CANDIDATES_PER_NEIGHBOR * (n_neighbors + is_train) - is_train
-        n_cand = min(n_cand, n_train - is_train)
-        n_req = min(_relevance.TIE_LIMIT * n_cand, n_train - is_train)
-        prox_dist, cand = super().kneighbors(X, n_req, True, method)
-        Xq = self._X_fit if X is None else self._validate_X(X, reset=False)
-        dist, ind = _relevance.rank_candidates(
-            Xq, self._X_fit, cand, prox_dist, n_cand, weights, n_neighbors, self._n_jobs_for(8)
-        )
-        return (dist, ind) if return_distance else ind
-
     def _training_pair_distances(self, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
-        weights = self._relevance_or_none()
+        weights = self._metric_weights()
         if weights is None:
             return super()._training_pair_distances(a, b, method)
         return _relevance.pair_distances(self._X_fit, a, b, weights)

@@ -1,0 +1,243 @@
+"""Forest neighbours: ``kneighbors`` and ``kneighbors_graph`` of every forest.
+
+The search walks each query's leaves and counts co-leaf training points
+(``_flat.kneighbors_rows``, blocks of at most 2,048 queries in parallel
+threads).  What ranks the co-leaf points is the forest's distance:
+``1 - proximity`` for every forest, or, where :meth:`_metric_weights` gives
+weights (``UnsupervisedForest(distance="relevance")``), each query's
+highest-proximity candidates ranked by the learned metric of
+``_relevance.py``, block by block, so nothing larger than a block of
+candidates is held.  Queries given a Dask array go to ``_dask.py``; a forest
+grown from a Dask array searches on its workers (``_dask_neighbors.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
+from scipy.sparse.csgraph import connected_components
+from sklearn.utils.validation import check_is_fitted
+
+from .._progress import progress as _progress
+from .._sparse import csr_from_rows, distance_data, neighbors_rows_graph, symmetric_union
+from .._validation import check_n_neighbors
+from ..proximity import leaf_lists, locality_order
+from . import _dask, _dask_neighbors, _relevance
+from ._flat import kneighbors_rows, row_blocks
+
+
+def _search_block(qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train,
+                  n_req, is_train, ranker):  # fmt: skip
+    """One block of queries (``qorder[lo:hi]``): their ``n_req`` highest-proximity
+    points, ranked by ``ranker`` if given; ``(ind, dist)``."""
+    ind, sim = kneighbors_rows(
+        qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train, n_req,
+        is_train,
+    )  # fmt: skip
+    if ranker is None:
+        return ind, 1.0 - sim
+    return ranker(qorder[lo:hi], ind, 1.0 - sim)
+
+
+class NeighborSearchMixin:
+    """``kneighbors``, ``kneighbors_graph`` and the training graph of a forest."""
+
+    def _metric_weights(self) -> np.ndarray | None:
+        """Feature weights of a learned metric ranking the proximity candidates,
+        or ``None``: rank by ``1 - proximity``."""
+        return None
+
+    def kneighbors(
+        self, X=None, n_neighbors: int = 10, return_distance: bool = True, method: str = "all"
+    ):
+        """Nearest neighbours in the forest's distance.
+
+        ``1 - proximity`` for every forest; for ``UnsupervisedForest`` at its
+        default ``distance="relevance"``, the query's highest-proximity points
+        ranked by the metric the forest learned (see its docstring).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features) or None
+            Query points.  ``None``: the training points, each excluding itself.
+        n_neighbors : int, default=10
+        return_distance : bool, default=True
+        method : {"all", "inbag", "oob"}
+            Which trees count (``"inbag"``/``"oob"`` only with ``X=None``).
+
+        Returns
+        -------
+        dist : ndarray of float64, shape (n_queries, n_neighbors)
+            Ascending; only if ``return_distance``.  ``1 - proximity``, or the
+            learned metric's distance.
+        ind : ndarray of int64, shape (n_queries, n_neighbors)
+            Indices into the training data.  By proximity, ties go to the lower
+            index and a query with fewer than ``n_neighbors`` co-leaf points is
+            padded with the lowest-index remaining points at distance 1.  By
+            relevance, the neighbours are the best of the query's ``6
+            n_neighbors`` highest-proximity points (and those tied with the
+            last of them; a training point counts itself among them, so
+            ``kneighbors(X_train, k + 1)`` is each point and its
+            ``kneighbors(None, k)``), equal distances in proximity order, and
+            points sharing no leaf with the query come last.  With a
+            ``dask.array.Array`` ``X``, ``dist`` and ``ind`` are Dask arrays with
+            ``X``'s row chunks, computed block by block on the workers
+            (``docs/scale.md``).  A forest grown from a Dask array answers
+            ``X=None`` (and a Dask ``X``) with Dask arrays computed next to its
+            training chunks, an in-memory ``X`` with ndarrays; only
+            ``method="all"`` and ranking by proximity there.
+        """
+        check_is_fitted(self)
+        return self._kneighbors(X, n_neighbors, return_distance, method, self._metric_weights())
+
+    def _kneighbors(self, X, n_neighbors, return_distance, method, weights):
+        if _dask_neighbors.is_dask_fitted(self):
+            return _dask_neighbors.kneighbors_of(self, X, n_neighbors, return_distance, method)
+        if _dask.is_dask_array(X):
+            self._masks(method, False)  # only "all" is defined for new points
+            # Each block comes back to kneighbors as an in-memory array.
+            return _dask.kneighbors(self, X, n_neighbors, return_distance)
+        n_train = self._X_fit.shape[0]
+        if X is None:
+            qleaves, is_train = self._leaves_of(None)
+            Xq = self._X_fit
+        else:
+            Xq = self._validate_X(X, reset=False)
+            qleaves, is_train = self._apply(Xq), False
+        check_n_neighbors(n_neighbors, n_train, is_train)
+        ranker, n_req = None, n_neighbors
+        if weights is not None:
+            ranker = _relevance.Ranker(Xq, self._X_fit, weights, n_neighbors, is_train)
+            n_req = ranker.n_request
+        mask = self._masks(method, is_train)
+        empty = np.zeros((0, 0), dtype=np.uint8)
+        train_leaves, _ = self._leaves_of(None)
+        # Reference points numbered, and queries visited, in a leaf order: forest
+        # neighbours then sit close together in memory (locality_order).
+        ref_order = locality_order(train_leaves)
+        qorder = ref_order if is_train else locality_order(qleaves)
+        ptr, members = leaf_lists(
+            train_leaves, self._flat.node_offset, empty if mask is None else mask, ref_order
+        )
+        n_q = qleaves.shape[0]
+        ind = np.empty((n_q, n_neighbors), dtype=np.int64)
+        dist = np.empty((n_q, n_neighbors), dtype=np.float64)
+        chunks = row_blocks(n_q)
+        qmask = empty if mask is None else mask
+        parallel = Parallel(
+            n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
+        )
+        blocks = parallel(
+            delayed(_search_block)(
+                qleaves,
+                qmask,
+                qorder,
+                lo,
+                hi,
+                self._flat.node_offset,
+                ptr,
+                members,
+                ref_order,
+                n_train,
+                n_req,
+                is_train,
+                ranker,
+            )  # fmt: skip
+            for lo, hi in chunks
+        )
+        for (lo, hi), (b_ind, b_dist) in _progress(
+            zip(chunks, blocks, strict=True), len(chunks), self.verbose, "neighbours"
+        ):
+            ind[qorder[lo:hi]] = b_ind
+            dist[qorder[lo:hi]] = b_dist
+        if return_distance:
+            return dist, ind
+        return ind
+
+    def _proximity_kneighbors(self, X=None, n_neighbors: int = 10, method: str = "all"):
+        """``(1 - proximity, ind)`` whatever :meth:`kneighbors` ranks by (rpfCluster)."""
+        return self._kneighbors(X, n_neighbors, True, method, None)
+
+    def kneighbors_graph(
+        self, X=None, n_neighbors: int = 10, mode: str = "connectivity", method: str = "all"
+    ):
+        """Sparse graph of forest neighbours, ready for precomputed-metric estimators.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features) or None
+            ``None``: the training points, each without itself.
+        n_neighbors : int, default=10
+        mode : {"connectivity", "distance"}
+            Ones, or the distances ``1 - proximity``; a distance 0 (points that
+            share every leaf) is stored as the smallest positive float64, because
+            SciPy's graph routines and HDBSCAN drop stored zeros
+            (``geoforest/_sparse.py``).
+        method : {"all", "inbag", "oob"}
+
+        Returns
+        -------
+        graph : scipy.sparse.csr_matrix of shape (n_queries, n_samples_fit)
+            32-bit indices when they fit (the library's sparse policy,
+            ``geoforest/_sparse.py``).  With ``X=None`` the graph is the union of
+            every point's ``n_neighbors`` nearest and its transpose: symmetric, as
+            scikit-learn's HDBSCAN and umap-learn require of a precomputed sparse
+            distance matrix, with at least ``n_neighbors`` entries per row sorted by
+            distance (the forest distance is symmetric, so the union changes no
+            value).  With ``X`` given, row ``i`` holds exactly the ``n_neighbors``
+            training points nearest to ``X[i]``, as in scikit-learn.  When the
+            training graph falls apart into connected components (well-separated
+            clusters), one edge at its true forest distance (usually 1: no shared
+            leaf) joins each component to the next, because HDBSCAN and Isomap
+            refuse a disconnected sparse graph; no distance is invented.  A
+            ``dask.array.Array`` ``X`` gives a Dask array of CSR row blocks.
+        """
+        if mode not in ("connectivity", "distance"):
+            raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
+        if X is None and _dask_neighbors.is_dask_fitted(self):
+            _dask_neighbors.refuse("kneighbors_graph() of the training points")
+        dist, ind = self.kneighbors(X, n_neighbors, return_distance=True, method=method)
+        if X is None:
+            return self._training_graph(dist, ind, mode, method)
+        if _dask.is_dask_array(ind):
+            return _dask.neighbors_graph(dist, ind, mode, self._X_fit.shape[0])
+        return neighbors_rows_graph(dist, ind, mode, self._X_fit.shape[0])
+
+    def _training_graph(self, dist, ind, mode: str, method: str) -> sp.csr_matrix:
+        """The symmetric, connected graph of the training points' neighbours (see
+        :meth:`kneighbors_graph`): the union of the rows and their transpose, and
+        one edge at its true forest distance between consecutive connected
+        components, so that consumers needing one component (HDBSCAN, Isomap)
+        take it."""
+        n, k = ind.shape
+        rows = np.repeat(np.arange(n, dtype=np.int64), k)
+        cols = ind.ravel().astype(np.int64)
+        data = dist.ravel().astype(np.float64)
+        rows, cols, data = symmetric_union(rows, cols, data, n)
+        graph = csr_from_rows(rows, cols, np.ones(rows.size), (n, n))
+        n_comp, comp = connected_components(graph, directed=False)
+        if n_comp > 1:
+            # each component's first point, chained in order of first appearance
+            reps = np.unique(comp, return_index=True)[1]
+            reps = reps[np.argsort(comp[reps])]
+            a, b = reps[:-1], reps[1:]
+            bridge = self._training_pair_distances(a, b, method)
+            rows, cols, data = symmetric_union(
+                np.concatenate([rows, a]), np.concatenate([cols, b]),
+                np.concatenate([data, bridge]), n,
+            )  # fmt: skip
+        data = np.ones(rows.size) if mode == "connectivity" else distance_data(data)
+        return csr_from_rows(rows, cols, data, (n, n))
+
+    def _training_pair_distances(self, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
+        """Forest distances ``1 - proximity`` between training points ``a[i]`` and ``b[i]``."""
+        leaves, _ = self._leaves_of(None)
+        same = leaves[a] == leaves[b]
+        mask = self._masks(method, True)
+        if mask is None:
+            return 1.0 - same.mean(axis=1)
+        both = mask[a].astype(bool) & mask[b].astype(bool)
+        trees = both.sum(axis=1)
+        shared = (same & both).sum(axis=1)
+        return np.where(trees > 0, 1.0 - shared / np.maximum(trees, 1), 1.0)
