@@ -32,6 +32,7 @@ used by these phases but are pinned to 1 anyway)::
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python3 benchmarks/bench_million.py
     python3 benchmarks/bench_million.py --data noise --decay-redraws
     python3 benchmarks/bench_million.py --n 100000 --n-estimators 10   # smoke run
+    python3 benchmarks/bench_million.py --distance proximity   # the ranking before relevance
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--max-redraws", type=int, default=None, help="default: the forest's")
     parser.add_argument("--decay-redraws", action="store_true")
+    parser.add_argument(
+        "--distance", choices=("relevance", "proximity"), default=None, help="default: the forest's"
+    )
     args = parser.parse_args(argv)
 
     print(
@@ -83,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         params["max_redraws"] = args.max_redraws
     if args.decay_redraws:
         params["decay_redraws"] = True
+    if args.distance is not None:
+        params["distance"] = args.distance
     # Warm numba up (compiled or loaded from its cache) on a tiny problem.
     warm, _ = make_data(args.data, 2000, args.p)
     gf.UnsupervisedForest(**{**params, "n_estimators": 2}).fit(warm).kneighbors(

@@ -32,8 +32,9 @@ neighbours`` and on the URerF simulations (``studies/relevance_distance.py``,
 ``docs/defaults.md``).
 
 When every relevance is 0 (no feature is closer among forest neighbours than
-among random pairs) all distances are 0 and the order is the proximity
-order.
+among random pairs, e.g. trees that never split a small data set) the
+ranking is by the z-scored Euclidean distance (weights ``1 / var_j``).
+Features of relevance 0 cost nothing in the ranking (they are skipped).
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
+from ..proximity import _gather
+from ._flat import kneighbors_rows
+
+_NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
 #: Proximity candidates ranked per requested neighbour.
 CANDIDATES_PER_NEIGHBOR = 6
@@ -65,18 +70,29 @@ def column_variances(X: np.ndarray, block: int = 1 << 16) -> np.ndarray:
     return acc / n
 
 
+@njit(nogil=True, cache=True)
+def _pair_sums(X, rows, neighbors):
+    """``sum over (i, c) of (X[rows[i], j] - X[neighbors[i, c], j])^2`` per feature ``j``."""
+    acc = np.zeros(X.shape[1])
+    for i in range(rows.shape[0]):
+        a = rows[i]
+        for c in range(neighbors.shape[1]):
+            b = neighbors[i, c]
+            for j in range(X.shape[1]):
+                t = np.float64(X[a, j]) - np.float64(X[b, j])
+                acc[j] += t * t
+    return acc
+
+
 def relevance(X: np.ndarray, rows: np.ndarray, neighbors: np.ndarray, var: np.ndarray):
     """Relevance ``rho_j`` of every feature from ``neighbors[i]``, the forest
     neighbours of training row ``rows[i]`` (self excluded).
 
-    Returns ``(rho, weights)``: ``weights = rho**POWER / var`` (0 where ``var == 0``).
+    Returns ``(rho, weights)``: ``weights = rho**POWER / var`` (0 where
+    ``var == 0``), or ``1 / var`` (z-scores) when every ``rho`` is 0.
     """
     p = X.shape[1]
-    acc = np.zeros(p)
-    for lo in range(0, rows.shape[0], 256):
-        r = rows[lo : lo + 256]
-        diff = X[neighbors[lo : lo + 256]].astype(np.float64) - X[r, None, :]
-        acc += (diff * diff).sum(axis=(0, 1))
+    acc = _pair_sums(X, rows, neighbors)
     pairs = neighbors.shape[0] * neighbors.shape[1]
     varying = var > 0
     ratio = np.ones(p)
@@ -84,6 +100,9 @@ def relevance(X: np.ndarray, rows: np.ndarray, neighbors: np.ndarray, var: np.nd
     rho = np.clip(1.0 - ratio, 0.0, 1.0)
     weights = np.zeros(p)
     weights[varying] = rho[varying] ** POWER / var[varying]
+    if not np.any(weights > 0):
+        # Nothing learned (e.g. trees too small to split): z-scored Euclid.
+        weights[varying] = 1.0 / var[varying]
     return rho, weights
 
 
@@ -104,47 +123,115 @@ def drop_self(ind: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
 
 
 @njit(nogil=True, cache=True)
-def _rank_rows(Xq, Xref, cand, prox, n_cand, active, weights, k, lo, hi, out_ind, out_dist):
+def _rank_rows(Xq, Xref, cand, sim, n_out, weights, k, out_ind, out_dist):
+    """Rank each row's ``n_out`` candidates (best proximity first); ``Xq``,
+    ``Xref`` and ``weights`` hold the features of nonzero weight only."""
     d = np.empty(cand.shape[1])
     key = np.empty(cand.shape[1])
-    shared = np.empty(cand.shape[1], dtype=np.bool_)
-    for i in range(lo, hi):
-        # The first n_cand candidates, and those tied with the last of them.
-        m = n_cand
-        while m < cand.shape[1] and prox[i, m] == prox[i, n_cand - 1]:
-            m += 1
+    for i in range(cand.shape[0]):
+        m = n_out[i]
+        n_shared = 0
         for c in range(m):
-            shared[c] = prox[i, c] < 1.0
             acc = 0.0
-            for a in range(active.shape[0]):
-                j = active[a]
-                t = np.float64(Xq[i, j]) - np.float64(Xref[cand[i, c], j])
+            r = cand[i, c]
+            for j in range(weights.shape[0]):
+                t = np.float64(Xq[i, j]) - np.float64(Xref[r, j])
                 acc += weights[j] * t * t
             d[c] = acc
             # Candidates sharing no leaf go after every one that shares a leaf.
-            key[c] = acc if shared[c] else np.inf
+            if sim[i, c] > 0.0:
+                key[c] = acc
+                n_shared += 1
+            else:
+                key[c] = np.inf
         # Stable: equal distances keep the proximity order (then lower index).
         order = np.argsort(key[:m], kind="mergesort")
-        n_shared = 0
-        for c in range(m):
-            if shared[c]:
-                n_shared += 1
         pos = 0
         for c in order[:n_shared]:
             if pos == k:
                 break
-            out_ind[i - lo, pos] = cand[i, c]
-            out_dist[i - lo, pos] = np.sqrt(d[c])
+            out_ind[i, pos] = cand[i, c]
+            out_dist[i, pos] = np.sqrt(d[c])
             pos += 1
         if pos < k:
             rest = np.argsort(d[:m], kind="mergesort")
             for c in rest:
                 if pos == k:
                     break
-                if not shared[c]:
-                    out_ind[i - lo, pos] = cand[i, c]
-                    out_dist[i - lo, pos] = np.sqrt(d[c])
+                if not sim[i, c] > 0.0:
+                    out_ind[i, pos] = cand[i, c]
+                    out_dist[i, pos] = np.sqrt(d[c])
                     pos += 1
+
+
+@njit(nogil=True, cache=True)
+def _candidates(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, n_cand,
+                width, exclude_self, ind_out, sim_out, n_out):  # fmt: skip
+    """The candidates of queries ``qorder[lo:hi]`` without tree masks: the
+    ``n_cand`` best by (proximity, lower index) and those tied with the last,
+    at most ``width``, best first, found by counting rather than a heap of
+    ``width`` (proximities are co-leaf counts ``0..n_trees``).  Writes row
+    ``pos - lo``; ``n_out`` holds each row's length.  Fewer co-leaf points than
+    ``n_cand``: padded to ``width`` with the lowest-index other points at
+    proximity 0, as ``forest_kneighbors`` pads.
+    """
+    n_trees = qleaves.shape[1]
+    counts = np.zeros(n_ref, dtype=np.int32)
+    touched = np.empty(n_ref, dtype=np.int32)
+    hist = np.zeros(n_trees + 2, dtype=np.int64)
+    keys = np.empty(n_ref, dtype=np.int64)
+    span = np.int64(n_ref + 1)
+    for pos in range(lo, hi):
+        i = qorder[pos]
+        n_touched = _gather(qleaves, _NO_MASK, i, node_offset, ptr, members, counts, touched)
+        hist[:] = 0
+        for q in range(n_touched):
+            r = touched[q]
+            if exclude_self and ref_index[r] == i:
+                counts[r] = 0
+                touched[q] = -1
+                continue
+            hist[counts[r]] += 1
+        # The count of the n_cand-th best: all above it are taken, ties by index.
+        above = 0
+        c_star = n_trees
+        while c_star > 0 and above + hist[c_star] < n_cand:
+            above += hist[c_star]
+            c_star -= 1
+        n_keys = 0
+        for q in range(n_touched):
+            r = touched[q]
+            if r < 0:
+                continue
+            c = counts[r]
+            counts[r] = 0
+            if c >= max(c_star, 1):
+                keys[n_keys] = (n_trees - c) * span + ref_index[r]
+                n_keys += 1
+        order = np.sort(keys[:n_keys])
+        row = pos - lo
+        n_take = min(n_keys, width)
+        for q in range(n_take):
+            j = order[q] % span
+            ind_out[row, q] = j
+            sim_out[row, q] = (n_trees - order[q] // span) / n_trees
+        q = n_take
+        if n_take < n_cand:
+            # Pad with the lowest-index points not taken (proximity 0).
+            taken = np.sort(ind_out[row, :n_take])
+            j = 0
+            p = 0
+            while q < width and j < n_ref:
+                while p < n_take and taken[p] < j:
+                    p += 1
+                if (p < n_take and taken[p] == j) or (exclude_self and j == i):
+                    j += 1
+                    continue
+                ind_out[row, q] = j
+                sim_out[row, q] = 0.0
+                q += 1
+                j += 1
+        n_out[row] = q
 
 
 class Ranker:
@@ -163,18 +250,41 @@ class Ranker:
         n_cand = CANDIDATES_PER_NEIGHBOR * (k + is_train) - is_train
         self.n_cand = min(n_cand, n_train - is_train)
         self.n_request = min(TIE_LIMIT * self.n_cand, n_train - is_train)
-        self.Xq, self.Xref, self.weights, self.k = Xq, Xref, weights, k
-        self.active = np.flatnonzero(weights > 0).astype(np.int64)
+        active = np.flatnonzero(weights > 0)
+        # The features that count, gathered once: the kernel then reads rows
+        # contiguously (the same values, summed in the same order).
+        self.all_active = active.size == weights.size
+        self.Xref = Xref if self.all_active else np.ascontiguousarray(Xref[:, active])
+        self.Xq, self.active, self.weights, self.k = Xq, active, weights[active], k
 
-    def __call__(self, rows, cand, proximity_dist):
-        """The ``k`` best of the candidates ``cand`` of queries ``rows`` (their
-        ``1 - proximity`` in ``proximity_dist``, best first): ``(ind, dist)``."""
-        ind = np.empty((rows.shape[0], self.k), dtype=np.int64)
-        dist = np.empty((rows.shape[0], self.k), dtype=np.float64)
-        _rank_rows(
-            self.Xq[rows], self.Xref, cand, proximity_dist, self.n_cand, self.active,
-            self.weights, self.k, 0, rows.shape[0], ind, dist,
-        )  # fmt: skip
+    def search(self, qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train,
+               is_train):  # fmt: skip
+        """``(ind, dist)`` of queries ``qorder[lo:hi]``: their candidates, ranked."""
+        n_q = hi - lo
+        if qmask.shape[0] == 0:
+            cand = np.empty((n_q, self.n_request), dtype=np.int64)
+            sim = np.empty((n_q, self.n_request), dtype=np.float64)
+            n_out = np.empty(n_q, dtype=np.int64)
+            _candidates(
+                qleaves, qorder, lo, hi, offset, ptr, members, ref_order, n_train, self.n_cand,
+                self.n_request, is_train, cand, sim, n_out,
+            )  # fmt: skip
+        else:  # tree masks (method="inbag"/"oob"): proximities are not counts of one T
+            cand, sim = kneighbors_rows(
+                qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train,
+                self.n_request, is_train,
+            )  # fmt: skip
+            # The n_cand first, and the next ones while tied with the last of them.
+            tied = np.hstack(
+                [sim[:, self.n_cand :] == sim[:, self.n_cand - 1 : self.n_cand],
+                 np.zeros((n_q, 1), dtype=bool)]
+            )  # fmt: skip
+            n_out = self.n_cand + tied.argmin(axis=1)
+        rows = qorder[lo:hi]
+        Xq = self.Xq[rows] if self.all_active else self.Xq[np.ix_(rows, self.active)]
+        ind = np.empty((n_q, self.k), dtype=np.int64)
+        dist = np.empty((n_q, self.k), dtype=np.float64)
+        _rank_rows(Xq, self.Xref, cand, sim, n_out, self.weights, self.k, ind, dist)
         return ind, dist
 
 

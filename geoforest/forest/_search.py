@@ -30,14 +30,16 @@ from ._flat import kneighbors_rows, row_blocks
 def _search_block(qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train,
                   n_req, is_train, ranker):  # fmt: skip
     """One block of queries (``qorder[lo:hi]``): their ``n_req`` highest-proximity
-    points, ranked by ``ranker`` if given; ``(ind, dist)``."""
+    points, or the candidates ``ranker`` asks for, ranked; ``(ind, dist)``."""
+    if ranker is not None:
+        return ranker.search(
+            qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train, is_train
+        )
     ind, sim = kneighbors_rows(
         qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train, n_req,
         is_train,
     )  # fmt: skip
-    if ranker is None:
-        return ind, 1.0 - sim
-    return ranker(qorder[lo:hi], ind, 1.0 - sim)
+    return ind, 1.0 - sim
 
 
 class NeighborSearchMixin:

@@ -156,11 +156,10 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
       are mostly noise.  A node whose candidates grew redraws once: growth
       makes honest gains of 0 common, and spending every redraw on grown
       candidates multiplies the fit time of integer data for no better
-      neighbours (``docs/defaults.md``).  Where it still loses: clean
-      continuous data whose signal is spread over many features, the clean
-      simulations (sphere 0.84 of Euclid's precision), and all-discrete data
-      with many noise columns (letters + 100 noise columns: 0.34 against
-      0.47 without growth, Euclid 0.13).
+      neighbours (``docs/defaults.md``).  Ranked by proximity, growth loses
+      on all-discrete data with many noise columns (letters + 100 noise
+      columns: 0.34 against 0.47 without growth, Euclid 0.13); ranked by
+      relevance (the default ``distance``) it gives 0.55 there.
     * ``feature_combinations=1.5``: with the paper's density (``"paper"``,
       p/20 nonzeros) precision falls to chance at 1,000 noise dimensions,
       because every projection then mixes the few signal features with dozens
@@ -207,6 +206,11 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
        projections).
     .. [4] L. Breiman, "Random Forests", Machine Learning 45, 2001 (forest
        proximities; ``projection="axis"``).
+    .. [5] C. Domeniconi, J. Peng and D. Gunopulos, "Locally Adaptive Metric
+       Nearest-Neighbor Classification", IEEE TPAMI 24(9), 2002 (feature
+       relevance measured in neighbourhoods weighting a nearest-neighbour
+       metric, there from labels; ``distance="relevance"`` takes it from the
+       forest's neighbourhoods).
 
     Examples
     --------

@@ -50,20 +50,24 @@ def _brute_weights(X, S, k_est):
     return rho, rho**POWER / var
 
 
-def test_relevance_and_neighbours_match_brute_force(helix_noise):
+@pytest.mark.parametrize("method", ["all", "oob"])
+def test_relevance_and_neighbours_match_brute_force(helix_noise, method):
+    # "all": candidates counted (proximities share one T); "oob": per-pair tree masks.
     X = helix_noise[:150]
     rel, prox = _pair(X)
     S = prox.proximity(dense=True)
     rho, w = _brute_weights(X, S, ESTIMATE_NEIGHBORS)
     np.testing.assert_allclose(rel.feature_relevance_, rho, rtol=1e-6, atol=1e-9)
+    S = prox.proximity(method=method, dense=True)
     X64 = X.astype(np.float32).astype(np.float64)
     for k in (1, 5, 12):
-        dist, ind = rel.kneighbors(n_neighbors=k)
+        dist, ind = rel.kneighbors(n_neighbors=k, method=method)
         n_cand = CANDIDATES_PER_NEIGHBOR * (k + 1) - 1
         for i in range(X.shape[0]):
             cand = _brute_candidates(S[i], n_cand, exclude=i)
             d = np.sqrt((((X64[cand] - X64[i]) ** 2) * w).sum(axis=1))
-            best = np.argsort(d, kind="stable")[:k]
+            # Sharing a leaf first, then the metric (stable: proximity order on ties).
+            best = np.lexsort((np.arange(cand.size), d, S[i, cand] == 0))[:k]
             np.testing.assert_array_equal(ind[i], cand[best])
             np.testing.assert_allclose(dist[i], d[best], rtol=1e-5)
 
@@ -160,3 +164,14 @@ def test_forest_grown_from_dask_refuses_the_relevance_distance(helix_noise):
         f.kneighbors(n_neighbors=3)
     f.set_params(distance="proximity")
     assert f.kneighbors(n_neighbors=3, return_distance=False).compute().shape == (400, 3)
+
+
+def test_no_relevance_falls_back_to_zscored_euclid():
+    # Ten points never split (min_samples_split=45): every relevance is 0.
+    X = np.c_[np.arange(10.0) ** 1.5, np.zeros(10), 100 * np.sin(np.arange(10.0))]
+    f = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
+    np.testing.assert_array_equal(f.feature_relevance_, 0.0)
+    Z = (X - X.mean(0))[:, [0, 2]] / X[:, [0, 2]].std(0)
+    D = np.linalg.norm(Z[:, None] - Z[None], axis=2) + np.diag(np.full(10, np.inf))
+    ind = f.kneighbors(n_neighbors=3, return_distance=False)
+    np.testing.assert_array_equal(ind, np.argsort(D, axis=1, kind="stable")[:, :3])
