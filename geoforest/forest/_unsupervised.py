@@ -329,11 +329,13 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
             return
         X = self._X_fit
         rows = _relevance.estimate_rows(canonical_order(X) if order is None else order)
-        k = min(_relevance.ESTIMATE_NEIGHBORS, X.shape[0] - 1)
+        pool = min(_relevance.ESTIMATE_POOL, X.shape[0] - 1)
+        near = min(_relevance.ESTIMATE_NEIGHBORS, pool)
         # The rows as new points: each finds itself among its candidates.
-        _, ind = self._proximity_kneighbors(X[rows], k + 1)
+        _, ind = self._proximity_kneighbors(X[rows], pool + 1)
         var = _relevance.column_variances(X)
-        rho, weights = _relevance.relevance(X, rows, _relevance.drop_self(ind, rows, k), var)
+        neighbors = _relevance.drop_self(ind, rows, pool)
+        rho, weights = _relevance.relevance(X, rows, neighbors, var, near)
         self.feature_relevance_ = rho
         self._relevance_weights = weights
 
