@@ -5,9 +5,9 @@ random projection forest (rpfCluster), which neither default touches.  The
 rows built on ``UnsupervisedForest`` geometry are these, run here on every
 real data set of the suite (selection and report halves, at most 1,000 rows,
 the suite's preprocessing), 100 trees, seed 0, for three forests: the paper's
-(``max_tied_fraction=None, distance="proximity"``), grown projections ranked
-by proximity (``max_tied_fraction=0.05``; the default before
-``distance="relevance"``) and the defaults:
+(``max_tied_fraction=None, distance="proximity"``), the defaults (grown
+projections, ranked by proximity) and the same ranked by the learned metric
+(``distance="relevance"``, an option):
 
 * ``LUND (forest graph)``: LUND on the forest's 15-NN distance graph
   (``affinity="precomputed_distance"``), K estimated;
@@ -37,7 +37,7 @@ from geoforest_experiments.clustering_suite import REPORT, SELECTION, load_suite
 SETTINGS = {
     "paper": {"max_tied_fraction": None, "distance": "proximity"},
     "grown": {"max_tied_fraction": 0.05, "distance": "proximity"},
-    "default": {},
+    "relevance": {"distance": "relevance"},
 }
 
 

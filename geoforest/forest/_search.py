@@ -55,9 +55,9 @@ class NeighborSearchMixin:
     ):
         """Nearest neighbours in the forest's distance.
 
-        ``1 - proximity`` for every forest; for ``UnsupervisedForest`` at its
-        default ``distance="relevance"``, the query's highest-proximity points
-        ranked by the metric the forest learned (see its docstring).
+        ``1 - proximity`` by default; for ``UnsupervisedForest(distance=
+        "relevance")``, the query's highest-proximity points ranked by the
+        metric the forest learned (see its docstring).
 
         Parameters
         ----------

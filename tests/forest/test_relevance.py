@@ -120,8 +120,9 @@ def test_relevance_beats_proximity_on_the_papers_helix():
 
 
 def test_same_result_for_any_n_jobs(helix_noise):
-    a = gf.UnsupervisedForest(n_estimators=10, random_state=3, n_jobs=1).fit(helix_noise)
-    b = gf.UnsupervisedForest(n_estimators=10, random_state=3, n_jobs=2).fit(helix_noise)
+    kw = {"n_estimators": 10, "random_state": 3, "distance": "relevance"}
+    a = gf.UnsupervisedForest(n_jobs=1, **kw).fit(helix_noise)
+    b = gf.UnsupervisedForest(n_jobs=2, **kw).fit(helix_noise)
     np.testing.assert_array_equal(a.feature_relevance_, b.feature_relevance_)
     for X in (None, helix_noise[:50] + 0.01):
         da, ia = a.kneighbors(X, n_neighbors=9)
@@ -133,7 +134,9 @@ def test_same_result_for_any_n_jobs(helix_noise):
 def test_points_sharing_no_leaf_come_last():
     # Few trees and method="oob": some rows share no out-of-bag leaf with many others.
     X = np.random.default_rng(0).normal(size=(120, 3))
-    f = gf.UnsupervisedForest(n_estimators=4, min_samples_split=6, random_state=0).fit(X)
+    f = gf.UnsupervisedForest(
+        n_estimators=4, min_samples_split=6, random_state=0, distance="relevance"
+    ).fit(X)
     S = f.proximity(method="oob", dense=True)
     ind = f.kneighbors(n_neighbors=40, method="oob", return_distance=False)
     shared = np.take_along_axis(S, ind, axis=1) > 0
@@ -143,8 +146,8 @@ def test_points_sharing_no_leaf_come_last():
 
 
 def test_merged_forest_reestimates_its_metric(helix_noise):
-    a = gf.UnsupervisedForest(n_estimators=6, random_state=0).fit(helix_noise)
-    b = gf.UnsupervisedForest(n_estimators=6, random_state=1).fit(helix_noise)
+    a = gf.UnsupervisedForest(n_estimators=6, random_state=0, distance="relevance").fit(helix_noise)
+    b = gf.UnsupervisedForest(n_estimators=6, random_state=1, distance="relevance").fit(helix_noise)
     merged = gf.merge_forests(a, b)
     both = gf.UnsupervisedForest(n_estimators=6, random_state=0, distance="proximity")
     shared = np.rint(6 * both.fit(helix_noise).proximity(dense=True))
@@ -154,7 +157,8 @@ def test_merged_forest_reestimates_its_metric(helix_noise):
     np.testing.assert_allclose(merged.feature_relevance_, rho, rtol=1e-6, atol=1e-9)
 
 
-def test_proximity_distance_and_kernels_are_untouched(helix_noise):
+def test_proximity_is_the_default_and_kernels_are_untouched(helix_noise):
+    assert gf.UnsupervisedForest().distance == "proximity"
     rel, prox = _pair(helix_noise)
     assert not hasattr(prox, "feature_relevance_")
     d_prox, i_prox = prox.kneighbors(n_neighbors=5)
@@ -168,7 +172,7 @@ def test_proximity_distance_and_kernels_are_untouched(helix_noise):
 
 def test_forest_grown_from_dask_refuses_the_relevance_distance(helix_noise):
     da = pytest.importorskip("dask.array")
-    f = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(
+    f = gf.UnsupervisedForest(n_estimators=3, random_state=0, distance="relevance").fit(
         da.from_array(helix_noise, chunks=200)
     )
     with pytest.raises(NotImplementedError, match="distance='proximity'"):
@@ -180,7 +184,7 @@ def test_forest_grown_from_dask_refuses_the_relevance_distance(helix_noise):
 def test_no_relevance_falls_back_to_zscored_euclid():
     # Ten points never split (min_samples_split=45): every relevance is 0.
     X = np.c_[np.arange(10.0) ** 1.5, np.zeros(10), 100 * np.sin(np.arange(10.0))]
-    f = gf.UnsupervisedForest(n_estimators=5, random_state=0).fit(X)
+    f = gf.UnsupervisedForest(n_estimators=5, random_state=0, distance="relevance").fit(X)
     np.testing.assert_array_equal(f.feature_relevance_, 0.0)
     Z = (X - X.mean(0))[:, [0, 2]] / X[:, [0, 2]].std(0)
     D = np.linalg.norm(Z[:, None] - Z[None], axis=2) + np.diag(np.full(10, np.inf))

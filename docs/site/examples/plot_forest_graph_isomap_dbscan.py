@@ -5,9 +5,8 @@ Forest graphs in scikit-learn: Isomap and DBSCAN
 Any scikit-learn estimator that accepts ``metric="precomputed"`` with a
 sparse neighbours graph can work in the forest's learned distance instead of
 the Euclidean one: pass it ``forest.kneighbors_graph(mode="distance")``, a
-sparse matrix of each point's forest neighbours at the forest's distance (the
-metric :class:`~geoforest.UnsupervisedForest` learned, ranking its
-highest-proximity points). Here, Isomap on a helix and DBSCAN on two moons, both
+sparse matrix of each point's forest neighbours at distance
+``1 - proximity``. Here, Isomap on a helix and DBSCAN on two moons, both
 buried in noise dimensions.
 """
 

@@ -3,8 +3,8 @@ Forest neighbours in a pipeline: HDBSCAN and UMAP
 =================================================
 
 :class:`~geoforest.ForestNeighborsTransformer` follows the contract of
-scikit-learn's ``KNeighborsTransformer`` with the forest's distance:
-``fit_transform(X)`` returns a sparse, symmetric graph of
+scikit-learn's ``KNeighborsTransformer`` with the forest distance
+``1 - proximity``: ``fit_transform(X)`` returns a sparse, symmetric graph of
 each point's forest neighbours (the point itself included at distance 0),
 which estimators taking ``metric="precomputed"`` accept as it is, inside a
 :class:`~sklearn.pipeline.Pipeline`. Here HDBSCAN and UMAP on two moons
