@@ -78,7 +78,7 @@ def locality_order(leaves: np.ndarray) -> np.ndarray:
 
 
 @njit(nogil=True, cache=True)
-def _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched):
+def gather_coleaf(qleaves, qmask, i, node_offset, ptr, members, counts, touched):
     """Add query ``i``'s co-leaf counts into ``counts``; returns #touched points."""
     n_trees = qleaves.shape[1]
     use_mask = qmask.shape[0] > 0
@@ -114,7 +114,7 @@ def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref
     nnz = 0
     for pos in range(lo, hi):
         i = qorder[pos]
-        n_touched = _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
+        n_touched = gather_coleaf(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
         # (point, count) packed in one key (counts < 2^31), sorted by point.
         for q in range(n_touched):
             r = touched[q]
@@ -229,6 +229,27 @@ def _top_k(cand, sim, n_cand, k):
     return out
 
 
+@njit(nogil=True, cache=True, inline="always")
+def pad_lowest(ind_out, sim_out, row, q, stop, taken, first, end, skip):
+    """Fill ``ind_out[row, q:stop]`` with the lowest indices in ``[first, end)``
+    that are neither in sorted ``taken`` nor ``skip``, at proximity 0 (the
+    padding of a query with too few co-leaf points); returns the next ``q``."""
+    j = first
+    p = 0
+    n_taken = taken.shape[0]
+    while q < stop and j < end:
+        while p < n_taken and taken[p] < j:
+            p += 1
+        if (p < n_taken and taken[p] == j) or j == skip:
+            j += 1
+            continue
+        ind_out[row, q] = j
+        sim_out[row, q] = 0.0
+        q += 1
+        j += 1
+    return q
+
+
 @njit(nogil=True, cache=True)
 def forest_kneighbors(
     qleaves,
@@ -274,7 +295,7 @@ def forest_kneighbors(
     sim = np.empty(n_ref)
     for pos in range(lo, hi):
         i = qorder[pos]
-        n_touched = _gather(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
+        n_touched = gather_coleaf(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
         n_cand = 0
         for q in range(n_touched):
             r = touched[q]
@@ -301,20 +322,11 @@ def forest_kneighbors(
             sim_out[row, q] = sim[best[q]]
         if n_take < k:
             # Pad with the lowest-index points not yet taken (proximity 0).
-            taken = np.sort(cand[:n_cand])
-            j = ref_base
-            p = 0
-            q = n_take
-            while q < k and j < ref_base + n_ref:
-                while p < n_cand and taken[p] < j:
-                    p += 1
-                if (p < n_cand and taken[p] == j) or (exclude_self and j == q_base + i):
-                    j += 1
-                    continue
-                ind_out[row, q] = j
-                sim_out[row, q] = 0.0
-                q += 1
-                j += 1
+            skip = q_base + i if exclude_self else -1
+            q = pad_lowest(
+                ind_out, sim_out, row, n_take, k, np.sort(cand[:n_cand]), ref_base,
+                ref_base + n_ref, skip,
+            )  # fmt: skip
             while q < k:
                 ind_out[row, q] = _NO_POINT
                 sim_out[row, q] = -1.0

@@ -32,20 +32,15 @@ metric orders what it finds.  The cube ``POWER = 3`` sharpens the fade-out:
 noise features the trees did split on keep a small relevance, and a thousand
 of them would otherwise add up.
 
-Why the pool and not the feature's variance: a first form compared the
-near ones with random pairs (``2 var_j``).  With many points every feature,
-noise columns included, is far tighter among forest neighbours than among
-random pairs, so every relevance neared 1 and the ranking became z-scored
-Euclid: on the helix with 7 noise dimensions, precision@20 fell from
-proximity's 0.78 to 0.27 at 20,000 points (0.15 at 10^6).  Measured against
-the pool, the noise columns still fade (0.97 at 20,000 points, 0.93 at
-100,000).  Constants chosen on the selection half of ``geoforest experiment
-neighbours``, the URerF simulations and those larger helices
-(``studies/relevance_distance.py``, ``docs/defaults.md``).  Not the default:
-at 10^6 points (the helix with 7 noise dimensions, ``bench_million.py``) the
-trees split the noise columns deep down, the forest's nearest are tighter in
-them too, and the ranking falls below proximity's (precision@20 0.63 against
-0.76).
+Why the pool and not the feature's variance: against random pairs
+(``2 var_j``), every feature, noise columns included, looks tight among the
+forest's nearest once there are many points, so every ``rho`` nears 1 and the
+ranking becomes z-scored Euclid.  Against the pool, the comparison is made at
+the scale the ranking works at.  Not the default: at 10^6 points the trees
+split the noise columns deep down, the forest's nearest are tighter in them
+too, and the ranking falls below proximity's; and at scale it is sensitive
+to which points enter the estimate.  Measurements and the choice of the
+constants: ``docs/defaults.md`` (``studies/relevance_distance.py``).
 
 When every relevance is 0 (no feature is closer among forest neighbours than
 among random pairs, e.g. trees that never split a small data set) the
@@ -58,7 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..proximity import _gather
+from ..proximity import gather_coleaf, pad_lowest
 from ._flat import kneighbors_rows
 
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
@@ -206,7 +201,7 @@ def _candidates(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n
     span = np.int64(n_ref + 1)
     for pos in range(lo, hi):
         i = qorder[pos]
-        n_touched = _gather(qleaves, _NO_MASK, i, node_offset, ptr, members, counts, touched)
+        n_touched = gather_coleaf(qleaves, _NO_MASK, i, node_offset, ptr, members, counts, touched)
         hist[:] = 0
         for q in range(n_touched):
             r = touched[q]
@@ -240,20 +235,9 @@ def _candidates(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n
             sim_out[row, q] = (n_trees - order[q] // span) / n_trees
         q = n_take
         if n_take < n_cand:
-            # Pad with the lowest-index points not taken (proximity 0).
+            skip = i if exclude_self else -1
             taken = np.sort(ind_out[row, :n_take])
-            j = 0
-            p = 0
-            while q < width and j < n_ref:
-                while p < n_take and taken[p] < j:
-                    p += 1
-                if (p < n_take and taken[p] == j) or (exclude_self and j == i):
-                    j += 1
-                    continue
-                ind_out[row, q] = j
-                sim_out[row, q] = 0.0
-                q += 1
-                j += 1
+            q = pad_lowest(ind_out, sim_out, row, q, width, taken, 0, n_ref, skip)
         n_out[row] = q
 
 

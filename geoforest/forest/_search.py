@@ -93,7 +93,9 @@ class NeighborSearchMixin:
         check_is_fitted(self)
         return self._kneighbors(X, n_neighbors, return_distance, method, self._metric_weights())
 
-    def _kneighbors(self, X, n_neighbors, return_distance, method, weights):
+    def _kneighbors(self, X, n_neighbors, return_distance, method, weights, prepared=False):
+        """``kneighbors`` ranked by ``weights`` (``None``: proximity); ``prepared``:
+        ``X`` is already the forest's float32 (rows of ``_X_fit``), not user input."""
         if _dask_neighbors.is_dask_fitted(self):
             return _dask_neighbors.kneighbors_of(self, X, n_neighbors, return_distance, method)
         if _dask.is_dask_array(X):
@@ -105,7 +107,7 @@ class NeighborSearchMixin:
             qleaves, is_train = self._leaves_of(None)
             Xq = self._X_fit
         else:
-            Xq = self._validate_X(X, reset=False)
+            Xq = X if prepared else self._validate_X(X, reset=False)
             qleaves, is_train = self._apply(Xq), False
         check_n_neighbors(n_neighbors, n_train, is_train)
         ranker, n_req = None, n_neighbors

@@ -186,12 +186,9 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
       it than the rest of the candidate pool, so noise columns drop out and
       the neighbours match or beat Euclidean ones on clean data (the sphere:
       precision@50 0.84 -> 0.98, Euclid 0.98) while gaining under noise (the
-      helix at 1,000 noise dimensions: 0.69 -> 0.99).  Measuring the
-      relevance against random pairs instead fails with many points (every
-      feature then looks relevant: the helix with 7 noise dimensions at
-      20,000 points, 0.27 against proximity's 0.78; 0.97 as it is).  At
-      10^6 points (``benchmarks/bench_million.py``) it is still below
-      proximity (precision@20 0.63 against 0.76), which keeps it an option.
+      helix at 1,000 noise dimensions: 0.69 -> 0.99).  It is not the
+      default because at 10^6 points it ranks below proximity
+      (``benchmarks/bench_million.py``; figures in ``docs/defaults.md``).
 
     Two departures from the paper.  Fast-BIC is used in gain form (BIC of one
     Gaussian minus the best two-Gaussian BIC), which makes the choice between
@@ -339,8 +336,9 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         rows = _relevance.estimate_rows(canonical_order(X) if order is None else order)
         pool = min(_relevance.ESTIMATE_POOL, X.shape[0] - 1)
         near = min(_relevance.ESTIMATE_NEIGHBORS, pool)
-        # The rows as new points: each finds itself among its candidates.
-        _, ind = self._proximity_kneighbors(X[rows], pool + 1)
+        # The rows as new points (already the forest's float32, so not shifted by
+        # the centring offset again): each finds itself among its candidates.
+        _, ind = self._kneighbors(X[rows], pool + 1, True, "all", None, prepared=True)
         var = _relevance.column_variances(X)
         neighbors = _relevance.drop_self(ind, rows, pool)
         rho, weights = _relevance.relevance(X, rows, neighbors, var, near)

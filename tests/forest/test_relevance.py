@@ -190,3 +190,18 @@ def test_no_relevance_falls_back_to_zscored_euclid():
     D = np.linalg.norm(Z[:, None] - Z[None], axis=2) + np.diag(np.full(10, np.inf))
     ind = f.kneighbors(n_neighbors=3, return_distance=False)
     np.testing.assert_array_equal(ind, np.argsort(D, axis=1, kind="stable")[:, :3])
+
+
+def test_far_off_columns_are_centred_once(helix_noise):
+    # A float64 column far from zero is centred once at fit (forest/_input.py);
+    # the estimate must not shift the training rows a second time.
+    X = helix_noise[:150].astype(np.float64).copy()
+    X[:, 0] += 1e7
+    kw = {"n_estimators": 25, "random_state": 0}
+    rel = gf.UnsupervisedForest(distance="relevance", **kw).fit(X)
+    prox = gf.UnsupervisedForest(distance="proximity", **kw).fit(X)
+    assert rel._offset is not None
+    rho, _ = _brute_weights(
+        rel._X_fit, prox.proximity(dense=True), ESTIMATE_NEIGHBORS, ESTIMATE_POOL
+    )
+    np.testing.assert_allclose(rel.feature_relevance_, rho, rtol=1e-6, atol=1e-9)
