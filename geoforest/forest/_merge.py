@@ -72,6 +72,9 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
 
     Raises
     ------
+    TypeError
+        An argument is not a forest, e.g. a list of forests
+        (``merge_forests(*forests)`` unpacks one).
     ValueError
         The forests cannot be parts of one forest (the message says why).
 
@@ -85,6 +88,17 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
     """
     if not forests:
         raise ValueError("merge_forests needs at least one forest")
+    for i, f in enumerate(forests):
+        if isinstance(f, (list, tuple)):
+            raise TypeError(
+                "merge_forests takes the forests as separate arguments, merge_forests(a, b); "
+                f"for a {type(f).__name__} of forests, unpack it: merge_forests(*forests)"
+            )
+        if not isinstance(f, BaseForest):
+            raise TypeError(
+                f"merge_forests takes fitted geoforest forests; argument {i} is a "
+                f"{type(f).__name__}"
+            )
     first = forests[0]
     shaping = {k: v for k, v in first.get_params(deep=False).items() if k not in _MERGE_FREE}
     seen_trees: dict[bytes, int] = {}

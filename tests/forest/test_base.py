@@ -507,6 +507,19 @@ def test_merge_refuses_what_cannot_be_one_forest(data):
     assert merged.get_params()["min_samples_split"] == a.get_params()["min_samples_split"]
 
 
+def test_merge_of_a_list_says_how_to_call_it(data):
+    """Issue 30: a list of forests was an AttributeError about get_params."""
+    a = small_forest(random_state=0).fit(data)
+    b = small_forest(random_state=1).fit(data)
+    with pytest.raises(TypeError, match=r"merge_forests\(\*forests\)"):
+        merge_forests([a, b])
+    with pytest.raises(TypeError, match=r"merge_forests\(\*forests\)"):
+        merge_forests((a, b))
+    with pytest.raises(TypeError, match="argument 1 is a ndarray"):
+        merge_forests(a, data)
+    assert merge_forests(*[a, b]).n_estimators == a.n_estimators + b.n_estimators
+
+
 def test_merge_keeps_the_centring_offset(data):
     far = data + 1e7
     a = small_forest(random_state=0).fit(far)
