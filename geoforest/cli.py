@@ -194,32 +194,68 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     demo.set_defaults(func=_demo)
 
-    _add_experiment_command(sub)
+    _add_plugin_commands(sub)
     return parser
 
 
-def _add_experiment_command(sub) -> None:
-    """``geoforest experiment NAME``: the papers' experiments, a package of their own.
+#: The entry-point group of the subcommands other packages add to ``geoforest``. An
+#: entry names a function ``add(subparsers)`` that adds one subcommand, with
+#: ``set_defaults(func=...)``; the experiments package adds ``experiment`` this way.
+COMMANDS_GROUP = "geoforest.commands"
 
-    They live in :mod:`geoforest_experiments`, apart from the library, and need
-    the ``experiments`` extra for their baselines and figures.
+#: Subcommands of packages installed apart from the library: name -> (help, install hint).
+#: When one is not installed, the command prints the hint in one line and exits with 2.
+OPTIONAL_COMMANDS: dict[str, tuple[str, str]] = {
+    "experiment": (
+        "reproduce one experiment of the papers",
+        'the experiments are not installed: pip install "geoforest[experiments]"',
+    ),
+}
+
+
+def command_plugins() -> list:
+    """The entry points of :data:`COMMANDS_GROUP`, by name."""
+    from importlib.metadata import entry_points
+
+    return sorted(entry_points(group=COMMANDS_GROUP), key=lambda ep: ep.name)
+
+
+def _add_plugin_commands(sub) -> None:
+    """Add the subcommands of installed plug-ins; a one-line stand-in for missing ones.
+
+    The library imports no plug-in by name: each comes from its entry point. An
+    entry whose package cannot be imported counts as not installed; a name seen
+    twice (two installs of one package) is added once.
     """
-    try:
-        from geoforest_experiments.cli import add_experiment_command
-    except ImportError:  # pragma: no cover - a library-only install
-        exp = sub.add_parser("experiment", help="(needs the geoforest_experiments package)")
-        exp.set_defaults(func=_no_experiments)
-        return
-    add_experiment_command(sub)
+    added = {"demo"}
+    for ep in command_plugins():
+        if ep.name in added:
+            continue
+        try:
+            add = ep.load()
+        except ImportError:
+            continue
+        add(sub)
+        added.add(ep.name)
+    for name, (text, hint) in OPTIONAL_COMMANDS.items():
+        if name not in added:
+            stand_in = sub.add_parser(name, help=f"{text} (not installed)", add_help=False)
+            stand_in.set_defaults(func=_not_installed(hint), any_arguments=True)
 
 
-def _no_experiments(args: argparse.Namespace) -> int:
-    return fail(args, 'the experiments are not installed: pip install "geoforest[experiments]"')
+def _not_installed(hint: str):
+    def not_installed(args: argparse.Namespace) -> int:
+        return fail(args, hint)
+
+    return not_installed
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``geoforest`` command."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not getattr(args, "any_arguments", False):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     return args.func(args)
 
 

@@ -1,19 +1,55 @@
 """``geoforest experiment NAME``: the subcommand that runs one experiment of the papers.
 
-The ``geoforest`` command (:mod:`geoforest.cli`) adds it when this package is
-installed; the argument types and the one-line failure come from there, so both
-subcommands answer mistakes the same way.
+The ``geoforest`` command (:mod:`geoforest.cli`) adds it through the
+``geoforest.commands`` entry point of ``pyproject.toml``: this package uses the
+library, never the other way round, and imports nothing from ``geoforest.cli``.
+Its argument types and one-line failures answer mistakes as the ``demo``
+subcommand does (argparse errors for bad numbers, one line and exit 2 for the rest).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-
-from geoforest.cli import MAX_SEED, fail, n_jobs_arg, seed_arg
 
 from . import EXPERIMENTS, ExperimentConfig
 from ._runner import MissingExtraError, OutputError, run_staged
+
+#: Largest ``--seed``: NumPy seeds are below 2**32, and experiments add offsets to the seed.
+MAX_SEED = 2**31 - 1
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+
+
+def n_jobs_arg(text: str) -> int:
+    """An argparse type: threads, a positive integer or negative (-1: all cores), not 0."""
+    value = _int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(
+            "must be a positive number of threads or negative (-1: all cores), got 0"
+        )
+    return value
+
+
+def seed_arg(text: str) -> int:
+    """An argparse type: a random seed in [0, MAX_SEED]."""
+    value = _int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, {MAX_SEED}], got {value}")
+    return value
+
+
+def fail(args: argparse.Namespace, message: str, code: int = 2, *, kind: str = "error") -> int:
+    """Print a one-line message for the user (no usage, no traceback); the exit code."""
+    print(f"geoforest {args.command}: {kind}: {message}", file=sys.stderr)
+    return code
+
 
 _EXPERIMENT_OUTPUT_HELP = """
 Output: the run writes its files into a hidden folder OUT/.NAME.partial-* and
@@ -53,7 +89,10 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def add_experiment_command(sub) -> None:
-    """Add the ``experiment`` subcommand to the ``geoforest`` command's subparsers."""
+    """Add the ``experiment`` subcommand to the ``geoforest`` command's subparsers.
+
+    The entry point of the ``geoforest.commands`` group (``pyproject.toml``).
+    """
     exp = sub.add_parser(
         "experiment",
         help="reproduce one experiment of the papers (CSV + PNG)",

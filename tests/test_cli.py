@@ -2,6 +2,9 @@
 
 import csv
 
+import pytest
+
+from geoforest import cli
 from geoforest.cli import build_parser, main
 
 
@@ -21,3 +24,44 @@ def test_demo_quick_writes_table_and_figure(tmp_path, capsys):
 def test_parser_requires_a_command():
     parser = build_parser()
     assert parser.parse_args(["demo"]).out == "geoforest-demo"
+
+
+class _Missing:
+    """An entry point whose package is not installed: loading it fails."""
+
+    name = "experiment"
+
+    def load(self):
+        raise ModuleNotFoundError("No module named 'geoforest_experiments'")
+
+
+@pytest.mark.parametrize("plugins", [[], [_Missing()]], ids=["no-entry-point", "not-importable"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["experiment"],
+        ["experiment", "noise-sweep", "--quick", "--seed", "3"],
+        ["experiment", "--help"],
+    ],
+)
+def test_experiment_without_the_package_is_one_line_and_exit_2(plugins, argv, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "command_plugins", lambda: plugins)
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and 'pip install "geoforest[experiments]"' in lines[0]
+
+
+def test_the_experiment_command_comes_from_its_entry_point():
+    plugins = {ep.name: ep.value for ep in cli.command_plugins()}
+    assert plugins["experiment"] == "geoforest_experiments.cli:add_experiment_command"
+    args = build_parser().parse_args(["experiment", "criteria", "--quick"])
+    assert args.func.__module__ == "geoforest_experiments.cli"
+
+
+def test_unknown_arguments_stay_argparse_errors(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["demo", "--no-such-option"])
+    assert exc.value.code == 2
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
