@@ -1,7 +1,10 @@
 """What every experiment shares: settings, data, forest neighbours, tidy output.
 
-An experiment is a module with a ``run(config) -> ExperimentResult`` function.
-It computes *tidy* rows (one observation per row, plain ``str``/``int``/
+An experiment is a module with a ``run(config) -> ExperimentResult`` function
+and, when it needs optional packages, a ``REQUIRES`` mapping of their import
+names to the names to install (``{"umap": "umap-learn"}``): :func:`run_staged`
+checks them before any work and raises :class:`MissingExtraError` naming the
+extra. It computes *tidy* rows (one observation per row, plain ``str``/``int``/
 ``float`` values), and this module writes them as CSV next to a JSON record
 of how they were made (command, seed, versions, run time), prints the summary
 table and shows progress.
@@ -380,6 +383,9 @@ def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) 
     OutputError
         ``config.out`` is not a writable directory, or holds a complete run
         of ``name`` and ``overwrite`` is false.
+    MissingExtraError
+        A package of the experiment's ``REQUIRES`` is not installed (raised
+        before anything is computed or created).
     """
     from . import EXPERIMENTS
 
@@ -388,6 +394,7 @@ def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) 
     out = Path(config.out)
     check_output(out, name, overwrite=overwrite)
     module = importlib.import_module(f".{EXPERIMENTS[name][0]}", __package__)
+    require(getattr(module, "REQUIRES", {}), name)  # before any work
     created = _make_dirs(out)
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=out))

@@ -51,6 +51,8 @@ SELECTION = ("iris", "wdbc", "wdbc-raw", "segment", "musk2", "texture", "vowel",
 REPORT = ("wine", "wine-raw", "heart", "satimage", "magic", "penbased", "letter",
           "movement_libras", "connectome")  # fmt: skip
 CONTROLS = ("ldln-inplane", "circles-inplane", "multidensity", "touching", "one-blob")
+#: Optional packages (import name -> name to install), checked before any work.
+REQUIRES = {"umap": "umap-learn"}  # UMAP+HDBSCAN
 QUICK = ("iris", "wine", "wdbc-raw", "ldln-inplane", "one-blob")  # no wheel needed
 
 _STANDARDISED = ("wine", "wdbc", "heart", "segment", "magic", "musk2", "vowel", "vehicle")

@@ -37,6 +37,9 @@ from .noise_sweep import _STYLE, _options
 # NNDescent is left out: on 213 points it is exact (it equals Euclidean) and,
 # asked for all 212 neighbours, it warns that it cannot find them.
 METHODS: tuple[str, ...] = ("URerF", *(b for b in BASELINES if b != "NNDescent"))
+#: Optional packages the baselines need (import name -> name to install), checked
+#: before any work (``_runner.run_staged``).
+REQUIRES = {"umap": "umap-learn"}
 DETERMINISTIC = ("Euclidean", "Isomap")
 PAPER_KS = (50, 100, 150, 200, 250)
 

@@ -126,7 +126,6 @@ from ._runner import (
     Timer,
     precision_recall,
     progress,
-    require,
     simulation,
     truth,
     write_csv,
@@ -343,6 +342,10 @@ def isolation_kernel(X, k, seed, n_jobs):
 
     return top_k_shared(IsoKernel(random_state=seed).fit(X).transform(X), k)
 
+
+#: Optional packages (import name -> name to install), checked before any work
+#: (``_runner.run_staged``): the UMAP graph anchor and the figure.
+REQUIRES = {"umap": "umap-learn", "matplotlib": "matplotlib"}
 
 #: name -> method; forests of :data:`FOREST_VARIANTS` first, then the anchors.
 METHODS: dict[str, Method] = {
@@ -603,7 +606,6 @@ def _plain(value: Any) -> Any:
 
 def run(config: ExperimentConfig) -> ExperimentResult:
     """Every method on every cell; the tidy table, the summary, the figure."""
-    require({"umap": "umap-learn", "matplotlib": "matplotlib"}, "neighbours")
     s = settings(config.quick)
     methods, skipped = active_methods(config.quick)
     if "Isolation Kernel" in skipped and not config.quick:

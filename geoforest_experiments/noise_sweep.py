@@ -38,6 +38,10 @@ from .baselines import BASELINES, baseline_neighbors
 
 METHODS: tuple[str, ...] = ("URerF", *BASELINES)
 
+#: Optional packages the baselines need (import name -> name to install), checked
+#: before any work (``_runner.run_staged``).
+REQUIRES = {"umap": "umap-learn", "pynndescent": "pynndescent"}
+
 
 def settings(quick: bool) -> dict[str, Any]:
     """Sizes of the full and the quick run."""

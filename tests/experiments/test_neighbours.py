@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 import warnings
 
 import numpy as np
@@ -12,7 +13,7 @@ from scipy.spatial.distance import cdist
 
 from geoforest.cli import main
 from geoforest.datasets import RESERVED_DATASETS, SUITE_DATASETS, load_suite_dataset
-from geoforest_experiments import ExperimentConfig, _runner, run_experiment
+from geoforest_experiments import ExperimentConfig, run_experiment
 from geoforest_experiments import clustering_suite as suite
 from geoforest_experiments import neighbours as nb
 
@@ -164,9 +165,7 @@ def test_isolation_kernel_is_skipped_without_ikpykit(monkeypatch):
 
 
 def test_missing_extra_is_a_one_line_error_before_any_work(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(
-        nb, "require", lambda modules, name: _runner.require(["no_such_module_xyz"], name)
-    )
+    monkeypatch.setitem(sys.modules, "umap", None)  # as if umap-learn were not installed
     assert (
         main(["experiment", "neighbours", "--quick", "--out", str(tmp_path), "--no-progress"]) == 2
     )
