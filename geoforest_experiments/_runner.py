@@ -27,10 +27,11 @@ its output folder whole or not at all:
   file that record lists are removed first, so no file of the old run survives
   beside the new ones. The JSON record is moved last: ``NAME.json`` present
   means a complete run, and it describes exactly the files beside it. Ctrl-C
-  during these renames is held back until they are done.
-* On an interruption or an error during the run the staging folder is deleted
-  (and so is ``OUT`` if the run created it and it is empty): an earlier complete
-  run stays as it was, byte for byte.
+  or SIGTERM during these renames is held back until they are done.
+* On an interruption (Ctrl-C, or SIGTERM, which raises :class:`Terminated`,
+  a ``KeyboardInterrupt``, while the run lasts) or an error during the run
+  the staging folder is deleted (and so is ``OUT`` if the run created it and
+  it is empty): an earlier complete run stays as it was, byte for byte.
 
 A process killed outright (``SIGKILL``, power loss) can leave a
 ``.NAME.partial-*`` folder behind; it is never read and may be deleted.
@@ -69,6 +70,7 @@ __all__ = [
     "ExperimentResult",
     "MissingExtraError",
     "OutputError",
+    "Terminated",
     "check_output",
     "forest_neighbors",
     "format_table",
@@ -358,6 +360,17 @@ def check_output(out: Path, name: str, *, overwrite: bool = False) -> None:
         )
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during :func:`run_staged`: a ``KeyboardInterrupt``, so it takes Ctrl-C's path.
+
+    ``signum`` is the signal's number (the command exits with ``128 + signum``).
+    """
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(f"terminated by signal {signum}")
+        self.signum = int(signum)
+
+
 def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) -> ExperimentResult:
     """Run an experiment and publish its files atomically (see the module docstring).
 
@@ -386,6 +399,10 @@ def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) 
     MissingExtraError
         A package of the experiment's ``REQUIRES`` is not installed (raised
         before anything is computed or created).
+    Terminated
+        SIGTERM arrived during the run (it then raises this
+        ``KeyboardInterrupt`` in the main thread, unless SIGTERM already had a
+        handler or was ignored); the staging folder is gone.
     """
     from . import EXPERIMENTS
 
@@ -395,6 +412,16 @@ def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) 
     check_output(out, name, overwrite=overwrite)
     module = importlib.import_module(f".{EXPERIMENTS[name][0]}", __package__)
     require(getattr(module, "REQUIRES", {}), name)  # before any work
+    with _sigterm_interrupts():
+        result = _run_in_staging(name, module, config, out, overwrite)
+    print(f"\n{name}: {EXPERIMENTS[name][1]}\n")
+    print(result.summary)
+    print(f"\n{result.seconds:.1f}s; wrote " + ", ".join(str(p) for p in result.files))
+    return result
+
+
+def _run_in_staging(name, module, config, out: Path, overwrite: bool) -> ExperimentResult:
+    """The run of :func:`run_staged` in a staging folder, moved into ``out`` when complete."""
     created = _make_dirs(out)
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=out))
@@ -423,9 +450,6 @@ def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) 
         _remove_empty(created)
         raise
     result.files.append(record)
-    print(f"\n{name}: {EXPERIMENTS[name][1]}\n")
-    print(result.summary)
-    print(f"\n{result.seconds:.1f}s; wrote " + ", ".join(str(p) for p in result.files))
     return result
 
 
@@ -496,26 +520,59 @@ def _publish(staging: Path, out: Path, record: Path, *, overwrite: bool) -> None
     staging.rmdir()
 
 
-@contextlib.contextmanager
-def _interrupt_deferred() -> Iterator[None]:
-    """Hold Ctrl-C (SIGINT) back until the block is done, then hand it to the old handler.
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(signum)
 
-    Only a Python-level handler (by default the one raising KeyboardInterrupt) is
-    deferred; an ignored or default (``SIG_IGN``, ``SIG_DFL``) SIGINT, or a
-    block outside the main thread, is left as it is.
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """In the block, SIGTERM raises :class:`Terminated` (a KeyboardInterrupt), as Ctrl-C does.
+
+    Without it SIGTERM ends the process at once and leaves the staging folder
+    behind. Only SIGTERM's default action (``SIG_DFL``) in the main thread is
+    replaced, and restored after the block; a handler someone else installed,
+    or an ignored SIGTERM, is left as it is.
     """
-    previous = signal.getsignal(signal.SIGINT)
-    if threading.current_thread() is not threading.main_thread() or not callable(previous):
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    received: list[tuple[int, Any]] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: received.append((signum, frame)))
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) and SIGTERM back until the block is done, then hand them on.
+
+    Only a Python-level handler (by default the one raising KeyboardInterrupt,
+    and :func:`_sigterm_interrupts`' for SIGTERM) is deferred; an ignored or
+    default (``SIG_IGN``, ``SIG_DFL``) signal, or a block outside the main
+    thread, is left as it is. After the block the first signal received is
+    given to its old handler.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    previous = {sig: handler for sig, handler in previous.items() if callable(handler)}
+    received: list[tuple[int, Any]] = []
+    for sig in previous:
+        signal.signal(sig, lambda signum, frame: received.append((signum, frame)))
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if received:
-        previous(*received[0])
+        signum, frame = received[0]
+        previous[signum](signum, frame)
 
 
 def format_table(

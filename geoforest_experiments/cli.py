@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import EXPERIMENTS, ExperimentConfig
-from ._runner import MissingExtraError, OutputError, run_staged
+from ._runner import MissingExtraError, OutputError, Terminated, run_staged
 
 #: Largest ``--seed``: NumPy seeds are below 2**32, and experiments add offsets to the seed.
 MAX_SEED = 2**31 - 1
@@ -55,7 +55,7 @@ _EXPERIMENT_OUTPUT_HELP = """
 Output: the run writes its files into a hidden folder OUT/.NAME.partial-* and
 moves them into OUT only when it has finished, the JSON record NAME.json last
 (NAME.json present = a complete run, describing the files beside it). An
-interrupted or failed run leaves OUT as it was. A complete run of NAME already
+interrupted (Ctrl-C, SIGTERM) or failed run leaves OUT as it was. A complete run of NAME already
 in OUT is refused unless --overwrite is given; then all files of the old run
 are removed before the new ones are moved in. A bad --out (not a directory,
 not writable) is an error before anything is computed.
@@ -83,6 +83,8 @@ def run_command(args: argparse.Namespace) -> int:
         run_staged(args.name, config, overwrite=args.overwrite)
     except (OutputError, MissingExtraError) as exc:
         return fail(args, str(exc))
+    except Terminated as exc:  # SIGTERM, handled as Ctrl-C
+        return fail(args, f"no partial run left in {out}", code=128 + exc.signum, kind="terminated")
     except KeyboardInterrupt:
         return fail(args, f"no partial run left in {out}", code=130, kind="interrupted")
     return 0

@@ -215,3 +215,86 @@ def test_bad_out_exits_2_without_traceback_in_a_real_process(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "not a directory" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
+
+
+_SIGTERM_CHILD = """
+import os, signal, sys, time, types
+from geoforest.cli import main
+from geoforest_experiments import EXPERIMENTS, ExperimentResult
+from geoforest_experiments._runner import write_csv
+
+def run(config):
+    rows = [{"seed": config.seed}]
+    files = [write_csv(rows, config.out / "fake.csv")]
+    if config.seed == 1:
+        os.kill(os.getpid(), signal.SIGTERM)  # as `kill PID` or a job scheduler would
+        time.sleep(30)
+    return ExperimentResult("fake", rows, "done", files)
+
+module = types.ModuleType("geoforest_experiments._fake_sigterm")
+module.run = run
+sys.modules[module.__name__] = module
+EXPERIMENTS["fake"] = ("_fake_sigterm", "a fake experiment that gets SIGTERM")
+sys.exit(main(["experiment", "fake", "--no-progress", *sys.argv[1:]]))
+"""
+
+
+def test_sigterm_is_handled_like_ctrl_c_in_a_real_process(tmp_path):
+    """SIGTERM used to end the process at once, leaving ``.fake.partial-*`` behind."""
+
+    def child(*args):
+        return subprocess.run(
+            [sys.executable, "-c", _SIGTERM_CHILD, "--out", str(tmp_path / "out"), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    first = child("--seed", "0")
+    assert first.returncode == 0, first.stderr
+    before = _snapshot(tmp_path / "out")
+    proc = child("--seed", "1", "--overwrite")
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert "terminated" in proc.stderr and "Traceback" not in proc.stderr
+    assert _snapshot(tmp_path / "out") == before  # no .fake.partial-*, the old run as it was
+
+
+@pytest.fixture
+def default_sigterm():
+    """SIGTERM at its default action, as in a fresh process."""
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
+def test_sigterm_handler_is_only_there_while_the_run_lasts(fake, tmp_path, default_sigterm):
+    seen = []
+    fake_run = fake.run
+
+    def run(config):
+        seen.append(signal.getsignal(signal.SIGTERM))
+        return fake_run(config)
+
+    fake.run = run
+    sys.modules[f"geoforest_experiments.{_MODULE}"].run = run
+    assert _cli(tmp_path) == 0
+    assert callable(seen[0]) and seen[0] not in (signal.SIG_DFL, signal.SIG_IGN)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_sigterm_while_moving_files_in_is_held_back(fake, tmp_path, monkeypatch, default_sigterm):
+    assert _cli(tmp_path, "--seed", "0") == 0
+    real_replace = os.replace
+    moved = []
+
+    def terminated_replace(src, dst, *args, **kwargs):
+        if not moved:
+            signal.raise_signal(signal.SIGTERM)  # between two renames, to this thread
+        moved.append(os.path.basename(dst))
+        return real_replace(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", terminated_replace)
+    assert _cli(tmp_path, "--seed", "1", "--overwrite") == 128 + signal.SIGTERM
+    assert len(moved) == 3
+    _assert_complete_run(tmp_path, 1)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
