@@ -78,14 +78,39 @@ def offset_from_range(lo: np.ndarray, hi: np.ndarray) -> np.ndarray | None:
 
 
 def to_float32(X: np.ndarray, offset: np.ndarray | None) -> np.ndarray:
-    """``X - offset`` (computed in float64) as C-ordered float32; ``X`` itself when already so."""
-    if offset is None:
-        return np.ascontiguousarray(X, dtype=np.float32)
-    out = np.empty(X.shape, dtype=np.float32)
-    step = max(1, 2**20 // max(X.shape[1], 1))  # bounded float64 temporaries
-    for lo in range(0, X.shape[0], step):
-        np.subtract(X[lo : lo + step], offset, out=out[lo : lo + step], casting="unsafe")
+    """``X - offset`` (computed in float64) as C-ordered float32; ``X`` itself when already so.
+
+    Raises
+    ------
+    ValueError
+        A value is infinite in float32: beyond float32's largest value (about
+        3.4e38) after the shift, where the cast would silently give ``inf``.
+        scikit-learn's validation, which ``fit`` and every query run first,
+        checks finiteness in float64 only.
+    """
+    step = max(1, 2**20 // max(X.shape[1], 1))  # bounded temporaries
+    with np.errstate(over="ignore"):  # an overflow is refused below, in words
+        if offset is None:
+            out = np.ascontiguousarray(X, dtype=np.float32)
+        else:
+            out = np.empty(X.shape, dtype=np.float32)
+            for lo in range(0, X.shape[0], step):
+                np.subtract(X[lo : lo + step], offset, out=out[lo : lo + step], casting="unsafe")
+    if out is not X and X.dtype.itemsize > 4:  # only a wider input can overflow
+        check_finite32(out, step)
     return out
+
+
+def check_finite32(X32: np.ndarray, step: int) -> None:
+    """Refuse infinite values in the float32 rows ``X32``, checked ``step`` rows at a time."""
+    for lo in range(0, X32.shape[0], step):
+        if not np.isfinite(X32[lo : lo + step]).all():
+            raise ValueError(
+                "Input X contains infinity or a value too large for dtype('float32'): "
+                f"the forests compute in float32, whose largest value is about "
+                f"{float(np.finfo(np.float32).max):.1e}. Rescale the columns (for example "
+                "divide by a common factor) to bring them within range."
+            )
 
 
 def _row_hashes(X: np.ndarray) -> np.ndarray:

@@ -104,3 +104,44 @@ def test_rows_merged_by_the_cast_are_reported():
         warnings.simplefilter("error", PrecisionWarning)
         gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(np.vstack([X, X]))
         gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(np.vstack([X, -X, 0 * X]))
+
+
+@pytest.mark.parametrize("make, supervised", ESTIMATORS)
+def test_values_beyond_float32_are_refused_like_inf(make, supervised):
+    """Issue 30: 1e39 became inf in the float32 cast, with only numpy's warning."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = (X[:, 0] > 0).astype(int) if supervised else None
+    model = _fit(make(), X, y)
+    too_big = "too large for dtype\\('float32'\\)"
+    queries = {
+        "apply": lambda Q: model.apply(Q),
+        "transform": lambda Q: model.transform(Q),
+        "kneighbors": lambda Q: model.kneighbors(Q, n_neighbors=3),
+        "proximity": lambda Q: model.proximity(Q),
+    }
+    if supervised:
+        queries["predict"] = lambda Q: model.predict(Q)
+        queries["predict_proba"] = lambda Q: model.predict_proba(Q)
+    for query in queries.values():
+        for value in (1e39, -1e39):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # no numpy cast warning either
+                with pytest.raises(ValueError, match=too_big):
+                    query(np.full((1, 4), value))
+    bad = X.copy()
+    bad[3, 1] = 1e39
+    with pytest.raises(ValueError, match=too_big):
+        _fit(make(), bad, y)
+    with pytest.raises(ValueError, match="infinity"):  # what fit says of inf, for comparison
+        _fit(make(), np.where(bad == 1e39, np.inf, bad), y)
+
+
+def test_values_within_float32_after_centring_are_kept():
+    """The check is on the cast values: a far-off column shifted into range is fine."""
+    X = np.random.default_rng(0).normal(size=(50, 2)) * 1e35 + 1e39
+    offset = centring_offset(X)
+    assert offset is not None
+    assert np.isfinite(to_float32(X, offset)).all()
+    with pytest.raises(ValueError, match="too large"):
+        to_float32(X, None)
