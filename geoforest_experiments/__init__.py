@@ -24,7 +24,7 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
     ),
     "noise-sweep": (
         "noise_sweep",
-        "precision@50 vs noise dimensions, URerF vs baselines, raw and rescaled (Fig. 4/6)",
+        "precision@k (50; 30 with --quick) vs noise dimensions, URerF vs baselines (Fig. 4/6)",
     ),
     "connectome": (
         "connectome",

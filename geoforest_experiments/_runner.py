@@ -16,16 +16,20 @@ its output folder whole or not at all:
 
 * The output folder is checked before anything is computed: it must be a
   writable directory or creatable as one (:class:`OutputError` otherwise), and
-  a complete earlier run of the same experiment there (its ``NAME.json``
-  record) is only replaced with ``overwrite=True`` (``--overwrite``).
+  a complete earlier run of the same experiment there (its JSON record
+  ``STEM.json``) is only replaced with ``overwrite=True`` (``--overwrite``).
+  Every file of a run is named in one style, lower case with underscores:
+  ``STEM`` is the experiment's name with ``_`` for ``-`` (:func:`file_stem`:
+  ``noise_sweep.json`` beside ``noise_sweep.csv``); a record under the
+  hyphenated name of earlier versions counts as well.
 * The experiment writes every file (CSV, figures, ...) into a hidden staging
   folder ``OUT/.NAME.partial-XXXXXXXX`` on the same filesystem, the
   experiment's ``config.out`` during the run; the experiment modules need not
   know about it.
 * Only when the run has finished are the files moved into ``OUT`` (renames in
-  the same filesystem). When it replaces a run, the old ``NAME.json`` and every
+  the same filesystem). When it replaces a run, the old ``STEM.json`` and every
   file that record lists are removed first, so no file of the old run survives
-  beside the new ones. The JSON record is moved last: ``NAME.json`` present
+  beside the new ones. The JSON record is moved last: ``STEM.json`` present
   means a complete run, and it describes exactly the files beside it. Ctrl-C
   or SIGTERM during these renames is held back until they are done.
 * On an interruption (Ctrl-C, or SIGTERM, which raises :class:`Terminated`,
@@ -140,6 +144,9 @@ class ExperimentResult:
     notes : dict
         Anything else the JSON record should hold (settings, anchors skipped);
         written under ``"notes"`` when not empty.
+    title : str
+        The line printed above the summary, with the settings this run used
+        (e.g. the k of a quick run); empty: the experiment's description.
     """
 
     name: str
@@ -148,6 +155,7 @@ class ExperimentResult:
     files: list[Path] = field(default_factory=list)
     seconds: float = 0.0
     notes: dict[str, Any] = field(default_factory=dict)
+    title: str = ""
 
 
 class MissingExtraError(ImportError):
@@ -344,20 +352,39 @@ def check_output_folder(out: str | Path) -> Path:
     return out
 
 
+def file_stem(name: str) -> str:
+    """The stem of an experiment's output files: its name with ``_`` for ``-``.
+
+    >>> file_stem("noise-sweep")
+    'noise_sweep'
+    """
+    return name.replace("-", "_")
+
+
+def _records(out: Path, name: str) -> list[Path]:
+    """The JSON record of a run of ``name`` in ``out``, then its earlier hyphenated name."""
+    return [out / f"{stem}.json" for stem in dict.fromkeys((file_stem(name), name))]
+
+
+def _exists(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
 def check_output(out: Path, name: str, *, overwrite: bool = False) -> None:
     """Raise :class:`OutputError` unless ``out`` can take a run of ``name``.
 
     ``out`` must be a writable directory, or missing below a writable
     directory (it is created then), and may hold a complete run of ``name``
-    (``out/NAME.json``) only with ``overwrite``.  Nothing is created or changed.
+    (its record ``out/STEM.json``, :func:`file_stem`) only with ``overwrite``.
+    Nothing is created or changed.
     """
     out = check_output_folder(out)
-    record = out / f"{name}.json"
-    if not overwrite and (record.exists() or record.is_symlink()):
-        raise OutputError(
-            f"{out} already holds a complete {name} run ({record.name}); "
-            "replace it with --overwrite or choose another --out"
-        )
+    for record in _records(out, name):
+        if not overwrite and _exists(record):
+            raise OutputError(
+                f"{out} already holds a complete {name} run ({record.name}); "
+                "replace it with --overwrite or choose another --out"
+            )
 
 
 class Terminated(KeyboardInterrupt):
@@ -414,7 +441,7 @@ def run_staged(name: str, config: ExperimentConfig, *, overwrite: bool = False) 
     require(getattr(module, "REQUIRES", {}), name)  # before any work
     with _sigterm_interrupts():
         result = _run_in_staging(name, module, config, out, overwrite)
-    print(f"\n{name}: {EXPERIMENTS[name][1]}\n")
+    print(f"\n{name}: {result.title or EXPERIMENTS[name][1]}\n")
     print(result.summary)
     print(f"\n{result.seconds:.1f}s; wrote " + ", ".join(str(p) for p in result.files))
     return result
@@ -441,10 +468,10 @@ def _run_in_staging(name, module, config, out: Path, overwrite: bool) -> Experim
         # Files the experiment wrote but did not list are published (and recorded) too.
         staged += [f for f in sorted(staging.iterdir()) if f.resolve() not in listed]
         result.files = [_moved(f, staging, out) for f in staged]
-        record = out / f"{name}.json"
+        record, *earlier = _records(out, name)
         write_record(result, config, staging / record.name)
         with _interrupt_deferred():
-            _publish(staging, out, record, overwrite=overwrite)
+            _publish(staging, out, [record, *earlier], overwrite=overwrite)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         _remove_empty(created)
@@ -493,16 +520,21 @@ def _recorded_files(record: Path) -> list[str]:
     ]
 
 
-def _publish(staging: Path, out: Path, record: Path, *, overwrite: bool) -> None:
-    """Move a finished run from ``staging`` into ``out``, its JSON record last."""
-    if record.exists() or record.is_symlink():
+def _publish(staging: Path, out: Path, records: list[Path], *, overwrite: bool) -> None:
+    """Move a finished run from ``staging`` into ``out``, its JSON record ``records[0]`` last.
+
+    An earlier run recorded under any of ``records`` is removed first (with
+    ``overwrite``; without it, it is an :class:`OutputError`).
+    """
+    record = records[0]
+    for old_record in filter(_exists, records):
         if not overwrite:
             raise OutputError(
                 f"{out} got a complete {record.stem} run while this one ran; nothing written "
                 "(--overwrite replaces it)"
             )
-        old_files = _recorded_files(record)
-        record.unlink()  # first: from here on the folder does not claim a complete run
+        old_files = _recorded_files(old_record)
+        old_record.unlink()  # first: from here on the folder does not claim a complete run
         for old in old_files:
             path = out / old
             if path.is_symlink() or path.is_file():

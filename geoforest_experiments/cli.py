@@ -53,12 +53,13 @@ def fail(args: argparse.Namespace, message: str, code: int = 2, *, kind: str = "
 
 _EXPERIMENT_OUTPUT_HELP = """
 Output: the run writes its files into a hidden folder OUT/.NAME.partial-* and
-moves them into OUT only when it has finished, the JSON record NAME.json last
-(NAME.json present = a complete run, describing the files beside it). An
-interrupted (Ctrl-C, SIGTERM) or failed run leaves OUT as it was. A complete run of NAME already
-in OUT is refused unless --overwrite is given; then all files of the old run
-are removed before the new ones are moved in. A bad --out (not a directory,
-not writable) is an error before anything is computed.
+moves them into OUT only when it has finished, the JSON record STEM.json last
+(STEM: NAME with _ for -, as in every file name of the run, e.g. noise_sweep.json
+beside noise_sweep.csv; STEM.json present = a complete run, describing the files
+beside it). An interrupted (Ctrl-C, SIGTERM) or failed run leaves OUT as it was.
+A complete run of NAME already in OUT is refused unless --overwrite is given;
+then all files of the old run are removed before the new ones are moved in. A
+bad --out (not a directory, not writable) is an error before anything is computed.
 """
 
 

@@ -133,7 +133,11 @@ def run(config: ExperimentConfig, methods: tuple[str, ...] = METHODS) -> Experim
         + "\n\n"
         + "\n\n".join(parts)
     )
-    return ExperimentResult("noise-sweep", rows, summary, files)
+    title = (
+        f"precision@{k} vs noise dimensions, URerF vs baselines, raw and rescaled "
+        f"(N={s['n_samples']}, {s['n_estimators']} trees)"
+    )
+    return ExperimentResult("noise-sweep", rows, summary, files, title=title)
 
 
 def _options(method: str, s: dict[str, Any]) -> dict[str, Any]:

@@ -85,7 +85,7 @@ def test_quick_run_writes_tables_and_meets_the_controls(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = run_experiment("clustering-suite", config)
-    record = json.loads((tmp_path / "clustering-suite.json").read_text())
+    record = json.loads((tmp_path / "clustering_suite.json").read_text())
     assert record["experiment"] == "clustering-suite"
     rows = list(csv.DictReader((tmp_path / "clustering_suite.csv").open()))
     assert {"dataset", "half", "method", "seed", "ari", "k_hat", "abs_k_err", "error"} <= set(

@@ -20,10 +20,11 @@ def _read(path):
 def _run(name, tmp_path):
     config = ExperimentConfig(out=tmp_path, quick=True, n_jobs=2, seed=0, show_progress=False)
     result = run_experiment(name, config)
-    record = json.loads((tmp_path / f"{name}.json").read_text())
+    record = json.loads((tmp_path / f"{name.replace('-', '_')}.json").read_text())
     assert record["experiment"] == name and record["quick"] is True and record["seconds"] >= 0
     for path in result.files:
         assert path.exists() and path.stat().st_size > 0
+        assert "-" not in path.name  # one naming style: lower case, underscores
     for png in (p for p in result.files if p.suffix == ".png"):
         assert png.stat().st_size > 10_000
     return result
@@ -72,9 +73,13 @@ def test_hyperparameters_quick(tmp_path):
     assert (tmp_path / "hyperparameters_noise0.png").exists()
 
 
-def test_noise_sweep_quick(tmp_path):
+def test_noise_sweep_quick(tmp_path, capsys):
     _run("noise-sweep", tmp_path)
     rows = _read(tmp_path / "noise_sweep.csv")
+    # The header states the k the quick run used, as its tables do.
+    assert {r["k"] for r in rows} == {"30"}
+    printed = capsys.readouterr().out
+    assert "noise-sweep: precision@30 vs noise dimensions" in printed and "@50" not in printed
     assert list(rows[0]) == [
         "scaling", "simulation", "noise_dims", "method", "k", "precision", "recall", "chance",
         "seconds", "n_samples",

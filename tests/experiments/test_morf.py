@@ -19,10 +19,11 @@ from geoforest_experiments import (
 def _run(name, tmp_path):
     config = ExperimentConfig(out=tmp_path, quick=True, n_jobs=1, seed=0, show_progress=False)
     result = run_experiment(name, config)
-    record = json.loads((tmp_path / f"{name}.json").read_text())
+    record = json.loads((tmp_path / f"{name.replace('-', '_')}.json").read_text())
     assert record["experiment"] == name and record["quick"] is True
     for path in result.files:
         assert path.exists() and path.stat().st_size > 0
+        assert "-" not in path.name  # one naming style: lower case, underscores
     return result
 
 

@@ -298,3 +298,25 @@ def test_sigterm_while_moving_files_in_is_held_back(fake, tmp_path, monkeypatch,
     assert len(moved) == 3
     _assert_complete_run(tmp_path, 1)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_every_file_of_a_hyphenated_experiment_is_named_with_underscores(
+    fake, monkeypatch, tmp_path
+):
+    monkeypatch.setitem(EXPERIMENTS, "fake-run", (_MODULE, "a fake experiment, hyphenated"))
+    argv = ["experiment", "fake-run", "--out", str(tmp_path), "--no-progress", "--seed", "0"]
+    assert main(argv) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fake.csv",
+        "fake_run.json",
+        "fake_seed0.png",
+    ]
+    # A record under the hyphenated name of earlier versions is a complete run too.
+    (tmp_path / "fake_run.json").rename(tmp_path / "fake-run.json")
+    assert main(argv) == 2
+    assert main([*argv[:-1], "1", "--overwrite"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fake.csv",
+        "fake_run.json",
+        "fake_seed1.png",
+    ]
