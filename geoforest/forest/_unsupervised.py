@@ -338,10 +338,12 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         near = min(_relevance.ESTIMATE_NEIGHBORS, pool)
         # The rows as new points (already the forest's float32, so not shifted by
         # the centring offset again): each finds itself among its candidates.
-        _, ind = self._kneighbors(X[rows], pool + 1, True, "all", None, prepared=True)
+        dist, ind = self._kneighbors(X[rows], pool + 1, True, "all", None, prepared=True)
         var = _relevance.column_variances(X)
-        neighbors = _relevance.drop_self(ind, rows, pool)
-        rho, weights = _relevance.relevance(X, rows, neighbors, var, near)
+        neighbors, dist = _relevance.drop_self(ind, dist, rows, pool)
+        # Proximity distances are 1 - proximity: those below 1 share a leaf.
+        n_shared = (dist < 1.0).sum(axis=1)
+        rho, weights = _relevance.relevance(X, rows, neighbors, n_shared, var, near)
         self.feature_relevance_ = rho
         self._relevance_weights = weights
 

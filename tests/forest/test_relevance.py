@@ -43,20 +43,29 @@ def _brute_candidates(S_row, n_cand, exclude=None):
 
 
 def _brute_weights(X, S, k_near, pool):
-    """Relevance from each point's ``pool`` best by proximity, the first ``k_near``
-    against all of them; weights ``rho**POWER`` over the pool's spread."""
+    """Relevance from each point's ``pool`` best by proximity, of those the ones
+    sharing a leaf with it (``m``): the first ``ceil(m k_near / pool)`` against
+    all ``m``; weights ``rho**POWER`` over the pool's spread."""
     X = X.astype(np.float32).astype(np.float64)
     n, p = X.shape
     pool = min(pool, n - 1)
+    k_near = min(k_near, pool)
     near, allp = np.zeros(p), np.zeros(p)
+    n_near = n_all = 0
     for i in range(n):
         idx = np.array([j for j in range(n) if j != i])
         nb = idx[np.lexsort((idx, -S[i, idx]))][:pool]
+        nb = nb[S[i, nb] > 0]
+        h = -(-nb.size * k_near // pool)
+        if h >= nb.size:
+            continue
         sq = (X[nb] - X[i]) ** 2
-        near += sq[:k_near].sum(axis=0)
+        near += sq[:h].sum(axis=0)
         allp += sq.sum(axis=0)
-    near /= n * k_near
-    allp /= n * pool
+        n_near += h
+        n_all += nb.size
+    near /= n_near
+    allp /= n_all
     rho = np.clip(1 - near / allp, 0, 1)
     return rho, rho**POWER / allp
 
