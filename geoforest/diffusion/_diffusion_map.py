@@ -44,26 +44,18 @@ _MIN_STABLE_EIGENVALUE = 1e-3
 class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Diffusion map of a sparse kNN graph: eigenpairs of ``P = D^-1 W`` and distances ``D_t``.
 
-    The kernel ``W`` is the symmetric kNN graph with Gaussian weights
-    ``W_ij = exp(-||x_i - x_j||^2 / sigma^2)`` when ``x_j`` is among the
-    ``n_neighbors`` nearest neighbours of ``x_i`` or the reverse, or a
+    ``fit`` builds the symmetric affinity ``W``, by default the kNN graph of
+    ``X`` with Gaussian weights ``exp(-||x_i - x_j||^2 / sigma^2)``, or takes a
     precomputed sparse affinity or distance graph (for example a forest's
-    ``kneighbors_graph``).  ``P = D^-1 W`` is the random walk on it, with
-    stationary distribution ``pi = d / sum(d)``.  Its leading eigenpairs come
-    from the symmetric ``M = D^{-1/2} W D^{-1/2}`` (eigenvectors ``phi``,
-    same eigenvalues) through :mod:`geoforest.cluster`'s eigensolvers; the
-    right eigenvectors of ``P`` are ``psi = phi / sqrt(pi)`` (the textbook
-    normalisation, ``sum_i pi_i psi_k(i)^2 = 1``).  The diffusion map at time
-    ``t`` is ``Psi_t(x) = (lambda_k^t psi_k(x))_k`` and the diffusion distance
-
-    ``D_t(x_i, x_j)^2 = sum_l (P^t_il - P^t_jl)^2 / pi_l = ||Psi_t(x_i) - Psi_t(x_j)||^2``
-
-    is exact when all eigenpairs are kept and truncated to the leading
-    ``n_components`` otherwise (the others decay like ``lambda^t``).
+    ``kneighbors_graph``), and keeps the leading eigenpairs ``(lambda_k,
+    psi_k)`` of the random walk ``P = D^-1 W`` (``D`` the degrees).  The
+    diffusion map at time ``t`` is ``Psi_t(x) = (lambda_k^t psi_k(x))_k``;
+    Euclidean distances between its rows are the diffusion distances ``D_t``
+    of Coifman & Lafon [1]_, truncated to ``n_components`` eigenpairs.
 
     As a scikit-learn transformer, ``fit_transform(X)`` returns ``Psi_t`` of
     the training points at the time ``t`` given to the constructor, and
-    ``transform(X)`` embeds new points by the Nyström extension (Notes), so
+    ``transform(X)`` embeds new points by the Nyström extension [3]_ [4]_, so
     ``make_pipeline(DiffusionMap(), KMeans(3))`` works.  :meth:`embedding`
     gives the training points' ``Psi_t`` at any other time without a refit,
     and :meth:`distances`, :meth:`kneighbors` take a time as well.
@@ -98,14 +90,16 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         graph of distances (stored entries are edges, an explicitly stored 0
         is distance 0), turned into ``exp(-d^2 / sigma^2)`` and symmetrised.
     normalization : {"textbook", "symmetric"}, default="textbook"
-        ``"textbook"``: ``psi = phi / sqrt(pi)`` (distances equal the
-        definition above).  ``"symmetric"``: the unit eigenvectors ``phi`` of
-        ``M`` themselves, as in the public LUND code; distances then weigh
-        points by ``sqrt(pi)`` and are not the diffusion distance.
+        ``"textbook"``: the right eigenvectors ``psi = phi / sqrt(pi)`` of
+        ``P``, from the unit eigenvectors ``phi`` of the symmetric ``M =
+        D^{-1/2} W D^{-1/2}`` and the stationary distribution ``pi = d /
+        sum(d)``; distances are diffusion distances.  ``"symmetric"``: ``phi``
+        itself, as in the public LUND code; distances then weigh points by
+        ``sqrt(pi)`` and are not the diffusion distance.
     connect : bool, default=True
         With ``affinity="gaussian"``, join the connected components of the
         kNN graph by the edges of a minimum spanning forest between them,
-        weighted ``exp(-min(d / sigma, cutoff)^2)`` (see Notes).
+        weighted ``exp(-min(d / sigma, cutoff)^2)`` (Notes).
         Precomputed graphs are used as given.
     kernel : {"gaussian", "adaptive"}, default="gaussian"
         ``"gaussian"``: one scale ``sigma`` for every edge.  ``"adaptive"``:
@@ -160,81 +154,18 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     Notes
     -----
-    *Nyström extension* (Coifman & Lafon [3]_; Bengio et al. [4]_).  A right
-    eigenvector satisfies ``psi_l(i) = (1 / lambda_l) sum_j P_ij psi_l(j)``;
-    the same formula with the random-walk row of a new point ``x``,
-    ``p(x, j) = k(x, j) / sum_j' k(x, j')``, defines ``psi_l(x)``, and
-    :meth:`transform` returns ``sign(lambda_l) |lambda_l|^t psi_l(x) =
-    |lambda_l|^(t - 1) sum_j p(x, j) psi_l(j)`` (0 for ``lambda_l = 0``).
-    The kernel ``k(x, .)`` is the fitted one from ``x`` to the training
-    points:
-
-    * ``affinity="gaussian"``: ``exp(-d^2 / sigma_^2)`` to the
-      ``n_neighbors`` training points nearest to ``x`` (``exp(-d^2 / (s_x
-      s_j))`` with ``kernel="adaptive"``, ``s_x`` the distance to the
-      ``local_scale_neighbor``-th of them), edges longer than ``cutoff *
-      sigma_`` dropped as in ``fit``; a point with no edge left keeps the
-      one to its nearest training point, as ``connect`` bridges an isolated
-      point in ``fit`` (without it the random walk from ``x`` is
-      undefined).  A row of ``X`` equal to a training point is that node of
-      the graph: its kernel row is the fitted graph's row, for which the
-      formula *is* the eigenvector equation, so it gets its fitted
-      coordinates and ``transform(X_train)`` equals ``fit_transform(X_train)``
-      exactly.  Otherwise the row is the new point's own kNN row, not
-      symmetrised (no training point's neighbour list changes) and never
-      including ``x`` itself.
-    * ``affinity="precomputed"``: ``transform`` takes the ``(n_queries,
-      n_samples)`` affinity from the new points to the training points
-      (what scikit-learn passes for a ``pairwise`` estimator); rows without
-      a positive entry are refused.  ``"precomputed_distance"``: the
-      ``(n_queries, n_samples)`` sparse distance rows, weighted
-      ``exp(-d^2 / sigma_^2)`` (stored entries are edges).
-    * ``normalization="symmetric"``: ``phi_l(x) = sqrt(d_x) sum_j p(x, j)
-      phi_l(j) / (lambda_l sqrt(d_j))`` with ``d_x = sum_j k(x, j)``, the
-      eigenvector equation of ``M`` with the new row.
-
-    The extension is not the eigendecomposition of the graph refitted with
-    ``x`` added (that moves every eigenvector a little); it is exact on the
-    training points and smooth in ``k(x, .)``, though not continuous at a
-    training point ``x_i`` itself (a point next to ``x_i`` counts ``x_i``
-    among its neighbours; the graph's row of ``x_i`` does not).  For
-    ``t < 1`` it divides by ``|lambda_l|^(1 - t)``, which magnifies the
-    eigensolver's error on the smallest eigenvalues; for ``t >= 1`` it is a
-    weighted average of the training points' ``psi_l`` times
-    ``|lambda_l|^(t - 1) <= 1``.
-
-    *Extreme values.*  Features with ``max |x|`` above ``1e100`` or below
-    ``1e-100`` (where squared distances overflow or underflow) are divided
-    by a power of two near ``max |x|`` before the graph is built, and new
-    points by the same factor; the graph depends on ``d / sigma`` only, so
-    the result is that of the rescaled data (``sigma_`` and the distances
-    are reported in the original units).  New points so far out that their
-    distances overflow even then are refused with a ``ValueError``.
-
-    Three things go wrong on noisy data with a plain kNN graph, and are
-    handled here:
-
-    * *Disconnected graphs.*  Groups of background points are often their
-      own connected components.  Each then has eigenvalue exactly 1 and
-      stays at a constant, large ``D_t`` from everything for every ``t``,
-      and a few leading eigenvectors are spent on them.  ``connect=True``
-      adds the ``c - 1`` bridges of a Euclidean minimum spanning forest of
-      the components.  Edges longer than ``cutoff * sigma`` are dropped
-      first and a bridge weighs at least ``exp(-cutoff^2)``, so every edge
-      weighs between ``exp(-cutoff^2)`` and 1: no group of points hangs on
-      edges far weaker than its own (such a group has an eigenvalue next to
-      1 and an eigenvector living on it alone), a small component mixes
-      with its neighbour within a few steps (its volume is small), while a large
-      cluster attached by one bridge stays apart for a long time (its volume
-      is large) — the distinction diffusion is meant to make.
-    * *Huge ``1/sqrt(pi)`` for low-degree points.*  ``psi = phi / sqrt(pi)``
-      amplifies the eigensolver's absolute error ``epsilon`` to
-      ``epsilon / sqrt(pi_i)``.  Since ``psi`` is a right eigenvector,
-      ``psi = P psi / lambda``: every point's value is recomputed as the
-      ``P``-average of its neighbours' (for ``|lambda| > 1e-3``), which is
-      exact for exact eigenvectors and bounded by the neighbours' values.
-    * Non-integer ``t`` with a negative eigenvalue uses
-      ``sign(lambda) |lambda|^t``.
+    The derivations are in the repository's ``docs/paths-and-diffusion.md``
+    ("What DiffusionMap computes"): why the eigenpairs of the symmetric ``M``
+    give those of ``P``, why distances between rows of ``Psi_t`` are
+    diffusion distances, the Nyström extension of :meth:`transform` for each
+    ``affinity`` (a query equal to a training point gets its fitted
+    coordinates, so ``transform(X_train)`` equals ``fit_transform(X_train)``),
+    the rescaling of extreme feature values, and three remedies for noisy
+    graphs: ``connect`` bridges the graph's components through a minimum
+    spanning forest with every weight kept within ``[exp(-cutoff^2), 1]``;
+    ``psi`` is recomputed as ``P psi / lambda`` where ``1 / sqrt(pi)`` would
+    magnify the eigensolver's error; a negative eigenvalue at a non-integer
+    time is taken as ``sign(lambda) |lambda|^t``.
 
     References
     ----------
@@ -331,7 +262,8 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         if self.n_neighbors >= n:
             raise ValueError(f"n_neighbors={self.n_neighbors} must be smaller than n_samples={n}")
         # Everything below sees features divided by a power of two when squared
-        # distances would leave float64 (class Notes, "Extreme values").
+        # distances would leave float64 (docs/paths-and-diffusion.md, "Extreme
+        # feature values").
         scale = _feature_scale(X)
         if scale != 1.0:
             X = X / scale
@@ -458,7 +390,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """``fit``, optionally on given (e.g. spatially restricted) kNN lists of ``X``.
 
         ``neighbors`` is ``(dist, ind)`` or a function of the (possibly rescaled,
-        see the class Notes) features returning them.
+        see ``docs/paths-and-diffusion.md``) features returning them.
         """
         self._validate_params()
         self._nn = self._fit_X = None
@@ -515,7 +447,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             return
         psi = phi * np.sqrt(degree.sum() / degree)[:, None]
         # psi = P psi / lambda: recompute every value as the average of its neighbours'
-        # (bounded, and exact for exact eigenvectors), see the class Notes.
+        # (bounded, and exact for exact eigenvectors): docs/paths-and-diffusion.md.
         stable = np.abs(values) > _MIN_STABLE_EIGENVALUE
         if np.any(stable):
             P_psi = (W @ psi[:, stable]) / degree[:, None]
@@ -572,9 +504,9 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
         ``Psi_t(x)_l = |lambda_l|^(t - 1) sum_j p(x, j) psi_l(j)`` with the
         fitted kernel's random-walk row ``p(x, .)`` from ``x`` to the training
-        points (class Notes); a row equal to a training point gets that
-        point's fitted coordinates, so ``transform(X_train)`` is
-        ``fit_transform(X_train)``.
+        points (derived in ``docs/paths-and-diffusion.md``); a row equal to a
+        training point gets that point's fitted coordinates, so
+        ``transform(X_train)`` is ``fit_transform(X_train)``.
 
         Parameters
         ----------
