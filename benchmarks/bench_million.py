@@ -17,8 +17,9 @@ Phases, each timed on its own: ``fit``; the training points' leaves
 training point (the gather over the leaf lists, excluding the point itself).
 For the helix, the geodesic precision@k of the neighbours (truth: arc
 length) is printed too, so faster settings show what they cost.  At the
-default ``distance="relevance"`` the same trees' neighbours are also ranked
-by proximity (``kneighbors by proximity``), side by side.  Peak memory
+default ``distance`` (resolved to ``"relevance"`` in memory) the same trees'
+neighbours are also ranked by proximity (``kneighbors by proximity``), side
+by side.  Peak memory
 is this process's ``VmHWM`` at the end (the high-water mark of the
 whole run, data generation included); the footprint of the fitted forest and
 of the cached leaves are printed too.
@@ -76,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-redraws", type=int, default=None, help="default: the forest's")
     parser.add_argument("--decay-redraws", action="store_true")
     parser.add_argument(
-        "--distance", choices=("relevance", "proximity"), default=None, help="default: the forest's"
+        "--distance",
+        choices=("auto", "relevance", "proximity"),
+        default=None,
+        help="default: the forest's",
     )
     args = parser.parse_args(argv)
 
@@ -119,13 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     kn_s = time.perf_counter() - t
     print(f"kneighbors {kn_s:.1f}s", flush=True)
     prox_kn_s = prox_precision = None
-    if forest.distance == "relevance":
-        # The same trees ranked by proximity (the ranking before distance="relevance").
+    if forest.distance_ == "relevance":
+        # The same trees ranked by proximity (the paper's ranking), side by side.
+        distance = forest.distance
         forest.set_params(distance="proximity")
         t = time.perf_counter()
         _, prox_ind = forest.kneighbors(n_neighbors=args.n_neighbors)
         prox_kn_s = time.perf_counter() - t
-        forest.set_params(distance="relevance")
+        forest.set_params(distance=distance)
         print(f"kneighbors by proximity {prox_kn_s:.1f}s", flush=True)
         if arc is not None:
             res = gf.metrics.geodesic_precision_recall(prox_ind, latent=arc, ks=[args.n_neighbors])

@@ -148,8 +148,8 @@ RTE_PARAMS: dict[str, Any] = {"max_depth": None, "min_samples_split": 30}
 #: For example ``"URerF (paper-tuned)": dict(feature_combinations="paper", ...)``.
 FOREST_VARIANTS: dict[str, dict[str, Any]] = {
     "URerF": {},
-    # The same trees ranked by the learned metric (an option, not the default).
-    "URerF (relevance)": {"distance": "relevance"},
+    # The same trees ranked by proximity (the default before distance="auto").
+    "URerF (proximity)": {"distance": "proximity"},
     # The URerF paper's forest: no grown projections, proximity.
     "URerF (paper)": {"max_tied_fraction": None, "distance": "proximity"},
 }

@@ -1,13 +1,13 @@
-"""Clustering on unsupervised-forest geometry: the paper's forest, grown projections, relevance.
+"""Clustering on unsupervised-forest geometry: the paper's forest, proximity, the defaults.
 
 The clustering suite's own rows use Euclidean graphs (LUND, LLPD-SC) and the
 random projection forest (rpfCluster), which neither default touches.  The
 rows built on ``UnsupervisedForest`` geometry are these, run here on every
 real data set of the suite (selection and report halves, at most 1,000 rows,
 the suite's preprocessing), 100 trees, seed 0, for three forests: the paper's
-(``max_tied_fraction=None, distance="proximity"``), the defaults (grown
-projections, ranked by proximity) and the same ranked by the learned metric
-(``distance="relevance"``, an option):
+(``max_tied_fraction=None, distance="proximity"``), the defaults' trees
+ranked by proximity (the default ranking before ``distance="auto"``), and
+the defaults (ranked by the learned metric, ``distance_ == "relevance"``):
 
 * ``LUND (forest graph)``: LUND on the forest's 15-NN distance graph
   (``affinity="precomputed_distance"``), K estimated;
@@ -36,8 +36,8 @@ from geoforest_experiments.clustering_suite import REPORT, SELECTION, load_suite
 
 SETTINGS = {
     "paper": {"max_tied_fraction": None, "distance": "proximity"},
-    "grown": {"max_tied_fraction": 0.05, "distance": "proximity"},
-    "relevance": {"distance": "relevance"},
+    "proximity": {"distance": "proximity"},
+    "defaults": {},
 }
 
 

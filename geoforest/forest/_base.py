@@ -251,6 +251,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         """
         self._validate_params()
         if _dask.is_dask_array(X):
+            self._check_dask_fit()
             return _dask_fit.fit_forest(self, X)
         X = self._validate_X(X, reset=True)
         warn_if_constant(X)
@@ -327,8 +328,11 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         self._finish_fit(order)
         return self
 
+    def _check_dask_fit(self) -> None:
+        """Hook before growing from a Dask array: refuse parameters it cannot serve."""
+
     def _finish_fit(self, order: np.ndarray | None) -> None:
-        """Hook once the trees are in place (in-memory fits, merges); ``order``:
+        """Hook once the trees are in place (in-memory and Dask fits, merges); ``order``:
         the canonical row order of the data, ``None`` if not computed."""
 
     def __getstate__(self):

@@ -273,6 +273,7 @@ def fit_forest(forest, X):
     forest._flat = FlatForest.from_trees(trees)
     forest._train_leaves = None
     forest._inbag_leaves = None
+    forest._finish_fit(None)
     return forest
 
 

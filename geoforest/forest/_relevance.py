@@ -10,12 +10,13 @@ does not, because every noise feature adds to it.
 
 What.  The forest also tells which features its neighbourhoods hold fixed.
 For a point, take its :data:`ESTIMATE_POOL` highest-proximity training points
-(the candidate pool of a 30-neighbour query) and the first
-:data:`ESTIMATE_NEIGHBORS` of them.  For feature ``j`` let ``r_j`` be the
-mean of ``(x_ij - x_cj)^2`` over the near ones, divided by that mean over the
-whole pool, ``s2_j`` (averaged over up to :data:`ESTIMATE_ROWS` points).  A
-feature along which the forest's nearest are no closer than the rest of the
-pool (``r_j >= 1``, e.g. a noise column) carries nothing the forest found
+(the candidate pool of a 30-neighbour query) that share a leaf with it, and
+the first sixth of them (:data:`ESTIMATE_NEIGHBORS` of a full pool).  For
+feature ``j`` let ``r_j`` be the mean of ``(x_ij - x_cj)^2`` over the near
+ones, divided by that mean over the whole pool, ``s2_j`` (averaged over up
+to :data:`ESTIMATE_ROWS` points).  A feature along which the forest's
+nearest are no closer than the rest of the pool (``r_j >= 1``, e.g. a noise
+column) carries nothing the forest found
 *at the scale the ranking works at*; one along which they are much closer
 (``r_j`` near 0) carries the structure.  The relevance of ``j`` is
 ``rho_j = max(0, 1 - r_j)`` and the forest's distance is the weighted
@@ -36,11 +37,12 @@ Why the pool and not the feature's variance: against random pairs
 (``2 var_j``), every feature, noise columns included, looks tight among the
 forest's nearest once there are many points, so every ``rho`` nears 1 and the
 ranking becomes z-scored Euclid.  Against the pool, the comparison is made at
-the scale the ranking works at.  Not the default: at 10^6 points the trees
-split the noise columns deep down, the forest's nearest are tighter in them
-too, and the ranking falls below proximity's; and at scale it is sensitive
-to which points enter the estimate.  Measurements and the choice of the
-constants: ``docs/defaults.md`` (``studies/relevance_distance.py``).
+the scale the ranking works at.  Only the pool's points that share a leaf
+with the point count: where a point has fewer of them, the pool is padded
+with arbitrary points at proximity 0, and a few such rows would dominate the
+spread along the structure's features and let the noise features decide the
+ranking.  Measurements and the choice of the constants: ``docs/defaults.md``
+(``studies/relevance_distance.py``, ``benchmarks/bench_million.py``).
 
 When every relevance is 0 (no feature is closer among forest neighbours than
 among random pairs, e.g. trees that never split a small data set) the

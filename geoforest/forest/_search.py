@@ -55,9 +55,10 @@ class NeighborSearchMixin:
     ):
         """Nearest neighbours in the forest's distance.
 
-        ``1 - proximity`` by default; for ``UnsupervisedForest(distance=
-        "relevance")``, the query's highest-proximity points ranked by the
-        metric the forest learned (see its docstring).
+        ``1 - proximity``; for an ``UnsupervisedForest`` whose ``distance_``
+        is ``"relevance"`` (the default in memory), the query's
+        highest-proximity points ranked by the metric the forest learned (see
+        its docstring).
 
         Parameters
         ----------

@@ -62,18 +62,20 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         redraws them once rather than ``max_redraws`` times.  Data without repeated values
         never trigger it, so their trees are unchanged.  ``None`` never grows
         a projection, as in the URerF paper (see Notes).
-    distance : {"proximity", "relevance"}, default="proximity"
+    distance : {"auto", "relevance", "proximity"}, default="auto"
         What :meth:`kneighbors` (and :meth:`kneighbors_graph`) rank by.
-        ``"proximity"``: the forest distance ``1 - proximity`` of the URerF
-        paper.  ``"relevance"``: the ``6 k`` highest-proximity points of a
-        query, ranked by a weighted Euclidean distance the forest learned,
+        ``"relevance"``: the ``6 k`` highest-proximity points of a query,
+        ranked by a weighted Euclidean distance the forest learned,
         ``sum_j rho_j^3 (x_j - y_j)^2 / s_j``, where the relevance ``rho_j``
         (``feature_relevance_``) says how much tighter a point's nearest
         forest neighbours are along feature ``j`` than its wider pool of
         forest neighbours (0 for noise columns), and ``s_j`` is that pool's
         spread.  Proximity finds the region; the learned metric orders it
-        (see Notes).  :meth:`proximity` is the same for both.  Not yet the
-        default: better at up to 10^5 points, worse at 10^6 (see Notes).
+        (see Notes).  ``"proximity"``: the forest distance ``1 - proximity``
+        of the URerF paper.  ``"auto"``: ``"relevance"``, except for a forest
+        grown from a Dask array, whose training points stay on the workers:
+        ``"proximity"`` there (``distance_`` says which).  :meth:`proximity`
+        is the same for all.
     min_samples_split : int, default=45
         Nodes with fewer samples become leaves (the paper's *minparent*).
     min_samples_leaf : int, default=1
@@ -125,13 +127,16 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         Number of features seen in ``fit``.
     n_projections_ : int
         Candidate projections per node, resolved from ``max_features``.
+    distance_ : {"relevance", "proximity"}
+        The ranking ``distance`` resolved at fit.
     feature_relevance_ : ndarray of float64, shape (n_features,)
-        With ``distance="relevance"``: ``rho_j = max(0, 1 - near_j / s_j)``,
-        with ``near_j`` and ``s_j`` the mean squared differences along feature
-        ``j`` between points and their 30 and their 180 highest-proximity
-        neighbours (at most 2,000 points, evenly spread).  1: the forest's
-        nearest agree exactly along ``j``; 0: no closer than the rest of the
-        pool.
+        With ``distance_ == "relevance"``: ``rho_j = max(0, 1 - near_j /
+        s_j)``, with ``near_j`` and ``s_j`` the mean squared differences along
+        feature ``j`` between points and the first sixth of their (at most)
+        180 highest-proximity neighbours and all of these, counting only
+        neighbours that share a leaf with the point (at most 2,000 points,
+        evenly spread).  1: the forest's nearest agree exactly along ``j``;
+        0: no closer than the rest of the pool.
     nbytes_ : int
         Memory of the fitted trees in bytes: ``trees_``, their flat copy for
         queries and ``inbag_counts_`` (not the training data).
@@ -162,7 +167,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
       neighbours (``docs/defaults.md``).  Ranked by proximity, growth loses
       on all-discrete data with many noise columns (letters + 100 noise
       columns: 0.34 against 0.47 without growth, Euclid 0.13); ranked by
-      relevance (the default ``distance``) it gives 0.55 there.
+      relevance (the default) it gives 0.55 there.
     * ``feature_combinations=1.5``: with the paper's density (``"paper"``,
       p/20 nonzeros) precision falls to chance at 1,000 noise dimensions,
       because every projection then mixes the few signal features with dozens
@@ -176,19 +181,19 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
       in few noise dimensions, but lose precision in many.  An option for many
       points in few dimensions, not a default.
 
-    * ``distance="relevance"`` (not the default yet) was designed on real
-      data, the simulations and larger helices
-      (``studies/relevance_distance.py``, ``docs/defaults.md``): proximity
-      ranks the points of a region by counts out of ``n_estimators``, which
-      is blocky; Euclidean distance ranks them
-      better on clean data but not under noise columns.  The learned metric
-      weighs each feature by how much tighter the forest's nearest are along
-      it than the rest of the candidate pool, so noise columns drop out and
-      the neighbours match or beat Euclidean ones on clean data (the sphere:
-      precision@50 0.84 -> 0.98, Euclid 0.98) while gaining under noise (the
-      helix at 1,000 noise dimensions: 0.69 -> 0.99).  It is not the
-      default because at 10^6 points it ranks below proximity
-      (``benchmarks/bench_million.py``; figures in ``docs/defaults.md``).
+    * ``distance="auto"`` (the learned metric in memory) was designed on
+      real data, the simulations and larger helices
+      (``studies/relevance_distance.py``, ``docs/defaults.md``) and checked
+      at 10^6 points (``benchmarks/bench_million.py``): proximity ranks the
+      points of a region by counts out of ``n_estimators``, which is blocky;
+      Euclidean distance ranks them better on clean data but not under
+      noise columns.  The learned metric weighs each feature by how much
+      tighter the forest's nearest are along it than the rest of the
+      candidate pool, so noise columns drop out and the neighbours match or
+      beat Euclidean ones on clean data while gaining under noise and at
+      scale (figures in ``docs/defaults.md``).  Only neighbours sharing a
+      leaf enter the estimate: a few rows padded with unrelated points
+      would otherwise decide the structure features' spread.
 
     Two departures from the paper.  Fast-BIC is used in gain form (BIC of one
     Gaussian minus the best two-Gaussian BIC), which makes the choice between
@@ -236,7 +241,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
             StrOptions({"paper"}),
         ],
         "max_tied_fraction": [Interval(numbers.Real, 0.0, 1.0, closed="neither"), None],
-        "distance": [StrOptions({"relevance", "proximity"})],
+        "distance": [StrOptions({"auto", "relevance", "proximity"})],
         "min_gain": [numbers.Real, None],
         "max_redraws": [Interval(numbers.Integral, 0, None, closed="left")],
         "decay_redraws": ["boolean"],
@@ -255,7 +260,7 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         max_features="sqrt",
         feature_combinations=1.5,
         max_tied_fraction: float | None = 0.05,
-        distance: str = "proximity",
+        distance: str = "auto",
         min_samples_split: int = 45,
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
@@ -328,9 +333,15 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         return -np.inf if self.min_gain is None else float(self.min_gain)
 
     # ------------------------------------------------------------------ distance
+    def _check_dask_fit(self) -> None:
+        if self.distance == "relevance":
+            _dask_neighbors.refuse("distance='relevance' (pass distance='auto' or 'proximity')")
+
     def _finish_fit(self, order: np.ndarray | None) -> None:
         self._relevance_weights = None
-        if self.distance != "relevance":
+        dask_fitted = _dask_neighbors.is_dask_fitted(self)
+        self.distance_ = "proximity" if self.distance == "proximity" or dask_fitted else "relevance"
+        if self.distance_ != "relevance":
             return
         X = self._X_fit
         rows = _relevance.estimate_rows(canonical_order(X) if order is None else order)
@@ -348,12 +359,16 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         self._relevance_weights = weights
 
     def _metric_weights(self) -> np.ndarray | None:
+        # ``distance`` is read at query time, so set_params(distance="proximity")
+        # ranks a relevance-fitted forest's neighbours by proximity.
         if self.distance == "proximity":
             return None
-        if _dask_neighbors.is_dask_fitted(self):
-            _dask_neighbors.refuse("distance='relevance' (pass distance='proximity')")
         weights = getattr(self, "_relevance_weights", None)
         if weights is None:
+            if self.distance == "auto" and getattr(self, "distance_", None) == "proximity":
+                return None
+            if _dask_neighbors.is_dask_fitted(self):
+                _dask_neighbors.refuse("distance='relevance' (pass distance='proximity')")
             raise ValueError(
                 "this forest has no relevance metric (fitted with distance='proximity'); "
                 "refit it, or set distance='proximity'"

@@ -166,9 +166,15 @@ def test_merged_forest_reestimates_its_metric(helix_noise):
     np.testing.assert_allclose(merged.feature_relevance_, rho, rtol=1e-6, atol=1e-9)
 
 
-def test_proximity_is_the_default_and_kernels_are_untouched(helix_noise):
-    assert gf.UnsupervisedForest().distance == "proximity"
+def test_auto_is_the_default_and_kernels_are_untouched(helix_noise):
+    assert gf.UnsupervisedForest().distance == "auto"
     rel, prox = _pair(helix_noise)
+    auto = gf.UnsupervisedForest(n_estimators=25, random_state=0).fit(helix_noise[:400])
+    assert (auto.distance_, rel.distance_, prox.distance_) == ("relevance",) * 2 + ("proximity",)
+    np.testing.assert_array_equal(auto.feature_relevance_, rel.feature_relevance_)
+    np.testing.assert_array_equal(
+        auto.kneighbors(n_neighbors=5)[1], rel.kneighbors(n_neighbors=5)[1]
+    )
     assert not hasattr(prox, "feature_relevance_")
     d_prox, i_prox = prox.kneighbors(n_neighbors=5)
     # rpfCluster's kernel reads proximities whatever kneighbors ranks by.
@@ -177,17 +183,25 @@ def test_proximity_is_the_default_and_kernels_are_untouched(helix_noise):
     np.testing.assert_array_equal(d_rel, d_prox)
     G = rel.kneighbors_graph(n_neighbors=5, mode="distance")
     assert (G != G.T).nnz == 0
+    # set_params after the fit ranks the same trees by proximity.
+    auto.set_params(distance="proximity")
+    np.testing.assert_array_equal(auto.kneighbors(n_neighbors=5)[1], i_prox)
 
 
-def test_forest_grown_from_dask_refuses_the_relevance_distance(helix_noise):
+def test_forest_grown_from_dask_ranks_by_proximity_or_refuses(helix_noise):
     da = pytest.importorskip("dask.array")
-    f = gf.UnsupervisedForest(n_estimators=3, random_state=0, distance="relevance").fit(
-        da.from_array(helix_noise, chunks=200)
-    )
+    Xd = da.from_array(helix_noise, chunks=200)
+    with pytest.raises(NotImplementedError, match="distance='auto' or 'proximity'"):
+        gf.UnsupervisedForest(n_estimators=3, random_state=0, distance="relevance").fit(Xd)
+    f = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(Xd)
+    assert f.distance_ == "proximity"
+    local = gf.UnsupervisedForest(n_estimators=3, random_state=0, distance="proximity")
+    expected = local.fit(helix_noise).kneighbors(n_neighbors=3, return_distance=False)
+    got = f.kneighbors(n_neighbors=3, return_distance=False).compute()
+    np.testing.assert_array_equal(got, expected)
+    f.set_params(distance="relevance")
     with pytest.raises(NotImplementedError, match="distance='proximity'"):
         f.kneighbors(n_neighbors=3)
-    f.set_params(distance="proximity")
-    assert f.kneighbors(n_neighbors=3, return_distance=False).compute().shape == (400, 3)
 
 
 def test_no_relevance_falls_back_to_zscored_euclid():
