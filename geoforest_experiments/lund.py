@@ -22,11 +22,11 @@ Parts (column ``part`` of the CSV):
 Methods: ``LUND`` (:class:`geoforest.LUND`, defaults: K estimated,
 multiscale t), ``LUND (forest graph)`` (LUND on the 15-NN graph of a
 100-tree :class:`geoforest.UnsupervisedForest`, distances ``1 -
-proximity``), ``k-means`` and ``spectral`` (scikit-learn, *given* the true
-K; spectral on the 15-NN connectivity graph), ``HDBSCAN``
-(``min_cluster_size=25``, its own K; its noise label counts as a cluster).
-Scores: ``k_hat`` and ``accuracy`` (Hungarian) on the true cluster points
-(background excluded).
+proximity``, pinned with ``distance="proximity"``), ``k-means`` and
+``spectral`` (scikit-learn, *given* the true K; spectral on the 15-NN
+connectivity graph), ``HDBSCAN`` (``min_cluster_size=25``, its own K; its
+noise label counts as a cluster).  Scores: ``k_hat`` and ``accuracy``
+(Hungarian) on the true cluster points (background excluded).
 
 ``image`` (file ``lund_image.csv``): a 50 x 50 synthetic hyperspectral
 image (:func:`geoforest.datasets.make_hyperspectral_image`, 4 classes in 4
@@ -126,8 +126,9 @@ def _labels(method: str, X: np.ndarray, k: int, seed: int, trees: int) -> np.nda
     if method == "LUND":
         return LUND(random_state=seed).fit(X).labels_
     if method == "LUND (forest graph)":
-        forest = UnsupervisedForest(n_estimators=trees, random_state=seed).fit(X)
-        G = forest.kneighbors_graph(n_neighbors=15, mode="distance")
+        # Pinned: the row measures LUND on forest distances 1 - proximity.
+        forest = UnsupervisedForest(n_estimators=trees, random_state=seed, distance="proximity")
+        G = forest.fit(X).kneighbors_graph(n_neighbors=15, mode="distance")
         return LUND(affinity="precomputed_distance", random_state=seed).fit(G).labels_
     if method == "k-means":
         return KMeans(k, n_init=10, random_state=seed).fit_predict(X)
