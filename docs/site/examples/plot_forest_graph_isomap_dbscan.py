@@ -5,9 +5,9 @@ Forest graphs in scikit-learn: Isomap and DBSCAN
 Any scikit-learn estimator that accepts ``metric="precomputed"`` with a
 sparse neighbours graph can work in the forest's learned distance instead of
 the Euclidean one: pass it ``forest.kneighbors_graph(mode="distance")``, a
-sparse matrix of each point's forest neighbours at distance
-``1 - proximity``. Here, Isomap on a helix and DBSCAN on two moons, both
-buried in noise dimensions.
+sparse matrix of each point's forest neighbours at the forest's distance
+(its highest-proximity points ranked by the metric it learned). Here,
+Isomap on a helix and DBSCAN on two moons, both buried in noise dimensions.
 """
 
 # %%

@@ -28,7 +28,8 @@ noise_dims = [0, 10, 100]
 
 # %%
 # For each noise level, fit a 100-tree forest and take every point's 50 forest
-# neighbours (distance ``1 - proximity``, never an ``n x n`` matrix), beside
+# neighbours (highest-proximity points ranked by the metric the forest
+# learned, never an ``n x n`` matrix), beside
 # the 50 Euclidean neighbours of the same points.
 precision = {}
 for d in noise_dims:

@@ -3,9 +3,10 @@ Forest neighbours in a pipeline: HDBSCAN and UMAP
 =================================================
 
 :class:`~geoforest.ForestNeighborsTransformer` follows the contract of
-scikit-learn's ``KNeighborsTransformer`` with the forest distance
-``1 - proximity``: ``fit_transform(X)`` returns a sparse, symmetric graph of
-each point's forest neighbours (the point itself included at distance 0),
+scikit-learn's ``KNeighborsTransformer`` with the forest's distance (its
+highest-proximity points ranked by the metric it learned):
+``fit_transform(X)`` returns a sparse, symmetric graph of each point's
+forest neighbours (the point itself included at distance 0),
 which estimators taking ``metric="precomputed"`` accept as it is, inside a
 :class:`~sklearn.pipeline.Pipeline`. Here HDBSCAN and UMAP on two moons
 buried in noise dimensions.
