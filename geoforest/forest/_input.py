@@ -96,7 +96,7 @@ def to_float32(X: np.ndarray, offset: np.ndarray | None) -> np.ndarray:
             out = np.empty(X.shape, dtype=np.float32)
             for lo in range(0, X.shape[0], step):
                 np.subtract(X[lo : lo + step], offset, out=out[lo : lo + step], casting="unsafe")
-    if out is not X and X.dtype.itemsize > 4:  # only a wider input can overflow
+    if out is not X and (X.dtype.itemsize > 4 or offset is not None):  # else nothing overflows
         check_finite32(out, step)
     return out
 

@@ -145,3 +145,8 @@ def test_values_within_float32_after_centring_are_kept():
     assert np.isfinite(to_float32(X, offset)).all()
     with pytest.raises(ValueError, match="too large"):
         to_float32(X, None)
+    # a float32 query, finite as given, leaves the range once shifted by the fit's offset
+    far = np.random.default_rng(1).normal(size=(50, 2)) * 1e35 - 2e38
+    forest = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(far)
+    with pytest.raises(ValueError, match="too large"):
+        forest.apply(np.full((1, 2), 3e38, dtype=np.float32))
