@@ -320,7 +320,7 @@ def test_poly_log_error_is_within_its_bound():
 @pytest.mark.parametrize("seed", range(4))
 def test_vectorised_fastbic_equals_the_scalar_scan_bit_for_bit(seed):
     """Same cut, score and gain as the one-cut-at-a-time reference, fallback cases included."""
-    from geoforest._engine.splits import _fastbic, _fastbic_scalar
+    from geoforest._engine.cuts import _fastbic, _fastbic_scalar
 
     rng = np.random.default_rng(seed)
     for trial in range(400):
