@@ -25,7 +25,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["ZERO_DISTANCE", "as_output_csr", "csr_from_rows", "distance_data", "symmetric_union"]
+from ._jit import njit
+
+__all__ = [
+    "ZERO_DISTANCE",
+    "as_output_csr",
+    "csr_from_rows",
+    "distance_data",
+    "symmetric_knn_graph",
+    "symmetric_union",
+]
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -90,6 +99,98 @@ def symmetric_union(
     r, c, d = r[first], c[first], d[first]
     order = np.lexsort((c, d, r))
     return r[order], c[order], d[order]
+
+
+@njit(nogil=True, cache=True)
+def _union_rows(ind, dist, tptr, tsrc, tdist, indptr, out_col, out_dist, count_only):
+    """Row ``i`` of the union of the kNN graph ``(ind, dist)`` and its
+    transpose (``tptr``/``tsrc``/``tdist``): its own neighbours, then those
+    that list ``i``, each column once, sorted by (distance, column).  With
+    ``count_only`` only ``indptr[i + 1]`` (the row lengths) is written."""
+    n, k = ind.shape
+    mark = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        pos = 0
+        base = 0 if count_only else indptr[i]
+        for c in range(k):
+            j = ind[i, c]
+            if mark[j] != i:
+                mark[j] = i
+                if not count_only:
+                    out_col[base + pos] = j
+                    out_dist[base + pos] = dist[i, c]
+                pos += 1
+        for t in range(tptr[i], tptr[i + 1]):
+            j = tsrc[t]
+            if mark[j] != i:
+                mark[j] = i
+                if not count_only:
+                    out_col[base + pos] = j
+                    out_dist[base + pos] = tdist[t]
+                pos += 1
+        if count_only:
+            indptr[i + 1] = pos
+            continue
+        # Sort the row by (distance, column): by column, then stably by distance.
+        seg_c = out_col[base : base + pos]
+        seg_d = out_dist[base : base + pos]
+        by_col = np.argsort(seg_c, kind="mergesort")
+        c_sorted = seg_c[by_col]
+        d_sorted = seg_d[by_col]
+        by_dist = np.argsort(d_sorted, kind="mergesort")
+        seg_c[:] = c_sorted[by_dist]
+        seg_d[:] = d_sorted[by_dist]
+
+
+@njit(nogil=True, cache=True)
+def _transpose(ind, dist, n):
+    """The kNN graph's transpose in CSR: who lists each point, at what distance."""
+    k = ind.shape[1]
+    tptr = np.zeros(n + 1, dtype=np.int64)
+    for i in range(ind.shape[0]):
+        for c in range(k):
+            tptr[ind[i, c] + 1] += 1
+    for i in range(n):
+        tptr[i + 1] += tptr[i]
+    fill = tptr[:-1].copy()
+    tsrc = np.empty(ind.size, dtype=np.int32)
+    tdist = np.empty(ind.size)
+    for i in range(ind.shape[0]):
+        for c in range(k):
+            j = ind[i, c]
+            tsrc[fill[j]] = i
+            tdist[fill[j]] = dist[i, c]
+            fill[j] += 1
+    return tptr, tsrc, tdist
+
+
+def symmetric_knn_graph(ind: np.ndarray, dist: np.ndarray) -> sp.csr_matrix:
+    """The union of the training points' kNN graph and its transpose, in CSR.
+
+    The same entries as :func:`symmetric_union` of the kNN rows (a pair listed
+    both ways kept once; rows sorted by distance, then column), built row by
+    row from the graph's transpose instead of by sorting every entry: the
+    working memory is the transpose (12 bytes an edge) beside the result,
+    not several copies of the doubled edge list.  Distances are stored as
+    given (zeros kept); ``ind`` holds no point of its own row.
+    """
+    n = ind.shape[0]
+    ind = np.ascontiguousarray(ind, dtype=np.int64)
+    dist = np.ascontiguousarray(dist, dtype=np.float64)
+    if n >= _INT32_MAX:  # pragma: no cover - the transpose stores int32 sources
+        raise ValueError("more than 2**31 - 1 training points")
+    tptr, tsrc, tdist = _transpose(ind, dist, n)
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    empty_c, empty_d = np.empty(0, dtype=np.int64), np.empty(0)
+    _union_rows(ind, dist, tptr, tsrc, tdist, indptr, empty_c, empty_d, True)
+    np.cumsum(indptr, out=indptr)
+    nnz = int(indptr[-1])
+    dtype = _index_dtype(nnz, n)
+    out_col = np.empty(nnz, dtype=np.int64 if dtype is np.int64 else np.int32)
+    out_dist = np.empty(nnz)
+    _union_rows(ind, dist, tptr, tsrc, tdist, indptr, out_col, out_dist, False)
+    del tptr, tsrc, tdist
+    return sp.csr_matrix((out_dist, out_col, indptr.astype(dtype)), shape=(n, n))
 
 
 def neighbors_rows_graph(dist, ind, mode: str, n_train: int) -> sp.csr_matrix:

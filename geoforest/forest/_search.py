@@ -20,7 +20,14 @@ from scipy.sparse.csgraph import connected_components
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress as _progress
-from .._sparse import csr_from_rows, distance_data, neighbors_rows_graph, symmetric_union
+from .._sparse import (
+    ZERO_DISTANCE,
+    csr_from_rows,
+    distance_data,
+    neighbors_rows_graph,
+    symmetric_knn_graph,
+    symmetric_union,
+)
 from .._validation import check_n_neighbors
 from ..proximity import leaf_lists, locality_order
 from . import _dask, _dask_neighbors, _relevance
@@ -215,12 +222,11 @@ class NeighborSearchMixin:
         one edge at its true forest distance between consecutive connected
         components, so that consumers needing one component (HDBSCAN, Isomap)
         take it."""
-        n, k = ind.shape
-        rows = np.repeat(np.arange(n, dtype=np.int64), k)
-        cols = ind.ravel().astype(np.int64)
-        data = dist.ravel().astype(np.float64)
-        rows, cols, data = symmetric_union(rows, cols, data, n)
-        graph = csr_from_rows(rows, cols, np.ones(rows.size), (n, n))
+        n = ind.shape[0]
+        graph = symmetric_knn_graph(ind, dist)
+        del dist, ind
+        # Stored zeros become ZERO_DISTANCE (positive), so every entry is an edge.
+        np.maximum(graph.data, ZERO_DISTANCE, out=graph.data)
         n_comp, comp = connected_components(graph, directed=False)
         if n_comp > 1:
             # each component's first point, chained in order of first appearance
@@ -228,12 +234,16 @@ class NeighborSearchMixin:
             reps = reps[np.argsort(comp[reps])]
             a, b = reps[:-1], reps[1:]
             bridge = self._training_pair_distances(a, b, method)
+            coo = graph.tocoo()
             rows, cols, data = symmetric_union(
-                np.concatenate([rows, a]), np.concatenate([cols, b]),
-                np.concatenate([data, bridge]), n,
+                np.concatenate([coo.row, a]), np.concatenate([coo.col, b]),
+                np.concatenate([coo.data, bridge]), n,
             )  # fmt: skip
-        data = np.ones(rows.size) if mode == "connectivity" else distance_data(data)
-        return csr_from_rows(rows, cols, data, (n, n))
+            del coo
+            graph = csr_from_rows(rows, cols, distance_data(data), (n, n))
+        if mode == "connectivity":
+            graph.data[:] = 1.0
+        return graph
 
     def _training_pair_distances(self, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
         """Forest distances ``1 - proximity`` between training points ``a[i]`` and ``b[i]``."""

@@ -14,7 +14,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import geoforest as gf
-from geoforest._sparse import _index_dtype, as_output_csr, symmetric_union
+from geoforest._sparse import _index_dtype, as_output_csr, symmetric_knn_graph, symmetric_union
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +73,26 @@ def test_symmetric_union_against_dense():
     np.testing.assert_allclose(dense, np.where(mask, D, 0.0))
     assert np.unique(r * n + c).size == r.size  # no duplicates
     assert np.all(np.diff(r) >= 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_symmetric_knn_graph_matches_the_sorted_union(seed):
+    # Rows of distinct neighbours (never the row itself), distances symmetric,
+    # with ties and zeros: the row-by-row builder gives the same CSR entries, in
+    # the same order (row, then distance, then column), as symmetric_union.
+    rng = np.random.default_rng(seed)
+    n, k = 40, 6
+    D = rng.integers(0, 5, size=(n, n)).astype(np.float64) / 4  # ties and zeros
+    D = np.minimum(D, D.T)
+    ind = np.array([rng.choice(np.delete(np.arange(n), i), k, replace=False) for i in range(n)])
+    dist = D[np.arange(n)[:, None], ind]
+    G = symmetric_knn_graph(ind, dist)
+    rows = np.repeat(np.arange(n), k)
+    r, c, d = symmetric_union(rows, ind.ravel(), dist.ravel(), n)
+    assert _is_library_csr(G)
+    np.testing.assert_array_equal(np.repeat(np.arange(n), np.diff(G.indptr)), r)
+    np.testing.assert_array_equal(G.indices, c)
+    np.testing.assert_array_equal(G.data, d)
 
 
 def test_graph_distances_are_one_minus_proximity(blobs):
