@@ -67,6 +67,7 @@ import numpy as np
 from scipy.sparse import SparseEfficiencyWarning
 
 from geoforest import datasets, metrics
+from geoforest.cli import OutputError, check_output_folder
 
 __all__ = [
     "SIMULATIONS",
@@ -319,39 +320,6 @@ def write_record(result: ExperimentResult, config: ExperimentConfig, path: Path)
 
 
 # --------------------------------------------------------------------------- atomic runs
-class OutputError(ValueError):
-    """An output folder that cannot take a run's files (a one-line message for the user)."""
-
-
-def check_output_folder(out: str | Path) -> Path:
-    """Raise :class:`OutputError` unless ``out`` is, or can be made, a writable folder.
-
-    ``out`` must be a writable directory, or missing below a writable directory
-    (:func:`run_staged` creates it later). Nothing is created or changed, so a
-    run can refuse a bad ``--out`` before any computation.
-
-    Returns
-    -------
-    Path
-        ``out`` as a path.
-    """
-    out = Path(out)
-    if out.exists():
-        if not out.is_dir():
-            raise OutputError(f"output folder {out} is not a directory")
-        if not os.access(out, os.W_OK | os.X_OK):
-            raise OutputError(f"output folder {out} is not writable")
-        return out
-    parent = out.absolute().parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise OutputError(f"cannot create output folder {out}: {parent} is not a directory")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise OutputError(f"cannot create output folder {out}: {parent} is not writable")
-    return out
-
-
 def file_stem(name: str) -> str:
     """The stem of an experiment's output files: its name with ``_`` for ``-``.
 

@@ -2,54 +2,22 @@
 
 The ``geoforest`` command (:mod:`geoforest.cli`) adds it through the
 ``geoforest.commands`` entry point of ``pyproject.toml``: this package uses the
-library, never the other way round, and imports nothing from ``geoforest.cli``.
-Its argument types and one-line failures answer mistakes as the ``demo``
-subcommand does (argparse errors for bad numbers, one line and exit 2 for the rest).
+library, never the other way round: it takes the command line's argument types
+and one-line failures from ``geoforest.cli`` (which loads plug-ins only through
+their entry points, so the imports stay one-way), and answers mistakes as the
+``demo`` subcommand does (argparse errors for bad numbers, one line and exit 2
+for the rest).
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from geoforest.cli import MAX_SEED, OutputError, fail, n_jobs_arg, seed_arg
+
 from . import EXPERIMENTS, ExperimentConfig
-from ._runner import MissingExtraError, OutputError, Terminated, run_staged
-
-#: Largest ``--seed``: NumPy seeds are below 2**32, and experiments add offsets to the seed.
-MAX_SEED = 2**31 - 1
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-
-
-def n_jobs_arg(text: str) -> int:
-    """An argparse type: threads, a positive integer or negative (-1: all cores), not 0."""
-    value = _int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError(
-            "must be a positive number of threads or negative (-1: all cores), got 0"
-        )
-    return value
-
-
-def seed_arg(text: str) -> int:
-    """An argparse type: a random seed in [0, MAX_SEED]."""
-    value = _int(text)
-    if not 0 <= value <= MAX_SEED:
-        raise argparse.ArgumentTypeError(f"must be an integer in [0, {MAX_SEED}], got {value}")
-    return value
-
-
-def fail(args: argparse.Namespace, message: str, code: int = 2, *, kind: str = "error") -> int:
-    """Print a one-line message for the user (no usage, no traceback); the exit code."""
-    print(f"geoforest {args.command}: {kind}: {message}", file=sys.stderr)
-    return code
-
+from ._runner import MissingExtraError, Terminated, run_staged
 
 _EXPERIMENT_OUTPUT_HELP = """
 Output: the run writes its files into a hidden folder OUT/.NAME.partial-* and

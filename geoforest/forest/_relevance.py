@@ -125,10 +125,10 @@ def relevance(X: np.ndarray, rows: np.ndarray, neighbors: np.ndarray, n_shared: 
     ``n_near / neighbors.shape[1]`` of those against all of them (the pool).
 
     Why only those sharing a leaf: the others are padding at proximity 0,
-    arbitrary points of the data set.  A few rows padded (0.8 % of them for
-    the helix at 100,000 points) would dominate the pool's mean squared
-    difference along the structure's features, shrink their weights by a
-    factor of 30, and let the noise features decide the ranking.
+    arbitrary points of the data set.  Even a few padded rows would dominate
+    the pool's mean squared difference along the structure's features, shrink
+    their weights and let the noise features decide the ranking
+    (measurements: ``docs/defaults.md``).
 
     Returns ``(rho, weights)``: ``weights = rho**POWER / s2`` with ``s2`` the
     pool's mean squared difference (0 where it is 0), or ``1 / var``

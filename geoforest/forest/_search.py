@@ -224,7 +224,6 @@ class NeighborSearchMixin:
         take it."""
         n = ind.shape[0]
         graph = symmetric_knn_graph(ind, dist)
-        del dist, ind
         # Stored zeros become ZERO_DISTANCE (positive), so every entry is an edge.
         np.maximum(graph.data, ZERO_DISTANCE, out=graph.data)
         n_comp, comp = connected_components(graph, directed=False)
