@@ -500,17 +500,54 @@ def _growth_pool(X, samples, proj_kind, proj_params, n_classes, z, sort_keys, so
     return False, np.empty(0, dtype=np.int32)
 
 
+class EngineConfig(NamedTuple):
+    """A forest's plug-ins, as :func:`build_tree` takes them (one argument).
+
+    Each forest class says which projection distribution and split rule its
+    trees use (``BaseForest._engine_config``); :meth:`typed` gives the one
+    numba type every caller shares, so the kernel compiles once.
+    """
+
+    projection: int
+    projection_params: np.ndarray
+    max_nonzeros: int
+    criterion: int
+    criterion_params: np.ndarray
+    n_projections: int
+    n_batches: int = 1
+    decay_batches: bool = False
+
+    def typed(self) -> EngineConfig:
+        """Python ints and bool, float64 parameter arrays: one numba signature."""
+        return EngineConfig(
+            int(self.projection), np.ascontiguousarray(self.projection_params, np.float64),
+            int(self.max_nonzeros), int(self.criterion),
+            np.ascontiguousarray(self.criterion_params, np.float64), int(self.n_projections),
+            int(self.n_batches), bool(self.decay_batches),
+        )  # fmt: skip
+
+
+class TreeLimits(NamedTuple):
+    """When a node stops splitting (``max_depth=-1``: no limit; ``min_gain=-inf``: none)."""
+
+    min_samples_split: int
+    min_samples_leaf: int
+    max_depth: int
+    min_gain: float
+
+
 @njit(nogil=True, cache=True)
-def build_tree(
-    X, samples, proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches,
-    min_samples_split, min_samples_leaf, max_depth, min_gain, state, y, sample_weight, counts,
-    n_classes, decay_batches=False,
-):  # fmt: skip
+def build_tree(X, samples, cfg, limits, state, y, sample_weight, counts, n_classes):
     """Grow one tree on rows ``samples`` of float32 ``X``.
 
     Returns ``(tree, rows, leaf)``: the :class:`Tree` arrays, the samples in
     their final order and the leaf (node id) each of them reached, so the
     training rows' leaves need no second walk down the tree.
+
+    ``cfg`` is an :class:`EngineConfig` (made by :meth:`EngineConfig.typed`),
+    ``limits`` a :class:`TreeLimits`: unpacked once, here, so the node loop
+    reads plain scalars and arrays (a tuple's arrays passed down per node would
+    cost reference counting, docs/engine.md).
 
     Each node tries ``n_proj`` candidate projections, and up to ``n_batches``
     batches of them while no candidate has a positive gain (the best over all
@@ -535,6 +572,8 @@ def build_tree(
     values to project and sort (about 63 % of a bootstrap of ``n`` rows).
     Unsupervised trees pass an empty ``counts`` and repeated rows in ``samples``.
     """
+    proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches, decay_batches = cfg
+    min_samples_split, min_samples_leaf, max_depth, min_gain = limits
     n = samples.shape[0]
     samples = samples.copy()
     cap = 2 * n + 1  # a binary tree on n samples has at most 2 n - 1 nodes

@@ -6,8 +6,10 @@ seeds, parallel building, ``apply``, ``proximity`` and ``transform`` — lives
 here, and the neighbour search (``kneighbors``, ``kneighbors_graph``) in
 ``_search.py``.  The flat copy of the trees that queries read, and the
 parallel query tasks, are in ``_flat.py``; ``merge_forests`` is in
-``_merge.py``; queries given a Dask array hand it to ``_dask.py``, which runs
-them block by block on the workers.
+``_merge.py``; how one tree grows is in ``_growth.py``.  Every public method
+first asks ``forest/_dask/`` (:func:`~geoforest.forest._dask.route`) whether
+Dask has a part in the call — a Dask array given, or a forest grown from one —
+and goes on in memory when it has not.
 """
 
 from __future__ import annotations
@@ -15,34 +17,37 @@ from __future__ import annotations
 import numbers
 import warnings
 from abc import ABCMeta, abstractmethod
-from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._engine.builder import Tree, build_tree
 from .._engine.projections import GAUSSIAN
-from .._engine.rng import make_state
-from .._engine.sampling import canonical_order, draw_tree_sample
+from .._engine.sampling import canonical_order
 from .._limits import check_dense_size
 from .._progress import progress as _progress
-from .._sparse import (
-    as_output_csr,
-)
-from .._validation import N_JOBS, validate_data
+from .._sparse import as_output_csr
+from .._validation import N_JOBS, is_dask_array, validate_data
 from ..proximity import ProximityCounts, coleaf_counts, leaf_lists, locality_order, scatter_rows
-from . import _dask, _dask_fit, _dask_neighbors
+from ._dask import LOCAL, route
 from ._flat import (
     FlatForest,
     apply_rows,
     check_method,
     row_blocks,
     tree_rows_leaves,
+)
+from ._growth import (
+    NO_LABELS,
+    NO_WEIGHTS,
+    EngineConfig,
+    fit_tree,
+    resolve_max_samples,
+    tree_limits,
+    tree_seeds,
 )
 from ._input import (
     centring_offset,
@@ -52,102 +57,6 @@ from ._input import (
     warn_if_rows_merged,
 )
 from ._search import NeighborSearchMixin
-
-_MAX_SEED = np.iinfo(np.int32).max
-
-
-class EngineConfig(NamedTuple):
-    """What the engine needs to know about a forest's plug-ins."""
-
-    projection: int
-    projection_params: np.ndarray
-    max_nonzeros: int
-    criterion: int
-    criterion_params: np.ndarray
-    n_projections: int
-    n_batches: int = 1
-    decay_batches: bool = False
-
-
-def resolve_max_features(max_features: Any, n_features: int, allow_more: bool) -> int:
-    """Number of candidate projections per node from an sklearn-style spec."""
-    if max_features is None:
-        k = n_features
-    elif isinstance(max_features, str):
-        k = {"sqrt": np.sqrt, "log2": np.log2}[max_features](n_features)
-        k = int(np.ceil(k))
-    elif isinstance(max_features, numbers.Integral):
-        k = int(max_features)
-    else:
-        k = int(np.ceil(float(max_features) * n_features))
-    k = max(1, k)
-    return k if allow_more else min(k, n_features)
-
-
-def resolve_max_samples(max_samples: Any, n_samples: int) -> int:
-    """Rows per tree from ``None`` (all), an int or a fraction."""
-    if max_samples is None:
-        return n_samples
-    if isinstance(max_samples, numbers.Integral):
-        if max_samples > n_samples:
-            raise ValueError(
-                f"max_samples={max_samples} exceeds the number of samples ({n_samples})"
-            )
-        return int(max_samples)
-    return max(1, int(round(float(max_samples) * n_samples)))
-
-
-_NO_LABELS = np.zeros(0, dtype=np.int32)
-_NO_WEIGHTS = np.zeros(0, dtype=np.float64)
-_NO_COUNTS = np.zeros(0, dtype=np.int32)
-
-
-def _fit_tree(
-    X,
-    order,
-    n_draw,
-    replace,
-    seed,
-    cfg,
-    min_split,
-    min_leaf,
-    max_depth,
-    min_gain,
-    y=_NO_LABELS,
-    sample_weight=_NO_WEIGHTS,
-    n_classes=0,
-):
-    state = make_state(seed)
-    samples = draw_tree_sample(order, n_draw, replace, state)
-    rows, counts = samples, _NO_COUNTS
-    if n_classes > 0:
-        # Classification trees take each drawn row once, its bootstrap count
-        # folded into the weight (the same tree, fewer values to sort).
-        counts = np.bincount(samples, minlength=X.shape[0]).astype(np.int32)
-        rows = np.flatnonzero(counts)
-        sample_weight = sample_weight * counts
-    arrays, rows, leaf = build_tree(
-        X,
-        rows,
-        cfg.projection,
-        cfg.projection_params,
-        cfg.max_nonzeros,
-        cfg.criterion,
-        cfg.criterion_params,
-        cfg.n_projections,
-        cfg.n_batches,
-        min_split,
-        min_leaf,
-        max_depth,
-        min_gain,
-        state,
-        y,
-        sample_weight,
-        counts,
-        n_classes,
-        cfg.decay_batches,
-    )
-    return Tree(*arrays), samples, rows, leaf
 
 
 def with_seed_and_threads(forest, random_state, n_jobs):
@@ -250,9 +159,8 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             The fitted forest.
         """
         self._validate_params()
-        if _dask.is_dask_array(X):
-            self._check_dask_fit()
-            return _dask_fit.fit_forest(self, X)
+        if (fitted := route(self, "fit", X)) is not LOCAL:
+            return fitted
         X = self._validate_X(X, reset=True)
         warn_if_constant(X)
         return self._grow(X)
@@ -260,8 +168,8 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
     def _grow(
         self,
         X: np.ndarray,
-        y: np.ndarray = _NO_LABELS,
-        sample_weight: np.ndarray = _NO_WEIGHTS,
+        y: np.ndarray = NO_LABELS,
+        sample_weight: np.ndarray = NO_WEIGHTS,
         n_classes: int = 0,
         order_data: np.ndarray | None = None,
         X_build: np.ndarray | None = None,
@@ -283,28 +191,22 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         if X_build is None and cfg.projection != GAUSSIAN:
             X_build = np.asfortranarray(X)
         n_draw = resolve_max_samples(self.max_samples, n_samples)
-        replace = bool(self.bootstrap)
-        rng = check_random_state(self.random_state)
-        seeds = rng.randint(_MAX_SEED, size=self.n_estimators)
         order = canonical_order(X if order_data is None else order_data)
-        max_depth = -1 if self.max_depth is None else int(self.max_depth)
+        limits = tree_limits(self)
         jobs = (
-            delayed(_fit_tree)(
+            delayed(fit_tree)(
                 X if X_build is None else X_build,
                 order,
                 n_draw,
-                replace,
+                bool(self.bootstrap),
                 int(seed),
                 cfg,
-                int(self.min_samples_split),
-                int(self.min_samples_leaf),
-                max_depth,
-                self._min_gain(),
+                limits,
                 y,
                 sample_weight,
                 n_classes,
-            )
-            for seed in seeds
+            )  # fmt: skip
+            for seed in tree_seeds(self.random_state, self.n_estimators)
         )
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")
         trees = []
@@ -317,16 +219,65 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             trees.append(tree)
             inbag[:, t] = np.minimum(np.bincount(samples, minlength=n_samples), 255)
             leaves[rows, t] = leaf
+        return self._install_fit(trees, X, self._offset, inbag, cfg.n_projections, order, leaves)
+
+    # ----------------------------------------- what fits and the Dask paths share
+    # ``forest/_dask/`` and ``merge_forests`` set and read a forest through these
+    # methods, its public methods and the attributes named here, nothing else.
+    def _install_fit(
+        self,
+        trees: list,
+        X_fit,
+        offset: np.ndarray | None,
+        inbag_counts,
+        n_projections: int,
+        order: np.ndarray | None = None,
+        inbag_leaves: np.ndarray | None = None,
+    ):
+        """Put grown trees in place: the one way a forest's fitted state is set.
+
+        The in-memory fit, the Dask fit and ``merge_forests`` all end here.
+        ``X_fit`` (the float32 training rows, an ndarray or a Dask array) and
+        ``_flat`` (the trees' flat copy) are what every query reads;
+        ``inbag_leaves`` the training rows' leaves known from growing (``-1``:
+        not known), completed on first use.  Ends with :meth:`_finish_fit`.
+        """
         self.trees_ = trees
-        self.inbag_counts_ = inbag
-        self.n_features_in_ = n_features
-        self.n_projections_ = cfg.n_projections
-        self._X_fit = X
-        self._flat = FlatForest.from_trees(self.trees_)
+        self.inbag_counts_ = inbag_counts
+        self.n_features_in_ = X_fit.shape[1]
+        self.n_projections_ = n_projections
+        self._offset = offset
+        self._X_fit = X_fit
+        self._flat = FlatForest.from_trees(trees)
         self._train_leaves = None
-        self._inbag_leaves = leaves
+        self._inbag_leaves = inbag_leaves
         self._finish_fit(order)
         return self
+
+    @property
+    def _fitted_on_dask(self) -> bool:
+        """Whether the forest was grown from a Dask array (its training rows are one)."""
+        return is_dask_array(getattr(self, "_X_fit", None))
+
+    def _for_workers(self):
+        """A copy sharing every array, for the workers' query tasks: without the
+        per-tree arrays the queries never read (``trees_`` a list of ``None``)
+        and, if grown from a Dask array, without its lazy training rows and
+        in-bag counts."""
+        light = object.__new__(type(self))
+        light.__dict__.update(self.__dict__)
+        light.trees_ = [None] * len(self.trees_)
+        if self._fitted_on_dask:
+            light._X_fit = light.inbag_counts_ = None
+        return light
+
+    def _with_training_leaves(self, leaves: np.ndarray):
+        """A copy sharing every array, holding the training points' ``leaves``
+        (which pickling drops) so that a worker's queries need not recompute them."""
+        local = object.__new__(type(self))
+        local.__dict__.update(self.__dict__)
+        local._train_leaves = leaves
+        return local
 
     def _check_dask_fit(self) -> None:
         """Hook before growing from a Dask array: refuse parameters it cannot serve."""
@@ -412,10 +363,8 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             on the workers when asked for).
         """
         check_is_fitted(self)
-        if _dask.is_dask_array(X):
-            return _dask.map_query(self, X, "apply", len(self.trees_), np.int32)
-        if X is None and _dask_neighbors.is_dask_fitted(self):
-            return _dask_neighbors.training_leaves(self)
+        if (leaves := route(self, "apply", X)) is not LOCAL:
+            return leaves
         if X is None:
             leaves = self._leaves_of(None)[0].view()
             leaves.flags.writeable = False
@@ -455,10 +404,8 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             row chunk (``docs/scale.md``).
         """
         check_is_fitted(self)
-        if _dask.is_dask_array(X):
-            n_leaves = int(np.count_nonzero(self._flat.left == -1))
-            meta = sp.csr_matrix((0, 0))
-            return _dask.map_query(self, X, "transform", n_leaves, np.float64, meta)
+        if (embedding := route(self, "transform", X)) is not LOCAL:
+            return embedding
         leaves = self._apply(self._validate_X(X, reset=False))
         col_of_node = np.full(self._flat.left.shape[0], -1, dtype=np.int64)
         is_leaf = self._flat.left == -1
@@ -527,8 +474,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         counts : ProximityCounts
         """
         check_is_fitted(self)
-        if _dask_neighbors.is_dask_fitted(self):
-            _dask_neighbors.refuse("proximity")
+        route(self, "proximity_counts", X)  # refused for a Dask fit
         xleaves, x_train = self._leaves_of(X)
         yleaves, y_train = self._leaves_of(Y)
         mask = self._masks(method, x_train and y_train)
@@ -612,10 +558,9 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         ValueError
             ``dense`` and the result would exceed ``max_bytes``.
         """
-        if _dask_neighbors.is_dask_fitted(self):
-            return _dask_neighbors.proximity_of(self, X, Y, method, dense, max_bytes)
-        if _dask.is_dask_array(X):
-            return _dask.proximity(self, X, Y, method, dense, max_bytes)
+        kwargs = {"Y": Y, "method": method, "dense": dense, "max_bytes": max_bytes}
+        if (S := route(self, "proximity", X, **kwargs)) is not LOCAL:
+            return S
         if dense:
             check_is_fitted(self, "trees_")
             n_train = self.inbag_counts_.shape[0]

@@ -16,9 +16,8 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._engine.builder import Tree
+from .._validation import is_dask_array
 from ._base import BaseForest
-from ._dask import is_dask_array
-from ._flat import FlatForest
 
 #: Parameters in which parts of one forest may differ.
 _MERGE_FREE = frozenset({"n_estimators", "random_state", "n_jobs", "verbose"})
@@ -145,20 +144,16 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
             seen_trees[key] = i
     merged = type(first)(**first.get_params())
     merged.n_estimators = sum(len(f.trees_) for f in forests)
-    merged.trees_ = [t for f in forests for t in f.trees_]
-    merged.inbag_counts_ = np.hstack([f.inbag_counts_ for f in forests])
-    merged.n_features_in_ = first.n_features_in_
-    merged.n_projections_ = first.n_projections_
-    merged._X_fit = first._X_fit
-    merged._offset = getattr(first, "_offset", None)
-    merged._flat = FlatForest.from_trees(merged.trees_)
-    merged._train_leaves = None
-    parts = [f._train_leaves if f._train_leaves is not None else f._inbag_leaves for f in forests]
-    merged._inbag_leaves = None if any(p is None for p in parts) else np.hstack(parts)
-    if hasattr(first, "classes_"):  # classifiers: labels and leaf class distributions
+    if hasattr(first, "classes_"):  # classifiers: labels (the leaf distributions follow)
         merged.classes_ = first.classes_
         merged.n_classes_ = first.n_classes_
-        merged._leaf_proba = merged._leaf_probabilities()
         merged._targets_digest = getattr(first, "_targets_digest", None)
-    merged._finish_fit(None)
+    parts = [f._train_leaves if f._train_leaves is not None else f._inbag_leaves for f in forests]
+    merged._install_fit(
+        [t for f in forests for t in f.trees_], first._X_fit, getattr(first, "_offset", None),
+        np.hstack([f.inbag_counts_ for f in forests]), first.n_projections_,
+        inbag_leaves=None if any(p is None for p in parts) else np.hstack(parts),
+    )  # fmt: skip
+    if hasattr(first, "classes_"):
+        merged._leaf_proba = merged._leaf_probabilities()
     return merged

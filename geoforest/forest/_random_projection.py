@@ -8,7 +8,8 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._engine.projections import GAUSSIAN, max_nonzeros
 from .._engine.splits import RANDOM_CUTS, default_params
-from ._base import BaseForest, EngineConfig
+from ._base import BaseForest
+from ._growth import EngineConfig
 
 
 class RandomProjectionForest(TransformerMixin, BaseForest):

@@ -7,8 +7,8 @@ threads).  What ranks the co-leaf points is the forest's distance:
 weights (``UnsupervisedForest(distance="relevance")``), each query's
 highest-proximity candidates ranked by the learned metric of
 ``_relevance.py``, block by block, so nothing larger than a block of
-candidates is held.  Queries given a Dask array go to ``_dask.py``; a forest
-grown from a Dask array searches on its workers (``_dask_neighbors.py``).
+candidates is held.  Both methods first ask ``forest/_dask/`` whether Dask
+has a part in the call (a Dask array given, or a forest grown from one).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from .._sparse import (
 )
 from .._validation import check_n_neighbors
 from ..proximity import leaf_lists, locality_order
-from . import _dask, _dask_neighbors, _relevance
+from . import _relevance
+from ._dask import LOCAL, route
 from ._flat import kneighbors_rows, row_blocks
 
 
@@ -104,12 +105,9 @@ class NeighborSearchMixin:
     def _kneighbors(self, X, n_neighbors, return_distance, method, weights, prepared=False):
         """``kneighbors`` ranked by ``weights`` (``None``: proximity); ``prepared``:
         ``X`` is already the forest's float32 (rows of ``_X_fit``), not user input."""
-        if _dask_neighbors.is_dask_fitted(self):
-            return _dask_neighbors.kneighbors_of(self, X, n_neighbors, return_distance, method)
-        if _dask.is_dask_array(X):
-            self._masks(method, False)  # only "all" is defined for new points
-            # Each block comes back to kneighbors as an in-memory array.
-            return _dask.kneighbors(self, X, n_neighbors, return_distance)
+        kwargs = {"n_neighbors": n_neighbors, "return_distance": return_distance, "method": method}
+        if (found := route(self, "kneighbors", X, **kwargs)) is not LOCAL:
+            return found
         n_train = self._X_fit.shape[0]
         if X is None:
             qleaves, is_train = self._leaves_of(None)
@@ -207,13 +205,12 @@ class NeighborSearchMixin:
         """
         if mode not in ("connectivity", "distance"):
             raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
-        if X is None and _dask_neighbors.is_dask_fitted(self):
-            _dask_neighbors.refuse("kneighbors_graph() of the training points")
+        kwargs = {"n_neighbors": n_neighbors, "mode": mode, "method": method}
+        if (graph := route(self, "kneighbors_graph", X, **kwargs)) is not LOCAL:
+            return graph
         dist, ind = self.kneighbors(X, n_neighbors, return_distance=True, method=method)
         if X is None:
             return self._training_graph(dist, ind, mode, method)
-        if _dask.is_dask_array(ind):
-            return _dask.neighbors_graph(dist, ind, mode, self._X_fit.shape[0])
         return neighbors_rows_graph(dist, ind, mode, self._X_fit.shape[0])
 
     def _training_graph(self, dist, ind, mode: str, method: str) -> sp.csr_matrix:

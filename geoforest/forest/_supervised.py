@@ -20,8 +20,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
 from .._engine.splits import CLASS_CRITERIA
 from .._validation import validate_data
-from . import _dask
-from ._base import BaseForest, EngineConfig, resolve_max_features
+from ._base import BaseForest
+from ._dask import LOCAL, route
+from ._growth import EngineConfig, resolve_max_features
 from ._input import input_dtype, warn_if_constant
 from ._merge import targets_digest
 
@@ -153,8 +154,8 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
             gives a Dask array with ``X``'s row chunks (``docs/scale.md``).
         """
         check_is_fitted(self)
-        if _dask.is_dask_array(X):
-            return _dask.map_query(self, X, "predict_proba", self.n_classes_, np.float64)
+        if (proba := route(self, "predict_proba", X)) is not LOCAL:
+            return proba
         leaves = self._apply(self._validate_X(X, reset=False))
         offsets = self._flat.node_offset[:-1]
         proba = np.zeros((leaves.shape[0], self.n_classes_))
@@ -176,8 +177,8 @@ class _ForestClassifier(ClassifierMixin, BaseForest):
             A Dask array, with ``X``'s row chunks, for a ``dask.array.Array`` ``X``.
         """
         check_is_fitted(self)
-        if _dask.is_dask_array(X):
-            return _dask.map_query(self, X, "predict", None, self.classes_.dtype)
+        if (labels := route(self, "predict", X)) is not LOCAL:
+            return labels
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
     @property

@@ -19,8 +19,10 @@ from .._engine.projections import (
 )
 from .._engine.sampling import canonical_order
 from .._engine.splits import CRITERIA, default_params
-from . import _dask_neighbors, _relevance
-from ._base import BaseForest, EngineConfig, resolve_max_features
+from . import _relevance
+from ._base import BaseForest
+from ._dask import refuse
+from ._growth import EngineConfig, resolve_max_features
 
 
 class UnsupervisedForest(TransformerMixin, BaseForest):
@@ -335,12 +337,12 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
     # ------------------------------------------------------------------ distance
     def _check_dask_fit(self) -> None:
         if self.distance == "relevance":
-            _dask_neighbors.refuse("distance='relevance' (pass distance='auto' or 'proximity')")
+            refuse("distance='relevance' (pass distance='auto' or 'proximity')")
 
     def _finish_fit(self, order: np.ndarray | None) -> None:
         self._relevance_weights = None
-        dask_fitted = _dask_neighbors.is_dask_fitted(self)
-        self.distance_ = "proximity" if self.distance == "proximity" or dask_fitted else "relevance"
+        on_dask = self._fitted_on_dask
+        self.distance_ = "proximity" if self.distance == "proximity" or on_dask else "relevance"
         if self.distance_ != "relevance":
             return
         X = self._X_fit
@@ -367,8 +369,8 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         if weights is None:
             if self.distance == "auto" and getattr(self, "distance_", None) == "proximity":
                 return None
-            if _dask_neighbors.is_dask_fitted(self):
-                _dask_neighbors.refuse("distance='relevance' (pass distance='proximity')")
+            if self._fitted_on_dask:
+                refuse("distance='relevance' (pass distance='proximity')")
             raise ValueError(
                 "this forest has no relevance metric (fitted with distance='proximity'); "
                 "refit it, or set distance='proximity'"

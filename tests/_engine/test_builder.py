@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from geoforest._engine import splits
-from geoforest._engine.builder import build_tree
+from geoforest._engine.builder import EngineConfig, TreeLimits, build_tree
 from geoforest._engine.projections import AXIS
 from geoforest._engine.rng import make_state
 from geoforest._engine.splits import (
@@ -50,10 +50,11 @@ def _grow(X, code, y=None, min_split=2, min_leaf=1, max_depth=-1, seed=0):
     else:
         y = np.asarray(y, np.int32)
         w, counts, n_classes = np.ones(n), np.ones(n, np.int32), int(y.max()) + 1
+    cfg = EngineConfig(AXIS, np.zeros(1), 1, code, default_params(code), p).typed()
+    limits = TreeLimits(min_split, min_leaf, max_depth, -np.inf)
     tree, rows, leaf = build_tree(
-        np.ascontiguousarray(X, dtype=np.float32), np.arange(n, dtype=np.int64), AXIS,
-        np.zeros(1), 1, code, default_params(code), p, 1, min_split, min_leaf, max_depth,
-        -np.inf, make_state(seed), y, w, counts, n_classes,
+        np.ascontiguousarray(X, dtype=np.float32), np.arange(n, dtype=np.int64), cfg, limits,
+        make_state(seed), y, w, counts, n_classes,
     )  # fmt: skip
     return tree, rows, leaf
 
@@ -346,11 +347,11 @@ def test_unknown_code_raises_in_the_kernels():
 @pytest.mark.parametrize(("code", "labels"), [(UNKNOWN, False), (UNKNOWN, True), (GINI, False)])
 def test_unknown_code_raises_in_build_tree(code, labels):
     X, y = _data(0, 10, 2, n_classes=2 if labels else 0)
-    params = np.zeros(3)
+    cfg = EngineConfig(AXIS, np.zeros(1), 1, code, np.zeros(3), 2).typed()
     with pytest.raises(ValueError, match="unknown split rule code"):
         build_tree(
-            X.astype(np.float32), np.arange(10, dtype=np.int64), AXIS, np.zeros(1), 1, code,
-            params, 2, 1, 2, 1, -1, -np.inf, make_state(0),
+            X.astype(np.float32), np.arange(10, dtype=np.int64), cfg,
+            TreeLimits(2, 1, -1, -np.inf), make_state(0),
             *((np.asarray(y, np.int32), np.ones(10), np.ones(10, np.int32), 2) if labels else
               (np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int32), 0)),
         )  # fmt: skip

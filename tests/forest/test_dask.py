@@ -205,3 +205,22 @@ def test_dask_queries_check_their_input_before_any_task(data, fitted):
         forest.kneighbors(da.from_array(X, chunks=(1000, 6)), 3, method="oob")
     with pytest.raises(ValueError, match="n_neighbors"):
         forest.kneighbors(da.from_array(X, chunks=(1000, 6)), 0)
+
+
+def test_proximity_counts_refuses_a_dask_array_instead_of_gathering_it(data, fitted):
+    X, _ = data
+    forest, _ = fitted
+    with pytest.raises(NotImplementedError, match="in-memory arrays"):
+        forest.proximity_counts(da.from_array(X, chunks=(1000, 6)))
+
+
+def test_route_leaves_in_memory_calls_alone(data, fitted):
+    from geoforest.forest._dask import LOCAL, route
+
+    X, _ = data
+    forest, _ = fitted
+    assert route(forest, "fit", X) is LOCAL
+    for name in ("apply", "transform", "proximity_counts"):
+        assert route(forest, name, X[:5]) is LOCAL
+    assert route(forest, "kneighbors", None, n_neighbors=3) is LOCAL
+    assert route(forest, "apply", da.from_array(X, chunks=(1000, 6))) is not LOCAL

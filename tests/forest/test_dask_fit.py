@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import geoforest as gf
-from geoforest.forest import _dask_fit, _dask_neighbors
+from geoforest.forest._dask import _fit as _dask_fit
+from geoforest.forest._dask import _neighbors as _dask_neighbors
 from geoforest.forest._input import PrecisionWarning
 
 da = pytest.importorskip("dask.array")

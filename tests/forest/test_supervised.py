@@ -173,7 +173,7 @@ def test_integer_weights_equal_duplicated_rows():
 def test_bootstrap_counts_grow_the_tree_of_the_repeated_rows(kind, min_leaf):
     # The builder takes each drawn row once with its bootstrap count; the tree
     # must be the one grown on the sample with its repeats listed out.
-    from geoforest._engine.builder import build_tree
+    from geoforest._engine.builder import EngineConfig, TreeLimits, build_tree
     from geoforest._engine.projections import PATCH, SPARSE, max_nonzeros, patch_params
     from geoforest._engine.rng import make_state
 
@@ -189,7 +189,10 @@ def test_bootstrap_counts_grow_the_tree_of_the_repeated_rows(kind, min_leaf):
     counts = np.bincount(samples, minlength=300).astype(np.int32)
     rows = np.flatnonzero(counts)
     weight = np.ones(300)
-    common = (proj, params, nnz, GINI, np.zeros(1), 8, 1, 2, min_leaf, -1, -np.inf)
+    common = (
+        EngineConfig(proj, params, nnz, GINI, np.zeros(1), 8).typed(),
+        TreeLimits(2, min_leaf, -1, -np.inf),
+    )
     for layout in (np.ascontiguousarray, np.asfortranarray):
         Xl = layout(X.astype(np.float32))
         repeated, rows_r, leaf_r = build_tree(

@@ -1,4 +1,6 @@
-"""The library imports none of the code around it (ARCHITECTURE.md)."""
+"""Imports point one way (ARCHITECTURE.md): the library imports none of the code
+around it, no module of the library imports itself back through others, and the
+Dask paths (``geoforest/forest/_dask/``) import none of the estimators."""
 
 from __future__ import annotations
 
@@ -57,3 +59,97 @@ def test_the_import_check_sees_imports_anywhere_in_a_module(tmp_path, source):
     path = tmp_path / "m.py"
     path.write_text(source)
     assert [m.split(".")[0] for _, m in imported_modules(path)][-1] == "geoforest_experiments"
+
+
+def library_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> library modules it imports (relative imports resolved, at any
+    depth of its code; ``from pkg import name`` counts ``pkg.name`` when that is a
+    module, else ``pkg``)."""
+    paths = {}
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def known(name: str) -> str | None:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph = {}
+    for me, path in paths.items():
+        package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                targets |= {known(alias.name) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = package
+                for _ in range(node.level - 1):
+                    base = base.rpartition(".")[0]
+                full = (
+                    node.module
+                    if node.level == 0
+                    else ".".join(p for p in (base, node.module) if p)
+                )
+                for alias in node.names:
+                    sub = f"{full}.{alias.name}"
+                    targets.add(sub if sub in paths else known(full))
+        graph[me] = {t for t in targets if t is not None and t != me}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm)."""
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while not group or group[-1] != v:
+                group.append(stack.pop())
+                on_stack.discard(group[-1])
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return groups
+
+
+def test_no_import_circles_in_the_library():
+    graph = library_graph(REPO / "geoforest")
+    assert "geoforest.forest._dask" in graph["geoforest.forest._base"]
+    assert import_cycles(graph) == []
+
+
+def test_the_dask_paths_import_no_estimator():
+    graph = library_graph(REPO / "geoforest")
+    estimators = {
+        f"geoforest.forest.{m}"
+        for m in ("_base", "_search", "_supervised", "_unsupervised", "_random_projection",
+                  "_neighbors", "_merge")
+    }  # fmt: skip
+    dask_modules = [m for m in graph if m.startswith("geoforest.forest._dask")]
+    assert len(dask_modules) == 4
+    assert {m: graph[m] & estimators for m in dask_modules} == {m: set() for m in dask_modules}
+
+
+def test_the_circle_check_finds_a_circle_through_a_function_level_import(tmp_path):
+    pkg = tmp_path / "geoforest"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from .sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from ..a import g\n")
+    (pkg / "c.py").write_text("from . import a\n")
+    assert import_cycles(library_graph(pkg)) == [["geoforest.a", "geoforest.sub.b"]]

@@ -1,11 +1,12 @@
 """Queries of a fitted forest on a ``dask.array.Array``: Dask arrays in, Dask arrays out.
 
-``apply``, ``transform``, ``kneighbors``, ``predict_proba`` and ``predict``
-dispatch here when ``X`` is a Dask array.  Each row chunk of ``X`` becomes one
-task that runs the in-memory method on its block, on whichever worker holds the
-block, so ``X`` is never gathered on the client and every row's answer is the
-in-memory one (each row's leaves, neighbours and probabilities depend on that
-row and the forest alone).
+``apply``, ``transform``, ``proximity``, ``kneighbors``, ``kneighbors_graph``,
+``predict_proba`` and ``predict`` of a forest fitted in memory come here
+(through :func:`~geoforest.forest._dask.route`) when ``X`` is a Dask array.
+Each row chunk of ``X`` becomes one task that runs the in-memory method on its
+block, on whichever worker holds the block, so ``X`` is never gathered on the
+client and every row's answer is the in-memory one (each row's leaves,
+neighbours and probabilities depend on that row and the forest alone).
 
 The forest is one node of the graph (``dask.delayed(forest, pure=True)``), a
 dependency of every block task, not an argument pickled into each of them: it
@@ -22,7 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_n_neighbors, is_dask_array
+from ..._limits import check_dense_size
+from ..._sparse import neighbors_rows_graph
+from ..._validation import check_n_neighbors
 
 
 def whole_rows(X):
@@ -58,12 +61,7 @@ def shipped(forest):
     """
     import dask
 
-    light = object.__new__(type(forest))
-    light.__dict__.update(forest.__dict__)
-    light.trees_ = [None] * len(forest.trees_)
-    if is_dask_array(getattr(forest, "_X_fit", None)):
-        light._X_fit = light.inbag_counts_ = None
-    return dask.delayed(light, pure=True, traverse=False)
+    return dask.delayed(forest._for_workers(), pure=True, traverse=False)
 
 
 def _call(block, forest, method, kwargs):
@@ -105,15 +103,13 @@ def map_query(forest, X, method: str, n_cols: int, dtype, meta=None, **kwargs):
 
 
 def _training_leaves(forest) -> np.ndarray:
-    return forest._leaves_of(None)[0]
+    return forest.apply()
 
 
 def _kneighbors_block(block, forest, train_leaves, n_neighbors):
-    # A shallow copy carrying the training leaves: the forest node, shared by
-    # the worker's tasks, is left as it arrived.
-    local = object.__new__(type(forest))
-    local.__dict__.update(forest.__dict__)
-    local._train_leaves = train_leaves
+    # A copy carrying the training leaves: the forest node, shared by the
+    # worker's tasks, is left as it arrived.
+    local = forest._with_training_leaves(train_leaves)
     return local.kneighbors(block, n_neighbors, return_distance=True)
 
 
@@ -163,8 +159,6 @@ def proximity(forest, X, Y, method: str, dense: bool, max_bytes):
     """Rows of ``forest.proximity`` for the row chunks of the Dask array ``X``."""
     import scipy.sparse as sp
 
-    from .._limits import check_dense_size
-
     if Y is not None:
         raise ValueError("with a Dask array X, Y must be None (the training points)")
     forest._masks(method, False)  # only "all" is defined for new points
@@ -179,8 +173,6 @@ def proximity(forest, X, Y, method: str, dense: bool, max_bytes):
 
 
 def _graph_block(dist, ind, mode, n_train):
-    from .._sparse import neighbors_rows_graph
-
     return neighbors_rows_graph(dist, ind, mode, n_train)
 
 

@@ -1,7 +1,7 @@
 """Forest neighbours of a forest grown from a Dask array, computed on the workers.
 
 The training points of a distributed fit stay in their chunks
-(``forest/_dask_fit.py``).  Their leaves are computed chunk by chunk, and so
+(``_fit.py``).  Their leaves are computed chunk by chunk, and so
 is their inverted index: the training points are cut into *reference
 partitions* of at most :data:`REF_ROWS` rows (whole chunks), and each partition
 builds the leaf lists of its own points (``leaf_lists``), on the worker that
@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._limits import check_dense_size
-from .._sparse import as_output_csr
-from .._validation import check_n_neighbors, is_dask_array
-from ..proximity import coleaf_counts, forest_kneighbors, leaf_lists, locality_order, scatter_rows
-from ._dask import map_query, shipped
-from ._flat import apply_rows, check_method
+from ..._limits import check_dense_size
+from ..._sparse import as_output_csr
+from ..._validation import check_n_neighbors, is_dask_array
+from ...proximity import coleaf_counts, forest_kneighbors, leaf_lists, locality_order, scatter_rows
+from .._flat import apply_rows, check_method
+from ._queries import map_query, shipped
 
 #: Most training rows per reference partition (whole chunks; a larger chunk is
 #: a partition of its own): small enough that the search's counters stay in
@@ -47,11 +47,6 @@ MAX_PARTITIONS = 64
 QUERY_ROWS = 1 << 16
 
 _EMPTY_MASK = np.zeros((0, 0), dtype=np.uint8)
-
-
-def is_dask_fitted(forest) -> bool:
-    """Whether ``forest`` was grown from a Dask array (its training data is one)."""
-    return is_dask_array(getattr(forest, "_X_fit", None))
 
 
 def refuse(what: str):

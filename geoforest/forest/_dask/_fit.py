@@ -40,19 +40,25 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.utils import check_random_state
 
-from .._engine.builder import Tree, build_tree
-from .._engine.projections import GAUSSIAN
-from .._engine.rng import make_state
-from .._engine.sampling import draw_positions, row_hashes
-from ._dask import whole_rows
-from ._input import input_dtype, offset_from_range, row_hashes64, to_float32, warn_rows_merged
+from ..._engine.builder import Tree
+from ..._engine.projections import GAUSSIAN
+from ..._engine.rng import make_state
+from ..._engine.sampling import draw_positions, row_hashes
+from ..._progress import progress
+from .._growth import grow_tree, resolve_max_samples, tree_limits, tree_seeds
+from .._input import (
+    input_dtype,
+    offset_from_range,
+    row_hashes64,
+    to_float32,
+    warn_if_constant,
+    warn_rows_merged,
+)
+from ._queries import whole_rows
 
 #: Canonical-order pairs per sorting group (16 bytes each: 64 MB groups).
 GROUP_ROWS = 1 << 22
-
-_MAX_SEED = np.iinfo(np.int32).max
 
 
 # --------------------------------------------------------------------------- checks
@@ -161,17 +167,12 @@ def _take_all(block, c, offset, *splits):
     return [to_float32(block[split[c]], offset) for split in splits]
 
 
-def _grow_tree(draw, cfg, params, fortran, *values):
+def _grow_tree(draw, cfg, limits, fortran, *values):
     """Grow one tree on its stacked sample with the state its draw left."""
     Xs = np.concatenate(values) if len(values) > 1 else values[0]
     Xs = np.asfortranarray(Xs) if fortran else np.ascontiguousarray(Xs)
     rows = np.arange(Xs.shape[0], dtype=np.int64)
-    arrays, _, _ = build_tree(
-        Xs, rows, cfg.projection, cfg.projection_params, cfg.max_nonzeros, cfg.criterion,
-        cfg.criterion_params, cfg.n_projections, cfg.n_batches, *params, draw[0].copy(),
-        np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int32),
-        0, cfg.decay_batches,
-    )  # fmt: skip
+    arrays, _, _ = grow_tree(Xs, rows, cfg, limits, draw[0].copy())
     return Tree(*arrays)
 
 
@@ -185,7 +186,7 @@ class DaskFit:
     a Dask array (for the in-bag counts).
     """
 
-    def __init__(self, X, offset, seeds, n_draw, replace, cfg, params):
+    def __init__(self, X, offset, seeds, n_draw, replace, cfg, limits):
         import dask
 
         delayed = dask.delayed
@@ -220,7 +221,7 @@ class DaskFit:
         ]
         self.trees = [
             delayed(_grow_tree, pure=True)(
-                draw, cfg, params, fortran, *[delayed(_piece, pure=True)(tk, t) for tk in taken]
+                draw, cfg, limits, fortran, *[delayed(_piece, pure=True)(tk, t) for tk in taken]
             )
             for t, draw in enumerate(draws)
         ]
@@ -229,8 +230,6 @@ class DaskFit:
 def _compute_trees(fit: DaskFit, verbose) -> tuple[list, tuple | None]:
     """The trees (in order) and the distinct-row counts, with a progress bar if asked."""
     import dask
-
-    from .._progress import progress
 
     extra = [] if fit.distinct is None else [fit.distinct]
     client = _distributed_client() if verbose else None
@@ -259,29 +258,14 @@ def _distributed_client():
 
 def fit_forest(forest, X):
     """Fit ``forest`` to the Dask array ``X``: trees, lazy training data and in-bag counts."""
-    from ._flat import FlatForest
-
     trees, cfg, offset, X32, fit = fit_dask(forest, X)
     if hasattr(forest, "feature_names_in_"):
         del forest.feature_names_in_
-    forest.trees_ = trees
-    forest.inbag_counts_ = inbag_counts(fit)
-    forest.n_features_in_ = X32.shape[1]
-    forest.n_projections_ = cfg.n_projections
-    forest._offset = offset
-    forest._X_fit = X32
-    forest._flat = FlatForest.from_trees(trees)
-    forest._train_leaves = None
-    forest._inbag_leaves = None
-    forest._finish_fit(None)
-    return forest
+    return forest._install_fit(trees, X32, offset, inbag_counts(fit), cfg.n_projections)
 
 
 def fit_dask(forest, X):
     """Grow ``forest``'s trees from the Dask array ``X`` (see the module docstring)."""
-    from ._base import resolve_max_samples
-    from ._input import warn_if_constant
-
     X = check_dask_X(forest, X)
     n, p = X.shape
     lo, hi, finite = _input_summary(X)
@@ -293,14 +277,8 @@ def fit_dask(forest, X):
         warn_if_constant(np.stack([lo32, hi32]))
     cfg = forest._engine_config(p)
     n_draw = resolve_max_samples(forest.max_samples, n)
-    rng = check_random_state(forest.random_state)
-    seeds = rng.randint(_MAX_SEED, size=forest.n_estimators)
-    max_depth = -1 if forest.max_depth is None else int(forest.max_depth)
-    params = (
-        int(forest.min_samples_split), int(forest.min_samples_leaf), max_depth,
-        float(forest._min_gain()),
-    )  # fmt: skip
-    fit = DaskFit(X, offset, seeds, n_draw, bool(forest.bootstrap), cfg, params)
+    seeds = tree_seeds(forest.random_state, forest.n_estimators)
+    fit = DaskFit(X, offset, seeds, n_draw, bool(forest.bootstrap), cfg, tree_limits(forest))
     trees, distinct = _compute_trees(fit, forest.verbose)
     if distinct is not None:
         warn_rows_merged(*distinct, stacklevel=4)

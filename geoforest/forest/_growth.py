@@ -1,0 +1,110 @@
+"""Growing one tree: a forest's parameters as the engine takes them.
+
+The in-memory fit (``BaseForest._grow``) and the distributed fit
+(``forest/_dask/_fit.py``) both turn the estimator's parameters into the same
+engine settings and call the engine through :func:`grow_tree`, so a tree grown
+on a worker is the in-memory tree by construction, not by two copies of one
+call kept in step.  Nothing here knows about estimators beyond their
+scikit-learn parameters.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from .._engine.builder import EngineConfig, Tree, TreeLimits, build_tree
+from .._engine.rng import make_state
+from .._engine.sampling import draw_tree_sample
+
+#: Tree seeds are drawn below this bound (the engine's generator takes 32-bit seeds).
+MAX_SEED = np.iinfo(np.int32).max
+
+NO_LABELS = np.zeros(0, dtype=np.int32)
+NO_WEIGHTS = np.zeros(0, dtype=np.float64)
+NO_COUNTS = np.zeros(0, dtype=np.int32)
+
+__all__ = ["EngineConfig", "TreeLimits", "fit_tree", "grow_tree", "tree_limits"]
+
+
+def tree_limits(forest) -> TreeLimits:
+    """The limits set on ``forest`` (its ``_min_gain`` hook gives the last)."""
+    return TreeLimits(
+        int(forest.min_samples_split),
+        int(forest.min_samples_leaf),
+        -1 if forest.max_depth is None else int(forest.max_depth),
+        float(forest._min_gain()),
+    )
+
+
+def resolve_max_features(max_features: Any, n_features: int, allow_more: bool) -> int:
+    """Number of candidate projections per node from an sklearn-style spec."""
+    if max_features is None:
+        k = n_features
+    elif isinstance(max_features, str):
+        k = {"sqrt": np.sqrt, "log2": np.log2}[max_features](n_features)
+        k = int(np.ceil(k))
+    elif isinstance(max_features, numbers.Integral):
+        k = int(max_features)
+    else:
+        k = int(np.ceil(float(max_features) * n_features))
+    k = max(1, k)
+    return k if allow_more else min(k, n_features)
+
+
+def resolve_max_samples(max_samples: Any, n_samples: int) -> int:
+    """Rows per tree from ``None`` (all), an int or a fraction."""
+    if max_samples is None:
+        return n_samples
+    if isinstance(max_samples, numbers.Integral):
+        if max_samples > n_samples:
+            raise ValueError(
+                f"max_samples={max_samples} exceeds the number of samples ({n_samples})"
+            )
+        return int(max_samples)
+    return max(1, int(round(float(max_samples) * n_samples)))
+
+
+def tree_seeds(random_state, n_estimators: int) -> np.ndarray:
+    """One seed per tree, drawn in tree order from ``random_state``."""
+    return check_random_state(random_state).randint(MAX_SEED, size=n_estimators)
+
+
+def grow_tree(
+    X: np.ndarray,
+    rows: np.ndarray,
+    cfg: EngineConfig,
+    limits: TreeLimits,
+    state: np.ndarray,
+    y: np.ndarray = NO_LABELS,
+    sample_weight: np.ndarray = NO_WEIGHTS,
+    counts: np.ndarray = NO_COUNTS,
+    n_classes: int = 0,
+):
+    """Grow one tree on ``X[rows]`` with the generator ``state``; the engine's
+    ``(arrays, rows, leaf)`` (:func:`~geoforest._engine.builder.build_tree`)."""
+    return build_tree(X, rows, cfg.typed(), limits, state, y, sample_weight, counts, n_classes)
+
+
+def fit_tree(
+    X, order, n_draw, replace, seed, cfg, limits, y=NO_LABELS, sample_weight=NO_WEIGHTS, n_classes=0
+):
+    """The in-memory fit's task for one tree: draw its sample, grow it.
+
+    Returns the tree, the drawn positions' rows (for the in-bag counts), and
+    the rows the engine placed with the leaf of each (the training leaves).
+    """
+    state = make_state(seed)
+    samples = draw_tree_sample(order, n_draw, replace, state)
+    rows, counts = samples, NO_COUNTS
+    if n_classes > 0:
+        # Classification trees take each drawn row once, its bootstrap count
+        # folded into the weight (the same tree, fewer values to sort).
+        counts = np.bincount(samples, minlength=X.shape[0]).astype(np.int32)
+        rows = np.flatnonzero(counts)
+        sample_weight = sample_weight * counts
+    arrays, rows, leaf = grow_tree(X, rows, cfg, limits, state, y, sample_weight, counts, n_classes)
+    return Tree(*arrays), samples, rows, leaf
