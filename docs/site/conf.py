@@ -149,6 +149,56 @@ def _plain_sklearn_refs(app, what, name, obj, options, lines):
         lines[i] = re.sub(r":ref:`([^`<]*?)\s*<[^`>]+>`", r"\1 (scikit-learn)", line)
 
 
+def _included_pages() -> dict[str, str]:
+    """``docs/<page>.md`` -> the site page that includes it (``guide/scale``, ...).
+
+    The Markdown pages live once, in ``docs/``; the site includes them
+    (``{include} ../../<page>.md``), so this map is read from the includes.
+    """
+    import re
+
+    pages = {}
+    for path in HERE.rglob("*.md"):
+        if "_build" in path.parts:
+            continue
+        for target in re.findall(r"\{include\}\s+(\S+\.md)", path.read_text(encoding="utf-8")):
+            source = (path.parent / target).resolve()
+            if source.is_relative_to(ROOT / "docs"):
+                docname = path.relative_to(HERE).with_suffix("").as_posix()
+                pages[source.relative_to(ROOT).as_posix()] = docname
+    return pages
+
+
+_DOC_PAGES = _included_pages()
+
+
+def _link_cited_docs(app, what, name, obj, options, lines):
+    """Docstrings cite the design notes by path (````docs/scale.md````, with an
+    optional ``#section``, or bare); on the API pages that path becomes a link to the
+    site page holding the note.  A cited page the site does not include is an
+    error under -W, so no docstring points at nothing."""
+    import re
+
+    from sphinx.util import logging
+
+    def link(match):
+        path, section = match.group(1) or match.group(3), match.group(2) or ""
+        docname = _DOC_PAGES.get(path)
+        if docname is None:
+            logging.getLogger(__name__).warning(
+                "%s cites %s, which no page of the site includes", name, path,
+                type="geoforest", subtype="docs-link",
+            )  # fmt: skip
+            return match.group(0)
+        return f":doc:`{path}{section} </{docname}>`"
+
+    for i, line in enumerate(lines):
+        lines[i] = re.sub(
+            r"``(docs/[\w./-]+\.md)(#[\w-]+)?``|(?<![\w/`])(docs/[\w./-]+\.md)", link, line
+        )
+
+
 def setup(app):
     app.connect("builder-inited", _check_api_coverage)
     app.connect("autodoc-process-docstring", _plain_sklearn_refs)
+    app.connect("autodoc-process-docstring", _link_cited_docs)
