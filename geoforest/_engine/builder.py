@@ -13,11 +13,13 @@ Projection distributions and split rules are integer codes, so new ones plug in
 without touching this loop.  All randomness comes from the tree's own
 ``state``; the kernel releases the GIL so trees build in parallel threads.
 
-The task is the third plug-in.  Unsupervised trees (``n_classes == 0``) sort
-the projected values only.  Classification trees (``n_classes >= 2``) argsort
-them instead, so the rule (Gini, entropy) sees each sample's label and weight
-in sorted order; they also record each node's weighted class counts
-(``Tree.value``) and stop at pure nodes.
+The task is the third plug-in.  Unsupervised trees sort the projected values
+only.  Classification trees (``n_classes >= 2``) argsort them instead, so the
+rule (Gini, entropy) sees each sample's label and weight in sorted order; they
+also record each node's weighted class counts (``Tree.value``) and stop at
+pure nodes.  Regression trees (``targets`` with ``n_outputs >= 1`` columns)
+argsort too, carrying each sample's targets, record each node's weighted mean
+targets and stop at nodes whose targets are all equal.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from .projections import SPARSE, draw_node_projections, project_samples
-from .rng import randint, uniform
-from .sorting import sort_pairs, sort_values
-from .splits import best_class_cut, best_cut, make_workspace
+from .labels import gather_node, label_buffers, node_value, sort_carrying
+from .projections import draw_node_projections, project_samples
+from .sorting import sort_values
+from .splits import best_class_cut, best_cut, best_regression_cut, make_workspace
+from .ties import grow_until_resolved, growth_pool
 
 
 class Tree(NamedTuple):
@@ -44,9 +47,8 @@ class Tree(NamedTuple):
     proj_weight: np.ndarray  # float32 weights
     n_node_samples: np.ndarray  # int32 samples (with multiplicity) at each node
     gain: np.ndarray  # float64 split gain (nan for leaves)
-    value: (
-        np.ndarray
-    )  # float64 (n_nodes, n_classes) weighted class counts; (n_nodes, 0) unsupervised
+    value: np.ndarray  # float64 weighted class counts (n_nodes, n_classes) or mean targets
+    #   (n_nodes, n_outputs); (n_nodes, 0) unsupervised
 
     @property
     def n_nodes(self) -> int:
@@ -127,30 +129,6 @@ def _node_size(counts, samples, lo, hi):
 
 
 @njit(nogil=True, cache=True)
-def _node_counts(y, sample_weight, samples, lo, hi, out):
-    """Weighted class counts of ``samples[lo:hi]`` into ``out``; returns #classes present."""
-    out[:] = 0.0
-    for s in range(lo, hi):
-        row = samples[s]
-        out[y[row]] += sample_weight[row]
-    present = 0
-    for k in range(out.shape[0]):
-        if out[k] > 0.0:
-            present += 1
-    return present
-
-
-@njit(nogil=True, cache=True)
-def _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node):
-    """Labels, weights and multiplicities of ``samples[lo:hi]``, gathered once per node."""
-    for i in range(hi - lo):
-        row = samples[lo + i]
-        y_node[i] = y[row]
-        w_node[i] = sample_weight[row]
-        c_node[i] = counts[row]
-
-
-@njit(nogil=True, cache=True)
 def _constant(z, m):
     """True when ``z[:m]`` holds a single value (a projection that cannot cut)."""
     first = z[0]
@@ -158,22 +136,6 @@ def _constant(z, m):
         if z[i] != first:
             return False
     return True
-
-
-@njit(nogil=True, cache=True)
-def _sort_with_labels(
-    z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted, c_sorted
-):
-    """Sorted values with each sample's label, weight and multiplicity carried along."""
-    for i in range(m):
-        z_sorted[i] = z_cur[i]
-        order[i] = i
-    sort_pairs(z_sorted, order, m)
-    for i in range(m):
-        j = order[i]
-        y_sorted[i] = y_node[j]
-        w_sorted[i] = w_node[j]
-        c_sorted[i] = c_node[j]
 
 
 @njit(nogil=True, cache=True)
@@ -226,8 +188,9 @@ def _child_batches(n_batches, node_batches, gain, decay_batches):
 
 
 @njit(nogil=True, cache=True)
-def _new_tree(cap, n_classes):
-    """Empty :class:`Tree` arrays for up to ``cap`` nodes (every node a leaf until split)."""
+def _new_tree(cap, width):
+    """Empty :class:`Tree` arrays for up to ``cap`` nodes (every node a leaf until split);
+    ``width`` columns of ``value`` (classes, outputs, or 0)."""
     return (
         np.full(cap, -1, dtype=np.int32),
         np.full(cap, -1, dtype=np.int32),
@@ -237,27 +200,7 @@ def _new_tree(cap, n_classes):
         np.empty(cap, dtype=np.float32),
         np.zeros(cap, dtype=np.int32),
         np.full(cap, np.nan),
-        np.zeros((cap, max(n_classes, 0))),
-    )
-
-
-@njit(nogil=True, cache=True)
-def _label_buffers(n, n_classes):
-    """The per-node label buffers and argsort scratch of a tree with ``n`` samples.
-
-    ``(y_node, w_node, c_node, order, y_sorted, w_sorted, c_sorted,
-    class_scratch)``, all empty for an unsupervised tree (``n_classes == 0``).
-    """
-    m = n if n_classes > 0 else 0
-    return (
-        np.empty(m, dtype=np.int32),
-        np.empty(m),
-        np.empty(m, dtype=np.int32),
-        np.empty(m, dtype=np.int64),
-        np.empty(m, dtype=np.int32),
-        np.empty(m),
-        np.empty(m, dtype=np.int32),
-        np.empty(2 * max(n_classes, 0)),
+        np.zeros((cap, width)),
     )
 
 
@@ -312,21 +255,6 @@ def _midpoint(a, b):
     return thr if thr < b else a
 
 
-@njit(nogil=True, cache=True)
-def _largest_tie(z, m):
-    """Length of the longest run of equal values in sorted ``z[:m]``."""
-    best = 1
-    run = 1
-    for i in range(1, m):
-        if z[i] == z[i - 1]:
-            run += 1
-            if run > best:
-                best = run
-        else:
-            run = 1
-    return best
-
-
 @njit(nogil=True, cache=True, inline="always")
 def _open_node(row, node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples):
     """Record a popped stack ``row`` as node ``node``: its range, parent link, size, no projection.
@@ -353,151 +281,6 @@ def _copy_projection(idx, w, start, end, out_idx, out_w):
     out_idx[:width] = idx[start:end]
     out_w[:width] = w[start:end]
     return width
-
-
-@njit(nogil=True, cache=True)
-def tied_features(X, samples, z, sort_keys, sort_tmp):
-    """Features with three or more equal values among at most 4,096 ``samples``.
-
-    Continuous measurements, and the Gaussian noise columns of the noise
-    experiments, essentially never repeat a value three times; counts,
-    pixels and grids do.  The samples are taken at an even stride over
-    ``samples``, so the scan costs the same at any size, and a row drawn
-    more than once (a bootstrap copy; ``samples`` is sorted, so its copies
-    are adjacent) counts once: copies of one row tie under every
-    projection and say nothing about the feature.
-    """
-    stride = max(1, samples.shape[0] // 4096)
-    rows = np.empty((samples.shape[0] + stride - 1) // stride, dtype=samples.dtype)
-    n = 0
-    for s in range(0, samples.shape[0], stride):
-        if n == 0 or samples[s] != rows[n - 1]:
-            rows[n] = samples[s]
-            n += 1
-    keep = np.empty(X.shape[1], dtype=np.int32)
-    q = 0
-    for f in range(X.shape[1]):
-        for s in range(n):
-            z[s] = X[rows[s], f]
-        sort_values(z, n, sort_keys, sort_tmp)
-        if _largest_tie(z, n) >= 3:
-            keep[q] = f
-            q += 1
-    return keep[:q].copy()
-
-
-@njit(nogil=True, cache=True)
-def _draw_varying_feature(X, samples, lo, hi, g_idx, width, pool, state):
-    """A random feature of ``pool``, not in ``g_idx[:width]``, varying over ``samples[lo:hi]``.
-
-    ``pool`` is not empty; ``-1`` when 64 draws found none (most features
-    constant at a small node).
-    """
-    first = samples[lo]
-    for _ in range(64):
-        f = pool[randint(state, pool.shape[0])]
-        usable = True
-        for q in range(width):
-            if g_idx[q] == f:
-                usable = False
-                break
-        if usable:
-            usable = False
-            for s in range(lo + 1, hi):
-                if X[samples[s], f] != X[first, f]:
-                    usable = True
-                    break
-        if usable:
-            return f
-    return -1
-
-
-@njit(nogil=True, cache=True)
-def _grow_until_resolved(
-    X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, width, proj_params, pool, state,
-    sort_keys, sort_tmp,
-):  # fmt: skip
-    """Add random features to a sparse projection until its values resolve the node.
-
-    ``g_idx/g_w[:width]`` is the candidate, ``z_cur[:m]`` its values at the
-    node's samples ``samples[lo:hi]`` and ``z_sorted[:m]`` the same sorted;
-    ``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``.  While more than
-    ``tie_limit = max(max_tied_fraction * m, 1)`` samples share one value (integer-valued or
-    zero-inflated features), more distinct features of ``pool``, weighted
-    ``+1`` or ``-1``, are added to the projection and to its values (1, then
-    2, 4, ... between two checks; a check sorts a strided subsample of at
-    most 256 values, and the full values are sorted once at the end), until
-    ``cap`` nonzeros or no feature of ``pool`` is left; features constant at
-    the node are never added, and a candidate constant at the node is
-    replaced rather than extended (so columns without variation are never
-    stored).  ``pool`` holds the tree's discrete features
-    (:func:`tied_features`): a continuous feature would break every tie at
-    once, and when it is noise (appended noise columns) the grown
-    projections are mostly noise.
-    Returns the new width.
-
-    Why: on a side made of one repeated value Fast-BIC's variance is its
-    floor, and the gain of such a cut grows with the number of tied samples,
-    not with any separation, so one-feature projections of pixels or counts
-    win every node with cuts that peel off the mode (``docs/defaults.md``).
-    Added terms are summed after the existing ones in the stored order, so
-    the values equal :func:`~.projections.project_row`'s bit for bit.
-    """
-    p = X.shape[1]
-    tie_limit = max(proj_params[1] * m, 1.0)
-    cap = int(proj_params[2])
-    largest = _largest_tie(z_sorted, m)
-    if largest <= tie_limit:
-        return width
-    if largest == m:
-        # Constant at the node: its features carry nothing, start afresh.
-        width = 0
-        z_cur[:m] = 0.0
-    # Ties are checked on a strided subsample of at most 256 values, which
-    # sorts quickly; the full values are sorted once at the end.
-    stride = max(1, m // 256)
-    s = (m + stride - 1) // stride
-    sub, sub_keys, sub_tmp = np.empty(s), np.empty(s, np.uint64), np.empty(s, np.uint64)
-    sub_limit = max(proj_params[1] * s, 1.0)
-    step = 1  # features added before the next check: 1, 2, 4, ...
-    while width < cap and width < p:
-        added = 0
-        while added < step and width < cap and width < p:
-            f = _draw_varying_feature(X, samples, lo, hi, g_idx, width, pool, state)
-            if f < 0:
-                break
-            wq = np.float32(1.0) if uniform(state) < 0.5 else np.float32(-1.0)
-            g_idx[width] = f
-            g_w[width] = wq
-            width += 1
-            added += 1
-            for i in range(m):
-                z_cur[i] += wq * X[samples[lo + i], f]
-        if added == 0:
-            break
-        step *= 2
-        for i in range(s):
-            sub[i] = z_cur[i * stride]
-        sort_values(sub, s, sub_keys, sub_tmp)
-        if _largest_tie(sub, s) <= sub_limit:
-            break
-    z_sorted[:m] = z_cur[:m]
-    sort_values(z_sorted, m, sort_keys, sort_tmp)
-    return width
-
-
-@njit(nogil=True, cache=True)
-def _growth_pool(X, samples, proj_kind, proj_params, n_classes, z, sort_keys, sort_tmp):
-    """Whether the tree grows tied candidates, and the discrete features it grows with.
-
-    Only sparse projections of unsupervised trees grow, and only when the
-    tree's sample has discrete features: without any, no candidate can tie,
-    so the per-candidate checks are skipped (continuous data cost nothing).
-    """
-    if n_classes == 0 and proj_kind == SPARSE and proj_params.shape[0] > 2:
-        pool = tied_features(X, samples, z, sort_keys, sort_tmp)
-        return pool.shape[0] > 0, pool
-    return False, np.empty(0, dtype=np.int32)
 
 
 class EngineConfig(NamedTuple):
@@ -537,7 +320,7 @@ class TreeLimits(NamedTuple):
 
 
 @njit(nogil=True, cache=True)
-def build_tree(X, samples, cfg, limits, state, y, sample_weight, counts, n_classes):
+def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts, n_classes):
     """Grow one tree on rows ``samples`` of float32 ``X``.
 
     Returns ``(tree, rows, leaf)``: the :class:`Tree` arrays, the samples in
@@ -558,13 +341,16 @@ def build_tree(X, samples, cfg, limits, state, y, sample_weight, counts, n_class
     comment above the loop).
     ``max_depth < 0`` means unlimited; nodes whose best gain is
     ``<= min_gain`` become leaves (pass ``-inf`` to disable).
-    ``n_classes == 0`` grows an unsupervised tree (``y`` and
-    ``sample_weight`` are then ignored, pass empty arrays); otherwise ``y``
-    holds int32 labels ``0..n_classes - 1`` and ``sample_weight`` float64
-    weights, one per row of ``X``, and ``rule`` is a classification rule
-    (``splits.best_class_cut``).
+    The task: ``n_classes > 0`` grows a classification tree (``y`` holds
+    int32 labels ``0..n_classes - 1``, ``rule`` is a classification rule of
+    ``splits.best_class_cut``); ``targets`` with ``n_outputs > 0`` columns (float64,
+    one row per row of ``X``) a regression tree (``rule`` of
+    ``splits.best_regression_cut``); neither an unsupervised tree.  Pass
+    empty arrays for what the task does not read (``targets`` of shape
+    ``(0, 0)``).  ``sample_weight`` holds float64 weights, one per row of
+    ``X``, for both supervised tasks.
 
-    Classification trees take each drawn row once: ``samples`` holds distinct
+    Supervised trees take each drawn row once: ``samples`` holds distinct
     rows and ``counts`` (int32, one per row of ``X``) how often the bootstrap
     drew each, folded into ``sample_weight`` by the caller.  Node sizes,
     ``min_samples_split`` and ``min_samples_leaf`` count with multiplicity, so
@@ -574,17 +360,19 @@ def build_tree(X, samples, cfg, limits, state, y, sample_weight, counts, n_class
     """
     proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches, decay_batches = cfg
     min_samples_split, min_samples_leaf, max_depth, min_gain = limits
+    n_outputs = targets.shape[1] if n_classes == 0 else 0
+    supervised = n_classes > 0 or n_outputs > 0
     n = samples.shape[0]
     samples = samples.copy()
     cap = 2 * n + 1  # a binary tree on n samples has at most 2 n - 1 nodes
-    tree_arrays = _new_tree(cap, n_classes)
+    tree_arrays = _new_tree(cap, n_classes if n_classes > 0 else n_outputs)
     left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value = tree_arrays
     perm, cand_ptr, cand_idx, cand_w, win_idx, win_w = _candidate_buffers(X, n_proj, max_nnz)
     z_cur, z_best, z_sorted = np.empty(n), np.empty(n), np.empty(n)
     sort_keys, sort_tmp = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
     workspace = make_workspace(rule, n)
-    y_node, w_node, c_node, order, y_sorted, w_sorted, c_sorted, class_scratch = _label_buffers(
-        n, n_classes
+    y_node, t_node, w_node, c_node, order, y_sorted, t_sorted, w_sorted, c_sorted, scratch = (
+        label_buffers(n, n_classes, n_outputs)
     )
     part_buf = np.empty(n, dtype=samples.dtype)
     # Pending nodes, a row each: (lo, hi, depth, parent, is_left, batches).
@@ -597,7 +385,7 @@ def build_tree(X, samples, cfg, limits, state, y, sample_weight, counts, n_class
     # (``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``);
     # the grown candidate lives in ``g_idx/g_w[:gw]``.
     g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
-    grow, pool = _growth_pool(X, samples, proj_kind, proj_params, n_classes, z_sorted, sort_keys,
+    grow, pool = growth_pool(X, samples, proj_kind, proj_params, supervised, z_sorted, sort_keys,
                               sort_tmp)  # fmt: skip
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
@@ -607,14 +395,16 @@ def build_tree(X, samples, cfg, limits, state, y, sample_weight, counts, n_class
         lo, hi, depth, node_batches, size = _open_node(
             stack[top], node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples
         )
-        if n_classes > 0 and _node_counts(y, sample_weight, samples, lo, hi, value[node]) <= 1:
-            continue  # pure node
+        if supervised and node_value(y, targets, sample_weight, samples, lo, hi, n_classes,
+                                     value[node]):  # fmt: skip
+            continue  # pure node, or every target equal
         if size < min_samples_split or size < 2 * min_samples_leaf or 0 <= max_depth <= depth:
             continue
         if _all_rows_equal(X, samples, lo, hi):
             continue  # e.g. copies of one point drawn by the bootstrap
-        if n_classes > 0:
-            _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node)
+        if supervised:
+            gather_node(y, targets, sample_weight, counts, samples, lo, hi, n_classes,
+                        value[node], y_node, t_node, w_node, c_node)  # fmt: skip
         m = hi - lo
         best_j, best_score, best_gain, best_thr, width = -1, -np.inf, -np.inf, 0.0, 0
         grown = False
@@ -629,23 +419,23 @@ def build_tree(X, samples, cfg, limits, state, y, sample_weight, counts, n_class
                 project_samples(
                     X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
                 )
-                if n_classes > 0:
+                if supervised:
                     if _constant(z_cur, m):
                         continue  # no cut between distinct values: skip the sort
-                    _sort_with_labels(
-                        z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted,
-                        c_sorted,
-                    )  # fmt: skip
-                    pos, score, g = best_class_cut(
-                        rule, z_sorted, y_sorted, w_sorted, c_sorted, m, n_classes,
-                        min_samples_leaf, class_scratch,
-                    )  # fmt: skip
+                    sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted,
+                                  order, y_sorted, t_sorted, w_sorted, c_sorted)  # fmt: skip
+                    if n_classes > 0:
+                        pos, score, g = best_class_cut(rule, z_sorted, y_sorted, w_sorted,
+                            c_sorted, m, n_classes, min_samples_leaf, scratch)  # fmt: skip
+                    else:
+                        pos, score, g = best_regression_cut(rule, z_sorted, t_sorted, w_sorted,
+                            c_sorted, m, min_samples_leaf, scratch)  # fmt: skip
                 else:
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
                     if grow:
                         drawn = gw
-                        gw = _grow_until_resolved(
+                        gw = grow_until_resolved(
                             X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, gw, proj_params,
                             pool, state, sort_keys, sort_tmp,
                         )  # fmt: skip
@@ -678,57 +468,3 @@ def build_tree(X, samples, cfg, limits, state, y, sample_weight, counts, n_class
     tree_arrays = (left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value)
     tree, sample_leaf = _finish(tree_arrays, n_nodes, nnz, node_lo, node_hi, n)
     return tree, samples, sample_leaf
-
-
-@njit(nogil=True, cache=True)
-def apply_flat(X, lo, hi, nodes, threshold, proj_idx, proj_w, node_offset, out):
-    """Leaf (local node id) of rows ``lo:hi`` of ``X`` in every tree of a flat forest.
-
-    Tree ``t`` occupies global nodes ``node_offset[t]:node_offset[t + 1]``;
-    row ``g`` of the int64 ``nodes`` is ``(left, right, proj_start, proj_end)``
-    of global node ``g`` (children as local ids, ``left == -1`` at leaves), so
-    a node visit reads one 32-byte row instead of four arrays.  Writes
-    ``out[i - lo, t]``.
-
-    Rows go in blocks whose values fit in cache (about 256 kB of ``X``), and
-    each block walks the forest tree by tree: the tree's nodes stay in cache
-    while the block's rows walk it, and the rows stay in cache across trees
-    (row by row over all trees, or blocks of a fixed row count, walk slower:
-    ``docs/engine.md``).
-    """
-    n_trees = node_offset.shape[0] - 1
-    block = max(16, 262144 // max(1, X.shape[1] * X.itemsize))
-    for b0 in range(lo, hi, block):
-        b1 = min(b0 + block, hi)
-        for t in range(n_trees):
-            base = node_offset[t]
-            for i in range(b0, b1):
-                out[i - lo, t] = _walk(X, i, nodes, threshold, proj_idx, proj_w, base)
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _walk(X, i, nodes, threshold, proj_idx, proj_w, base):
-    """Leaf (local id) of row ``i`` of ``X`` in the tree whose root is global node ``base``.
-
-    The projection is summed here as in :func:`~.projections.project_row`
-    (float32 products added to a float64 from 0.0, in the stored order), so
-    the values are the same bit for bit.  It is written out rather than
-    calling it because the inlined loop walks faster (``docs/engine.md``).
-    """
-    g = base
-    child = nodes[g, 0]
-    while child != -1:
-        acc = 0.0
-        for q in range(nodes[g, 2], nodes[g, 3]):
-            acc += proj_w[q] * X[i, proj_idx[q]]
-        g = base + (child if acc <= threshold[g] else nodes[g, 1])
-        child = nodes[g, 0]
-    return g - base
-
-
-@njit(nogil=True, cache=True)
-def apply_tree_rows(X, rows, t, nodes, threshold, proj_idx, proj_w, node_offset, out):
-    """Leaf (local id) of rows ``rows`` of ``X`` in tree ``t`` of a flat forest, into ``out``."""
-    base = node_offset[t]
-    for k in range(rows.shape[0]):
-        out[k] = _walk(X, rows[k], nodes, threshold, proj_idx, proj_w, base)

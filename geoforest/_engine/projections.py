@@ -23,7 +23,7 @@ Codes and their ``params``:
     With ``params = [mean_nnz, max_tied_fraction, cap, grown_redraws]`` the
     unsupervised tree builder grows each candidate with random discrete
     features while more than ``max_tied_fraction`` of the node's samples
-    share one value, up to ``cap`` nonzeros (``builder._grow_until_resolved``),
+    share one value, up to ``cap`` nonzeros (``ties.grow_until_resolved``),
     and a node whose candidates grew redraws at most ``grown_redraws`` times.
 ``GAUSSIAN`` (2)
     A random unit direction over all features: iid N(0, 1) weights divided by

@@ -280,7 +280,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
 
     def _make_forest(self):
         from ..forest import RandomProjectionForest
-        from ..forest._base import with_seed_and_threads
+        from ..forest._growth import with_seed_and_threads
 
         forest = (
             RandomProjectionForest(n_estimators=200) if self.forest is None else clone(self.forest)

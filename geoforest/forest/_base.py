@@ -42,6 +42,7 @@ from ._flat import (
 )
 from ._growth import (
     NO_LABELS,
+    NO_TARGETS,
     NO_WEIGHTS,
     EngineConfig,
     fit_tree,
@@ -57,22 +58,6 @@ from ._input import (
     warn_if_rows_merged,
 )
 from ._search import NeighborSearchMixin
-
-
-def with_seed_and_threads(forest, random_state, n_jobs):
-    """``forest`` with a wrapper's ``random_state`` / ``n_jobs`` where its own are None.
-
-    Estimators that grow a forest inside (rpfCluster, the neighbours transformer)
-    pass their seed and threads on without overriding what the user set on the
-    forest itself.
-    """
-    params = forest.get_params(deep=False)
-    updates = {}
-    if params.get("random_state", 0) is None:
-        updates["random_state"] = random_state
-    if params.get("n_jobs", 0) is None:
-        updates["n_jobs"] = n_jobs
-    return forest.set_params(**updates)
 
 
 def _n_rows(X) -> int:
@@ -173,8 +158,10 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         n_classes: int = 0,
         order_data: np.ndarray | None = None,
         X_build: np.ndarray | None = None,
+        targets: np.ndarray = NO_TARGETS,
     ):
-        """Grow the trees on validated float32 ``X`` (labels for classification).
+        """Grow the trees on validated float32 ``X`` (labels for classification,
+        float64 ``targets`` of shape ``(n, n_outputs)`` for regression).
 
         ``order_data`` (default ``X``) is what the canonical row order hashes;
         classifiers pass ``X`` with the labels and weights appended so that
@@ -185,6 +172,12 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         engine then reads each feature's column sequentially (figures in
         ``docs/forests.md``); Gaussian directions use every feature and read
         ``X`` row by row.  Same values either way, so the same trees.
+
+        Supervised trees grow on the rows in canonical order (``X_build``,
+        labels, targets and weights permuted once): every node then sums its
+        rows' weights and targets in an order that does not depend on how the
+        caller ordered the rows, so floating-point sums, and with them leaf
+        values and near-tied cuts, are the same for any row order.
         """
         n_samples, n_features = X.shape
         cfg = self._engine_config(n_features)
@@ -192,11 +185,20 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             X_build = np.asfortranarray(X)
         n_draw = resolve_max_samples(self.max_samples, n_samples)
         order = canonical_order(X if order_data is None else order_data)
+        draw_order, back = order, None
+        if n_classes > 0 or targets.shape[1] > 0:
+            X_build = (X if X_build is None else X_build)[order]
+            if cfg.projection != GAUSSIAN:
+                X_build = np.asfortranarray(X_build)
+            y = y[order] if y.shape[0] else y
+            targets = targets[order] if targets.shape[0] else targets
+            sample_weight = sample_weight[order]
+            draw_order, back = np.arange(n_samples), order
         limits = tree_limits(self)
         jobs = (
             delayed(fit_tree)(
                 X if X_build is None else X_build,
-                order,
+                draw_order,
                 n_draw,
                 bool(self.bootstrap),
                 int(seed),
@@ -205,7 +207,8 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
                 y,
                 sample_weight,
                 n_classes,
-            )  # fmt: skip
+                targets,
+            )
             for seed in tree_seeds(self.random_state, self.n_estimators)
         )
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")
@@ -216,6 +219,8 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         leaves = np.full((n_samples, self.n_estimators), -1, dtype=np.int32)
         results = _progress(parallel(jobs), self.n_estimators, self.verbose, "trees")
         for t, (tree, samples, rows, leaf) in enumerate(results):  # in tree order
+            if back is not None:  # canonical positions -> the caller's rows
+                samples, rows = back[samples], back[rows]
             trees.append(tree)
             inbag[:, t] = np.minimum(np.bincount(samples, minlength=n_samples), 255)
             leaves[rows, t] = leaf
@@ -278,6 +283,10 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         local.__dict__.update(self.__dict__)
         local._train_leaves = leaves
         return local
+
+    def _take_targets_from(self, first) -> None:
+        """Hook of ``merge_forests``: copy what ``first`` learned from its labels or
+        targets (supervised forests; the trees are in place)."""
 
     def _check_dask_fit(self) -> None:
         """Hook before growing from a Dask array: refuse parameters it cannot serve."""

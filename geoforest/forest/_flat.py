@@ -18,7 +18,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._engine.builder import Tree, apply_flat, apply_tree_rows
+from .._engine.builder import Tree
+from .._engine.walk import apply_flat, apply_tree_rows
 from ..proximity import forest_kneighbors
 
 #: Rows per parallel task when pushing points down the forest or gathering neighbours.

@@ -26,6 +26,7 @@ MAX_SEED = np.iinfo(np.int32).max
 NO_LABELS = np.zeros(0, dtype=np.int32)
 NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 NO_COUNTS = np.zeros(0, dtype=np.int32)
+NO_TARGETS = np.zeros((0, 0), dtype=np.float64)
 
 __all__ = ["EngineConfig", "TreeLimits", "fit_tree", "grow_tree", "tree_limits"]
 
@@ -73,6 +74,22 @@ def tree_seeds(random_state, n_estimators: int) -> np.ndarray:
     return check_random_state(random_state).randint(MAX_SEED, size=n_estimators)
 
 
+def with_seed_and_threads(forest, random_state, n_jobs):
+    """``forest`` with a wrapper's ``random_state`` / ``n_jobs`` where its own are None.
+
+    Estimators that grow a forest inside (rpfCluster, the neighbours transformer)
+    pass their seed and threads on without overriding what the user set on the
+    forest itself.
+    """
+    params = forest.get_params(deep=False)
+    updates = {}
+    if params.get("random_state", 0) is None:
+        updates["random_state"] = random_state
+    if params.get("n_jobs", 0) is None:
+        updates["n_jobs"] = n_jobs
+    return forest.set_params(**updates)
+
+
 def grow_tree(
     X: np.ndarray,
     rows: np.ndarray,
@@ -83,15 +100,23 @@ def grow_tree(
     sample_weight: np.ndarray = NO_WEIGHTS,
     counts: np.ndarray = NO_COUNTS,
     n_classes: int = 0,
+    targets: np.ndarray = NO_TARGETS,
 ):
     """Grow one tree on ``X[rows]`` with the generator ``state``; the engine's
-    ``(arrays, rows, leaf)`` (:func:`~geoforest._engine.builder.build_tree`)."""
-    return build_tree(X, rows, cfg.typed(), limits, state, y, sample_weight, counts, n_classes)
+    ``(arrays, rows, leaf)`` (:func:`~geoforest._engine.builder.build_tree`).
+
+    Classification: int32 labels ``y`` and ``n_classes``; regression: float64
+    ``targets`` of shape ``(n, n_outputs)``; neither: unsupervised.
+    """
+    return build_tree(
+        X, rows, cfg.typed(), limits, state, y, targets, sample_weight, counts, n_classes
+    )
 
 
 def fit_tree(
-    X, order, n_draw, replace, seed, cfg, limits, y=NO_LABELS, sample_weight=NO_WEIGHTS, n_classes=0
-):
+    X, order, n_draw, replace, seed, cfg, limits, y=NO_LABELS, sample_weight=NO_WEIGHTS,
+    n_classes=0, targets=NO_TARGETS,
+):  # fmt: skip
     """The in-memory fit's task for one tree: draw its sample, grow it.
 
     Returns the tree, the drawn positions' rows (for the in-bag counts), and
@@ -100,11 +125,13 @@ def fit_tree(
     state = make_state(seed)
     samples = draw_tree_sample(order, n_draw, replace, state)
     rows, counts = samples, NO_COUNTS
-    if n_classes > 0:
-        # Classification trees take each drawn row once, its bootstrap count
+    if n_classes > 0 or targets.shape[1] > 0:
+        # Supervised trees take each drawn row once, its bootstrap count
         # folded into the weight (the same tree, fewer values to sort).
         counts = np.bincount(samples, minlength=X.shape[0]).astype(np.int32)
         rows = np.flatnonzero(counts)
         sample_weight = sample_weight * counts
-    arrays, rows, leaf = grow_tree(X, rows, cfg, limits, state, y, sample_weight, counts, n_classes)
+    arrays, rows, leaf = grow_tree(
+        X, rows, cfg, limits, state, y, sample_weight, counts, n_classes, targets
+    )
     return Tree(*arrays), samples, rows, leaf

@@ -144,16 +144,11 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
             seen_trees[key] = i
     merged = type(first)(**first.get_params())
     merged.n_estimators = sum(len(f.trees_) for f in forests)
-    if hasattr(first, "classes_"):  # classifiers: labels (the leaf distributions follow)
-        merged.classes_ = first.classes_
-        merged.n_classes_ = first.n_classes_
-        merged._targets_digest = getattr(first, "_targets_digest", None)
     parts = [f._train_leaves if f._train_leaves is not None else f._inbag_leaves for f in forests]
     merged._install_fit(
         [t for f in forests for t in f.trees_], first._X_fit, getattr(first, "_offset", None),
         np.hstack([f.inbag_counts_ for f in forests]), first.n_projections_,
         inbag_leaves=None if any(p is None for p in parts) else np.hstack(parts),
     )  # fmt: skip
-    if hasattr(first, "classes_"):
-        merged._leaf_proba = merged._leaf_probabilities()
+    merged._take_targets_from(first)  # supervised forests: labels or targets, leaf tables
     return merged

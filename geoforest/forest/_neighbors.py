@@ -17,7 +17,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._sparse import csr_from_rows, distance_data
 from .._validation import N_JOBS, validate_data
-from ._base import BaseForest, with_seed_and_threads
+from ._base import BaseForest
+from ._growth import with_seed_and_threads
 
 __all__ = ["ForestNeighborsTransformer"]
 

@@ -27,12 +27,15 @@ from geoforest._engine.splits import (
     GMM,
     MEDIAN,
     RANDOM_CUTS,
+    REGRESSION_CRITERIA,
     RULES,
+    SQUARED_ERROR,
     TWOMEANS,
     UNIFORM,
     VAR_FLOOR,
     best_class_cut,
     best_cut,
+    best_regression_cut,
     default_params,
     lookup_rule,
     make_workspace,
@@ -43,18 +46,26 @@ UNKNOWN = 99
 
 # --------------------------------------------------------------------------- growing
 def _grow(X, code, y=None, min_split=2, min_leaf=1, max_depth=-1, seed=0):
-    """``build_tree`` on all rows of ``X`` with every feature as a candidate at every node."""
+    """``build_tree`` on all rows of ``X`` with every feature as a candidate at every node.
+
+    ``y``: int labels (classification), float targets of shape ``(n, n_outputs)``
+    (regression), or None (unsupervised).
+    """
     n, p = X.shape
-    if y is None:
-        y, w, counts, n_classes = np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int32), 0
-    else:
-        y = np.asarray(y, np.int32)
-        w, counts, n_classes = np.ones(n), np.ones(n, np.int32), int(y.max()) + 1
+    y_lab, targets = np.zeros(0, np.int32), np.zeros((0, 0))
+    w, counts, n_classes = np.zeros(0), np.zeros(0, np.int32), 0
+    if y is not None:
+        w, counts = np.ones(n), np.ones(n, np.int32)
+        if np.asarray(y).dtype.kind == "f":
+            targets = np.ascontiguousarray(y, dtype=np.float64)
+        else:
+            y_lab = np.asarray(y, np.int32)
+            n_classes = int(y_lab.max()) + 1
     cfg = EngineConfig(AXIS, np.zeros(1), 1, code, default_params(code), p).typed()
     limits = TreeLimits(min_split, min_leaf, max_depth, -np.inf)
     tree, rows, leaf = build_tree(
         np.ascontiguousarray(X, dtype=np.float32), np.arange(n, dtype=np.int64), cfg, limits,
-        make_state(seed), y, w, counts, n_classes,
+        make_state(seed), y_lab, targets, w, counts, n_classes,
     )  # fmt: skip
     return tree, rows, leaf
 
@@ -147,6 +158,15 @@ def brute_impurity(z, ys, min_leaf, n_classes, gini):
     return out
 
 
+def brute_squared_error(z, T, min_leaf):
+    """The decrease of the summed squared error of every output (score and gain)."""
+
+    def sse(a):
+        return float(np.sum((a - a.mean(axis=0)) ** 2)) if len(a) else 0.0
+
+    return {s: (g, g) for s in _cuts(z, min_leaf) for g in [sse(T) - sse(T[:s]) - sse(T[s:])]}
+
+
 def _brute_node(X, rows, code, y, min_leaf):
     """``{(feature, threshold): gain}`` of the best cuts of a node (ties kept), or ``{}``."""
     scored = []
@@ -160,6 +180,8 @@ def _brute_node(X, rows, code, y, min_leaf):
             cuts = brute_twomeans(z, min_leaf)
         elif code == MEDIAN:
             cuts = brute_median(z, min_leaf)
+        elif code == SQUARED_ERROR:
+            cuts = brute_squared_error(z, y[rows][order], min_leaf)
         else:
             cuts = brute_impurity(z, y[rows][order], min_leaf, y.max() + 1, code == GINI)
         scored += [(sc, f, _midpoint(z[s - 1], z[s]), g) for s, (sc, g) in cuts.items()]
@@ -175,7 +197,7 @@ def _midpoint(a, b):
     return thr if thr < b else a
 
 
-def _data(seed, n, p, n_classes=0):
+def _data(seed, n, p, n_classes=0, n_outputs=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, p)) * rng.uniform(0.5, 3, size=p)
     X[: n // 2, 0] += 4.0 * (seed % 2)  # half the cases with a clear gap
@@ -184,27 +206,47 @@ def _data(seed, n, p, n_classes=0):
     if n_classes:
         y[: n // 2] = 0  # some signal, some noise
         y[-1] = 1  # never a pure root
+    if n_outputs:
+        y = X[:, :1] * np.arange(1, n_outputs + 1) + rng.normal(size=(n, n_outputs))
+        y[: n // 3] = np.round(y[: n // 3])  # a few equal targets: leaves with one value
     return X, y
 
 
-CHECKED = [FASTBIC, TWOMEANS, MEDIAN, GINI, ENTROPY]
+CHECKED = [FASTBIC, TWOMEANS, MEDIAN, GINI, ENTROPY, SQUARED_ERROR]
+
+
+def _task_data(code, seed, n, p):
+    """Data for ``code``'s task: labels for a classification rule, one or two
+    outputs for a regression rule, none for an unsupervised rule."""
+    family = lookup_rule(code).family
+    if family == "class":
+        return _data(seed, n, p, n_classes=2 + seed % 2)
+    if family == "regression":
+        return _data(seed, n, p, n_outputs=1 + seed % 2)
+    return _data(seed, n, p)
+
+
+def _pure(y, rows):
+    """No cut can improve the node: one class, or every target row equal."""
+    return y is not None and len(np.unique(y[rows], axis=0)) == 1
 
 
 @pytest.mark.parametrize("code", CHECKED)
 @pytest.mark.parametrize("seed", range(8))
 def test_every_split_is_the_brute_force_best_cut(code, seed):
-    supervised = lookup_rule(code).supervised
     n = 6 + seed % 7
     p = 1 + seed % 2
     min_leaf = 1 + seed % 3 // 2
-    X, y = _data(seed, n, p, n_classes=2 + seed % 2 if supervised else 0)
+    X, y = _task_data(code, seed, n, p)
     tree, rows, leaf = _grow(X, code, y, min_split=2, min_leaf=min_leaf)
     left, right, threshold, gain, size = tree[0], tree[1], tree[2], tree[7], tree[6]
     n_split = 0
     for node, node_rows in _nodes(tree, X):
         assert size[node] == len(node_rows)
         best = _brute_node(X, node_rows, code, y, min_leaf)
-        pure = supervised and len(np.unique(y[node_rows])) == 1
+        pure = _pure(y, node_rows)
+        if lookup_rule(code).family == "regression":  # every node holds its mean targets
+            np.testing.assert_allclose(tree[8][node], y[node_rows].mean(axis=0), rtol=1e-12)
         if left[node] == -1:
             # A leaf: too small, pure, or no valid cut on any feature.
             assert len(node_rows) < 2 or pure or not best
@@ -224,7 +266,7 @@ def test_every_split_is_the_brute_force_best_cut(code, seed):
 
 @pytest.mark.parametrize("code", CHECKED)
 def test_root_only_tree_cuts_the_root_at_the_brute_force_best(code):
-    X, y = _data(3, 12, 2, n_classes=3 if lookup_rule(code).supervised else 0)
+    X, y = _task_data(code, 3, 12, 2)
     tree, _, _ = _grow(X, code, y, max_depth=1)
     assert tree[0].shape[0] == 3  # the root and two leaves
     assert (tree[4][0], tree[2][0]) in _brute_node(X, np.arange(12), code, y, 1)
@@ -259,14 +301,18 @@ def test_splits_are_valid_partitions_and_trees_are_deterministic(code, seed):
 def test_table_entries_are_unique_and_name_maps_come_from_it():
     assert len({r.code for r in RULES}) == len({r.name for r in RULES}) == len(RULES)
     assert [r.code for r in RULES] == list(range(len(RULES)))
-    maps = {"criterion": CRITERIA, "random": RANDOM_CUTS, "class": CLASS_CRITERIA}
+    maps = {
+        "criterion": CRITERIA, "random": RANDOM_CUTS, "class": CLASS_CRITERIA,
+        "regression": REGRESSION_CRITERIA,
+    }  # fmt: skip
     for r in RULES:
         assert maps[r.family][r.name] == r.code
-        assert r.supervised == (r.family == "class")
+        assert r.supervised == (r.family in ("class", "regression"))
         np.testing.assert_array_equal(default_params(r.code), np.array(r.params, float))
     assert dict(CRITERIA) == {"fastbic": FASTBIC, "twomeans": TWOMEANS, "gmm": GMM}
     assert dict(RANDOM_CUTS) == {"uniform": UNIFORM, "median": MEDIAN}
     assert dict(CLASS_CRITERIA) == {"gini": GINI, "entropy": ENTROPY}
+    assert dict(REGRESSION_CRITERIA) == {"squared_error": SQUARED_ERROR}
 
 
 def _dispatch_branches(kernel):
@@ -284,9 +330,16 @@ def _dispatch_branches(kernel):
     return branches
 
 
-@pytest.mark.parametrize(("kernel", "supervised"), [(best_cut, False), (best_class_cut, True)])
-def test_dispatch_has_one_branch_per_table_entry_calling_its_cut(kernel, supervised):
-    expected = [(r.code, r.cut.py_func.__name__) for r in RULES if r.supervised == supervised]
+@pytest.mark.parametrize(
+    ("kernel", "families"),
+    [
+        (best_cut, ("criterion", "random")),
+        (best_class_cut, ("class",)),
+        (best_regression_cut, ("regression",)),
+    ],
+)
+def test_dispatch_has_one_branch_per_table_entry_calling_its_cut(kernel, families):
+    expected = [(r.code, r.cut.py_func.__name__) for r in RULES if r.family in families]
     assert _dispatch_branches(kernel) == expected
 
 
@@ -342,16 +395,30 @@ def test_unknown_code_raises_in_the_kernels():
         best_cut(GINI, z, 8, 1, np.zeros(3), np.zeros(0), make_state(0))
     with pytest.raises(ValueError, match="unknown split rule code"):
         best_class_cut(FASTBIC, z, ys, ws, cs, 8, 2, 1, np.zeros(4))
+    with pytest.raises(ValueError, match="unknown split rule code"):
+        best_regression_cut(GINI, z, np.ones((8, 1)), ws, cs, 8, 1, np.zeros(2))
+    with pytest.raises(ValueError, match="unknown split rule code"):
+        best_class_cut(SQUARED_ERROR, z, ys, ws, cs, 8, 2, 1, np.zeros(4))
 
 
-@pytest.mark.parametrize(("code", "labels"), [(UNKNOWN, False), (UNKNOWN, True), (GINI, False)])
-def test_unknown_code_raises_in_build_tree(code, labels):
-    X, y = _data(0, 10, 2, n_classes=2 if labels else 0)
+@pytest.mark.parametrize(
+    ("code", "task"),
+    [(UNKNOWN, "none"), (UNKNOWN, "labels"), (UNKNOWN, "targets"), (GINI, "none"),
+     (GINI, "targets"), (SQUARED_ERROR, "labels")],
+)  # fmt: skip
+def test_unknown_code_raises_in_build_tree(code, task):
+    X, y = _data(0, 10, 2, n_classes=2 if task == "labels" else 0)
     cfg = EngineConfig(AXIS, np.zeros(1), 1, code, np.zeros(3), 2).typed()
+    labels, targets, n_classes = np.zeros(0, np.int32), np.zeros((0, 0)), 0
+    if task == "labels":
+        labels, n_classes = np.asarray(y, np.int32), 2
+    elif task == "targets":
+        targets = np.ascontiguousarray(X[:, :1], dtype=np.float64)
+    supervised = task != "none"
+    w = np.ones(10) if supervised else np.zeros(0)
+    counts = np.ones(10, np.int32) if supervised else np.zeros(0, np.int32)
     with pytest.raises(ValueError, match="unknown split rule code"):
         build_tree(
             X.astype(np.float32), np.arange(10, dtype=np.int64), cfg,
-            TreeLimits(2, 1, -1, -np.inf), make_state(0),
-            *((np.asarray(y, np.int32), np.ones(10), np.ones(10, np.int32), 2) if labels else
-              (np.zeros(0, np.int32), np.zeros(0), np.zeros(0, np.int32), 0)),
+            TreeLimits(2, 1, -1, -np.inf), make_state(0), labels, targets, w, counts, n_classes,
         )  # fmt: skip

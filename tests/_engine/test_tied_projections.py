@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import geoforest as gf
-from geoforest._engine.builder import _largest_tie, tied_features
 from geoforest._engine.projections import MAX_GROWN_NONZEROS
+from geoforest._engine.ties import _largest_tie, tied_features
 
 
 def _zero_inflated(n_per_class: int = 150, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

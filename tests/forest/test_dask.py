@@ -160,6 +160,17 @@ def test_dask_predict_proba_equal_in_memory(client, data, fitted, chunks):
     np.testing.assert_array_equal(pred.compute(), clf.predict(X))
 
 
+@pytest.mark.parametrize("outputs", [1, 2])
+def test_dask_regressor_predict_equals_in_memory(client, data, outputs):
+    X, y = data
+    Y = y.astype(float) + X[:, 0] if outputs == 1 else np.column_stack([y, X[:, 0]])
+    reg = gf.ObliqueForestRegressor(n_estimators=5, random_state=4).fit(X, Y)
+    pred = reg.predict(da.from_array(X, chunks=(1000, 6)))
+    assert isinstance(pred, da.Array) and pred.dtype == np.float64
+    assert pred.shape == Y.shape
+    np.testing.assert_array_equal(pred.compute(), reg.predict(X))
+
+
 def _forest_keys(graph):
     return [
         k for k, v in graph.items() if isinstance(getattr(v, "value", v), gf.UnsupervisedForest)

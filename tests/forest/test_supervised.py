@@ -196,10 +196,18 @@ def test_bootstrap_counts_grow_the_tree_of_the_repeated_rows(kind, min_leaf):
     for layout in (np.ascontiguousarray, np.asfortranarray):
         Xl = layout(X.astype(np.float32))
         repeated, rows_r, leaf_r = build_tree(
-            Xl, samples, *common, make_state(5), y, weight, np.ones(300, np.int32), 2
+            Xl,
+            samples,
+            *common,
+            make_state(5),
+            y,
+            np.zeros((0, 0)),
+            weight,
+            np.ones(300, np.int32),
+            2,
         )
         once, rows_o, leaf_o = build_tree(
-            Xl, rows, *common, make_state(5), y, weight * counts, counts, 2
+            Xl, rows, *common, make_state(5), y, np.zeros((0, 0)), weight * counts, counts, 2
         )
         for a, b in zip(repeated, once, strict=True):
             np.testing.assert_array_equal(a, b)
@@ -491,3 +499,26 @@ def test_n_jobs_zero_is_refused_at_validation(cls):
     X = np.random.default_rng(0).normal(size=(20, 3))
     with pytest.raises(ValueError, match="'n_jobs' parameter"):
         cls(n_jobs=0).fit(X, np.arange(20) % 2)
+
+
+# ------------------------------------------------------------ class weights
+@pytest.mark.parametrize("class_weight", ["balanced", {0: 1.0, 1: 3.0, 2: 0.5}])
+def test_class_weight_is_sample_weight_per_class(class_weight):
+    from sklearn.utils.class_weight import compute_sample_weight
+
+    X, y = make_classification(
+        200, 5, n_informative=3, n_classes=3, weights=[0.7, 0.2, 0.1], random_state=0
+    )
+    w = np.random.default_rng(0).uniform(0.5, 2.0, size=200)
+    a = gf.ObliqueForestClassifier(n_estimators=4, class_weight=class_weight, random_state=0)
+    b = gf.ObliqueForestClassifier(n_estimators=4, random_state=0)
+    a.fit(X, y, sample_weight=w)
+    b.fit(X, y, sample_weight=w * compute_sample_weight(class_weight, y))
+    for ta, tb in zip(a.trees_, b.trees_, strict=True):
+        np.testing.assert_array_equal(ta.threshold, tb.threshold)
+        np.testing.assert_allclose(ta.value, tb.value)
+    # Balanced weights: every class carries the same total weight at the root.
+    bal = gf.ObliqueForestClassifier(n_estimators=1, class_weight="balanced", bootstrap=False)
+    np.testing.assert_allclose(bal.fit(X, y).trees_[0].value[0], [200 / 3] * 3)
+    with pytest.raises(ValueError, match="class_weight"):
+        gf.ObliqueForestClassifier(class_weight="balanced_subsample").fit(X, y)

@@ -16,7 +16,9 @@ from geoforest import (
     KernelSpectralClustering,
     LLPDSpectralClustering,
     ManifoldForestClassifier,
+    ManifoldForestRegressor,
     ObliqueForestClassifier,
+    ObliqueForestRegressor,
     RandomProjectionForest,
     UnsupervisedForest,
 )
@@ -39,6 +41,18 @@ EXPECTED_FAILED_CHECKS: dict = {
             "RandomForestClassifier); tested without bootstrap in test_supervised.py"
         ),
     },
+    "ObliqueForestRegressor": {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "bootstrap draws depend on the number of rows (as in sklearn's "
+            "RandomForestRegressor); tested without bootstrap in test_regressors.py"
+        ),
+    },
+    "ManifoldForestRegressor": {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "bootstrap draws depend on the number of rows (as in sklearn's "
+            "RandomForestRegressor); tested without bootstrap in test_regressors.py"
+        ),
+    },
     "ForestSpectralClustering": {},
     "LLPD": {},
     "LLPDSpectralClustering": {},
@@ -58,6 +72,8 @@ EXPECTED_FAILED_CHECKS: dict = {
         RandomProjectionForest(n_estimators=5, random_state=0),
         ObliqueForestClassifier(n_estimators=5, random_state=0),
         ManifoldForestClassifier(n_estimators=5, random_state=0),
+        ObliqueForestRegressor(n_estimators=5, random_state=0),
+        ManifoldForestRegressor(n_estimators=5, random_state=0),
         KernelSpectralClustering(n_clusters=2, random_state=0),
         ForestSpectralClustering(
             n_clusters=2,

@@ -18,9 +18,9 @@ Behind the door:
 These modules import nothing from the estimators: they read a forest through
 its public methods and the small interface ``BaseForest`` documents for them
 (``_install_fit``, ``_for_workers``, ``_with_training_leaves``,
-``_fitted_on_dask``, the training rows ``_X_fit`` and the flat trees
-``_flat``).  Dask itself is imported only inside functions, so the library
-imports without it.
+``_fitted_on_dask``, the supervised forests' ``_prediction_shape``, the
+training rows ``_X_fit`` and the flat trees ``_flat``).  Dask itself is
+imported only inside functions, so the library imports without it.
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ def _predict_proba(forest, X):
 def _predict(forest, X):
     if not is_dask_array(X):
         return LOCAL
-    return _queries.map_query(forest, X, "predict", None, forest.classes_.dtype)
+    n_cols, dtype = forest._prediction_shape()
+    return _queries.map_query(forest, X, "predict", n_cols, dtype)
 
 
 _ROUTES = {

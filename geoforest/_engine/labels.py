@@ -1,0 +1,172 @@
+"""The supervised tasks' steps of the node loop: what a node's rows carry.
+
+Classification trees (``n_classes > 0``) carry each row's int32 label,
+regression trees its float64 targets (one row of ``targets`` per row of
+``X``); both carry the row's weight and bootstrap multiplicity.  Per node,
+:func:`node_value` records the node's value (weighted class counts, or
+weighted mean targets) and says whether anything is left to explain;
+:func:`gather_node` copies the node's labels or centred targets once; per
+candidate projection, :func:`sort_carrying` argsorts the projected values and
+carries labels or targets, weights and multiplicities into that order, which
+is what the task's split rules scan (``splits.best_class_cut``,
+``splits.best_regression_cut``).  The builder calls them through the
+``n_classes`` / ``n_outputs`` of the tree, so an unsupervised tree never
+reaches them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import njit
+from .sorting import sort_pairs
+
+
+@njit(nogil=True, cache=True)
+def _node_counts(y, sample_weight, samples, lo, hi, out):
+    """Weighted class counts of ``samples[lo:hi]`` into ``out``; returns #classes present."""
+    out[:] = 0.0
+    for s in range(lo, hi):
+        row = samples[s]
+        out[y[row]] += sample_weight[row]
+    present = 0
+    for k in range(out.shape[0]):
+        if out[k] > 0.0:
+            present += 1
+    return present
+
+
+@njit(nogil=True, cache=True)
+def _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node):
+    """Labels, weights and multiplicities of ``samples[lo:hi]``, gathered once per node."""
+    for i in range(hi - lo):
+        row = samples[lo + i]
+        y_node[i] = y[row]
+        w_node[i] = sample_weight[row]
+        c_node[i] = counts[row]
+
+
+@njit(nogil=True, cache=True)
+def _node_means(targets, sample_weight, samples, lo, hi, out):
+    """Weighted mean targets of ``samples[lo:hi]`` into ``out``; returns whether
+    every sample has the same targets (nothing left to explain)."""
+    out[:] = 0.0
+    weight = 0.0
+    first = samples[lo]
+    same = True
+    for s in range(lo, hi):
+        row = samples[s]
+        w = sample_weight[row]
+        weight += w
+        for k in range(out.shape[0]):
+            out[k] += w * targets[row, k]
+            same = same and targets[row, k] == targets[first, k]
+    if weight > 0.0:
+        out /= weight
+    return same
+
+
+@njit(nogil=True, cache=True)
+def _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, t_node, w_node, c_node):
+    """Targets centred on the node's ``mean``, weights and multiplicities of
+    ``samples[lo:hi]``, gathered once per node."""
+    for i in range(hi - lo):
+        row = samples[lo + i]
+        for k in range(mean.shape[0]):
+            t_node[i, k] = targets[row, k] - mean[k]
+        w_node[i] = sample_weight[row]
+        c_node[i] = counts[row]
+
+
+@njit(nogil=True, cache=True)
+def _sort_with_labels(
+    z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted, c_sorted
+):
+    """Sorted values with each sample's label, weight and multiplicity carried along."""
+    for i in range(m):
+        z_sorted[i] = z_cur[i]
+        order[i] = i
+    sort_pairs(z_sorted, order, m)
+    for i in range(m):
+        j = order[i]
+        y_sorted[i] = y_node[j]
+        w_sorted[i] = w_node[j]
+        c_sorted[i] = c_node[j]
+
+
+@njit(nogil=True, cache=True)
+def _sort_with_targets(
+    z_cur, m, t_node, w_node, c_node, z_sorted, order, t_sorted, w_sorted, c_sorted
+):
+    """Sorted values with each sample's targets, weight and multiplicity carried along."""
+    for i in range(m):
+        z_sorted[i] = z_cur[i]
+        order[i] = i
+    sort_pairs(z_sorted, order, m)
+    for i in range(m):
+        j = order[i]
+        for k in range(t_node.shape[1]):
+            t_sorted[i, k] = t_node[j, k]
+        w_sorted[i] = w_node[j]
+        c_sorted[i] = c_node[j]
+
+
+@njit(nogil=True, cache=True)
+def label_buffers(n, n_classes, n_outputs):
+    """The per-node label or target buffers and argsort scratch of a tree with ``n`` samples.
+
+    ``(y_node, t_node, w_node, c_node, order, y_sorted, t_sorted, w_sorted,
+    c_sorted, scratch)``: labels for classification (``n_classes > 0``),
+    targets for regression (``n_outputs > 0``), all empty for an unsupervised
+    tree.
+    """
+    m = n if n_classes > 0 or n_outputs > 0 else 0
+    mc = n if n_classes > 0 else 0
+    mr = n if n_outputs > 0 else 0
+    return (
+        np.empty(mc, dtype=np.int32),
+        np.empty((mr, n_outputs)),
+        np.empty(m),
+        np.empty(m, dtype=np.int32),
+        np.empty(m, dtype=np.int64),
+        np.empty(mc, dtype=np.int32),
+        np.empty((mr, n_outputs)),
+        np.empty(m),
+        np.empty(m, dtype=np.int32),
+        np.empty(2 * max(n_classes, n_outputs, 0)),
+    )
+
+
+@njit(nogil=True, cache=True)
+def node_value(y, targets, sample_weight, samples, lo, hi, n_classes, out):
+    """The node's value into ``out`` (weighted class counts, or weighted mean
+    targets when ``n_classes == 0``); returns whether nothing is left to explain
+    (a single class present, or every target row equal)."""
+    if n_classes > 0:
+        return _node_counts(y, sample_weight, samples, lo, hi, out) <= 1
+    return _node_means(targets, sample_weight, samples, lo, hi, out)
+
+
+@njit(nogil=True, cache=True)
+def gather_node(y, targets, sample_weight, counts, samples, lo, hi, n_classes, mean, y_node,
+                t_node, w_node, c_node):  # fmt: skip
+    """Labels (or targets centred on the node's ``mean``), weights and
+    multiplicities of the node's rows, gathered once per node."""
+    if n_classes > 0:
+        _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node)
+    else:
+        _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, t_node, w_node,
+                      c_node)  # fmt: skip
+
+
+@njit(nogil=True, cache=True)
+def sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted, order,
+                  y_sorted, t_sorted, w_sorted, c_sorted):  # fmt: skip
+    """Sorted values with each row's labels (or targets), weight and multiplicity
+    carried along."""
+    if n_classes > 0:
+        _sort_with_labels(z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted,
+                          w_sorted, c_sorted)  # fmt: skip
+    else:
+        _sort_with_targets(z_cur, m, t_node, w_node, c_node, z_sorted, order, t_sorted,
+                           w_sorted, c_sorted)  # fmt: skip
