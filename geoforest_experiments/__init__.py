@@ -62,6 +62,10 @@ EXPERIMENTS: dict[str, tuple[str, str]] = {
         "morf_importance",
         "MNIST 3 vs 5 importance maps of MORF, SPORF and RF, with smoothness numbers (MF Fig. 3)",
     ),
+    "supervised": (
+        "supervised",
+        "SPORF classifiers and regressors vs scikit-learn RF / ExtraTrees / HistGB on real data",
+    ),
 }
 
 

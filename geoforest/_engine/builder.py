@@ -29,10 +29,10 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from .labels import gather_node, label_buffers, node_value, sort_carrying
+from .labels import gather_node, label_buffers, node_value, supervised_cut
 from .projections import draw_node_projections, project_samples
 from .sorting import sort_values
-from .splits import best_class_cut, best_cut, best_regression_cut, make_workspace
+from .splits import best_cut, make_workspace, midpoint
 from .ties import grow_until_resolved, growth_pool
 
 
@@ -249,13 +249,6 @@ def _candidate_buffers(X, n_proj, max_nnz):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _midpoint(a, b):
-    """The threshold between sorted values ``a < b``: the midpoint, or ``a`` if that rounds up."""
-    thr = a + 0.5 * (b - a)
-    return thr if thr < b else a
-
-
-@njit(nogil=True, cache=True, inline="always")
 def _open_node(row, node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples):
     """Record a popped stack ``row`` as node ``node``: its range, parent link, size, no projection.
 
@@ -299,6 +292,7 @@ class EngineConfig(NamedTuple):
     n_projections: int
     n_batches: int = 1
     decay_batches: bool = False
+    random_cuts: bool = False
 
     def typed(self) -> EngineConfig:
         """Python ints and bool, float64 parameter arrays: one numba signature."""
@@ -306,7 +300,7 @@ class EngineConfig(NamedTuple):
             int(self.projection), np.ascontiguousarray(self.projection_params, np.float64),
             int(self.max_nonzeros), int(self.criterion),
             np.ascontiguousarray(self.criterion_params, np.float64), int(self.n_projections),
-            int(self.n_batches), bool(self.decay_batches),
+            int(self.n_batches), bool(self.decay_batches), bool(self.random_cuts),
         )  # fmt: skip
 
 
@@ -358,7 +352,8 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     values to project and sort (about 63 % of a bootstrap of ``n`` rows).
     Unsupervised trees pass an empty ``counts`` and repeated rows in ``samples``.
     """
-    proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches, decay_batches = cfg
+    (proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches, decay_batches,
+     random_cuts) = cfg  # fmt: skip
     min_samples_split, min_samples_leaf, max_depth, min_gain = limits
     n_outputs = targets.shape[1] if n_classes == 0 else 0
     supervised = n_classes > 0 or n_outputs > 0
@@ -422,14 +417,9 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
                 if supervised:
                     if _constant(z_cur, m):
                         continue  # no cut between distinct values: skip the sort
-                    sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted,
-                                  order, y_sorted, t_sorted, w_sorted, c_sorted)  # fmt: skip
-                    if n_classes > 0:
-                        pos, score, g = best_class_cut(rule, z_sorted, y_sorted, w_sorted,
-                            c_sorted, m, n_classes, min_samples_leaf, scratch)  # fmt: skip
-                    else:
-                        pos, score, g = best_regression_cut(rule, z_sorted, t_sorted, w_sorted,
-                            c_sorted, m, min_samples_leaf, scratch)  # fmt: skip
+                    thr, score, g = supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node,
+                        t_node, w_node, c_node, z_sorted, order, y_sorted, t_sorted, w_sorted,
+                        c_sorted, min_samples_leaf, scratch, state)  # fmt: skip
                 else:
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
@@ -443,9 +433,9 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
                     pos, score, g = best_cut(
                         rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
                     )
-                if pos > 0 and score > best_score:
-                    best_score, best_gain, best_j = score, g, j
-                    best_thr = _midpoint(z_sorted[pos - 1], z_sorted[pos])
+                    thr = midpoint(z_sorted[pos - 1], z_sorted[pos]) if pos > 0 else np.nan
+                if score > best_score:  # an invalid cut scores -inf
+                    best_score, best_gain, best_j, best_thr = score, g, j, thr
                     # Swap the buffers: the winner's values are never copied.
                     z_tmp = z_best
                     z_best = z_cur

@@ -5,13 +5,13 @@ regression trees its float64 targets (one row of ``targets`` per row of
 ``X``); both carry the row's weight and bootstrap multiplicity.  Per node,
 :func:`node_value` records the node's value (weighted class counts, or
 weighted mean targets) and says whether anything is left to explain;
-:func:`gather_node` copies the node's labels or centred targets once; per
-candidate projection, :func:`sort_carrying` argsorts the projected values and
-carries labels or targets, weights and multiplicities into that order, which
-is what the task's split rules scan (``splits.best_class_cut``,
-``splits.best_regression_cut``).  The builder calls them through the
-``n_classes`` / ``n_outputs`` of the tree, so an unsupervised tree never
-reaches them.
+:func:`gather_node` copies the node's labels or centred targets once.  Per
+candidate projection, :func:`supervised_cut` argsorts the projected values,
+carries labels or targets, weights and multiplicities into that order and
+asks the task's split rule for the best cut (``splits.best_class_cut``,
+``splits.best_regression_cut``), or, with random cuts (``splitter="random"``),
+scores one threshold drawn in the node's range without sorting.  The builder
+calls them only for supervised trees.
 """
 
 from __future__ import annotations
@@ -20,6 +20,13 @@ import numpy as np
 
 from .._jit import njit
 from .sorting import sort_pairs
+from .splits import (
+    best_class_cut,
+    best_regression_cut,
+    midpoint,
+    random_class_cut,
+    random_regression_cut,
+)
 
 
 @njit(nogil=True, cache=True)
@@ -50,7 +57,9 @@ def _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_no
 def _node_means(targets, sample_weight, samples, lo, hi, out):
     """Weighted mean targets of ``samples[lo:hi]`` into ``out``; returns whether
     every sample has the same targets (nothing left to explain)."""
-    out[:] = 0.0
+    n_out = out.shape[0]
+    for k in range(n_out):
+        out[k] = 0.0
     weight = 0.0
     first = samples[lo]
     same = True
@@ -58,11 +67,12 @@ def _node_means(targets, sample_weight, samples, lo, hi, out):
         row = samples[s]
         w = sample_weight[row]
         weight += w
-        for k in range(out.shape[0]):
+        for k in range(n_out):
             out[k] += w * targets[row, k]
             same = same and targets[row, k] == targets[first, k]
     if weight > 0.0:
-        out /= weight
+        for k in range(n_out):
+            out[k] /= weight
     return same
 
 
@@ -170,3 +180,34 @@ def sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted,
     else:
         _sort_with_targets(z_cur, m, t_node, w_node, c_node, z_sorted, order, t_sorted,
                            w_sorted, c_sorted)  # fmt: skip
+
+
+@njit(nogil=True, cache=True)
+def supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node, t_node, w_node, c_node,
+                   z_sorted, order, y_sorted, t_sorted, w_sorted, c_sorted, min_leaf, scratch,
+                   state):  # fmt: skip
+    """``(threshold, score, gain)`` of one candidate projection's cut, its values
+    ``z_cur[:m]`` in the node's row order; ``score == -inf``: no valid cut.
+
+    The best cut of the task's rule over the sorted values, or with
+    ``random_cuts`` the cut at one threshold drawn uniformly in the node's range
+    (extra trees), which needs no sort.  Thresholds lie midway between the two
+    training values around the cut.
+    """
+    if random_cuts:
+        if n_classes > 0:
+            return random_class_cut(rule, z_cur, y_node, w_node, c_node, m, n_classes, min_leaf,
+                                    scratch, state)  # fmt: skip
+        return random_regression_cut(rule, z_cur, t_node, w_node, c_node, m, min_leaf, scratch,
+                                     state)  # fmt: skip
+    sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted, order, y_sorted,
+                  t_sorted, w_sorted, c_sorted)  # fmt: skip
+    if n_classes > 0:
+        pos, score, gain = best_class_cut(rule, z_sorted, y_sorted, w_sorted, c_sorted, m,
+                                          n_classes, min_leaf, scratch)  # fmt: skip
+    else:
+        pos, score, gain = best_regression_cut(rule, z_sorted, t_sorted, w_sorted, c_sorted, m,
+                                               min_leaf, scratch)  # fmt: skip
+    if pos < 0:
+        return np.nan, -np.inf, -np.inf
+    return midpoint(z_sorted[pos - 1], z_sorted[pos]), score, gain

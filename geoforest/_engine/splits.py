@@ -116,6 +116,7 @@ from .cuts import (
     _valid_position,  # noqa: F401 (tests import it from here)
     fastbic_workspace,
 )
+from .rng import uniform
 
 FASTBIC = 0
 TWOMEANS = 1
@@ -438,3 +439,121 @@ def best_regression_cut(rule, z, ts, ws, cs, n, min_leaf, sums):
     if rule == SQUARED_ERROR:
         return _squared_error_cut(z, ts, ws, cs, n, min_leaf, sums)
     raise ValueError("unknown split rule code")
+
+
+@njit(nogil=True, cache=True, inline="always")
+def midpoint(a, b):
+    """The threshold between sorted values ``a < b``: the midpoint, or ``a`` if that rounds up."""
+    thr = a + 0.5 * (b - a)
+    return thr if thr < b else a
+
+
+@njit(nogil=True, cache=True)
+def _drawn_threshold(z, n, state):
+    """A threshold drawn uniformly in ``[min z, max z)`` of the unsorted ``z[:n]``
+    (``nan`` when every value is equal)."""
+    lo = z[0]
+    hi = z[0]
+    for i in range(1, n):
+        lo = min(lo, z[i])
+        hi = max(hi, z[i])
+    if not lo < hi:
+        return np.nan
+    t = lo + uniform(state) * (hi - lo)
+    return t if t < hi else lo
+
+
+@njit(nogil=True, cache=True)
+def random_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts, state):
+    """Extremely randomised cut of the unsorted ``z[:n]`` for a classification rule.
+
+    One threshold drawn uniformly between the node's smallest and largest value
+    (Geurts et al.'s extra trees), scored by the weighted impurity decrease of
+    ``rule`` as :func:`best_class_cut` scores a cut.  No sort: one pass finds
+    the range, one counts the sides.  Returns ``(threshold, score, gain)``; the
+    threshold is the midpoint between the two training values around the drawn
+    one (where the training rows split), and the score ``-inf`` when a side
+    holds fewer than ``min_leaf`` samples (with multiplicity) or weight 0.
+    """
+    t = _drawn_threshold(z, n, state)
+    if np.isnan(t):
+        return np.nan, -np.inf, -np.inf
+    total = counts[:n_classes]
+    left = counts[n_classes : 2 * n_classes]
+    total[:] = 0.0
+    left[:] = 0.0
+    weight = w_left = 0.0
+    size = n_left = 0
+    below, above = -np.inf, np.inf
+    for i in range(n):
+        total[ys[i]] += ws[i]
+        weight += ws[i]
+        size += cs[i]
+        if z[i] <= t:
+            left[ys[i]] += ws[i]
+            w_left += ws[i]
+            n_left += cs[i]
+            below = max(below, z[i])
+        else:
+            above = min(above, z[i])
+    w_right = weight - w_left
+    if n_left < min_leaf or size - n_left < min_leaf or not (w_left > 0.0 and w_right > 0.0):
+        return np.nan, -np.inf, -np.inf
+    acc = acc_left = acc_right = 0.0
+    for k in range(n_classes):
+        cl, cr = left[k], total[k] - left[k]
+        if rule == GINI:
+            acc += total[k] * total[k]
+            acc_left += cl * cl
+            acc_right += cr * cr
+        else:
+            acc += _xlogx(total[k])
+            acc_left += _xlogx(cl)
+            acc_right += _xlogx(max(cr, 0.0))
+    gain = (
+        _side_impurity(rule, weight, acc)
+        - _side_impurity(rule, w_left, acc_left)
+        - _side_impurity(rule, w_right, acc_right)
+    )
+    return midpoint(below, above), gain, gain
+
+
+@njit(nogil=True, cache=True)
+def random_regression_cut(rule, z, ts, ws, cs, n, min_leaf, sums, state):
+    """Extremely randomised cut of the unsorted ``z[:n]`` for a regression rule;
+    see :func:`random_class_cut`.  Scored by the squared-error decrease, as
+    :func:`best_regression_cut` scores a cut (``ts`` centred on the node's mean)."""
+    if rule != SQUARED_ERROR:
+        raise ValueError("unknown split rule code")
+    t = _drawn_threshold(z, n, state)
+    if np.isnan(t):
+        return np.nan, -np.inf, -np.inf
+    n_out = ts.shape[1]
+    for k in range(2 * n_out):
+        sums[k] = 0.0
+    weight = w_left = 0.0
+    size = n_left = 0
+    below, above = -np.inf, np.inf
+    for i in range(n):
+        weight += ws[i]
+        size += cs[i]
+        go_left = z[i] <= t
+        for k in range(n_out):
+            sums[k] += ws[i] * ts[i, k]
+            if go_left:
+                sums[n_out + k] += ws[i] * ts[i, k]
+        if go_left:
+            w_left += ws[i]
+            n_left += cs[i]
+            below = max(below, z[i])
+        else:
+            above = min(above, z[i])
+    w_right = weight - w_left
+    if n_left < min_leaf or size - n_left < min_leaf or not (w_left > 0.0 and w_right > 0.0):
+        return np.nan, -np.inf, -np.inf
+    gain = 0.0
+    for k in range(n_out):
+        sl, st = sums[n_out + k], sums[k]
+        sr = st - sl
+        gain += sl * sl / w_left + sr * sr / w_right - st * st / weight
+    return midpoint(below, above), gain, gain

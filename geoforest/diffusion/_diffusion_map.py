@@ -3,42 +3,29 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
 from sklearn.neighbors import NearestNeighbors
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_not_complex, validate_data
-from ..cluster._eigensolvers import (
-    _eigs_shift_invert,
-    _fix_signs,
-    _leading_eigs,
-    normalized_affinity,
-)
+from ._eigenpairs import diffusion_eigenpairs
 from ._graph import (
     _check_query_graph,
     _check_sparse_graph,
     _feature_scale,
-    _row_softmax,
     bridge_components,
     knn,
     symmetrize,
 )
+from ._nystrom import nystrom_extend
 
 __all__ = ["DiffusionMap"]
-
-#: ``eigen_solver="auto"`` is dense up to this many points, shift-invert ARPACK above.
-AUTO_DENSE_MAX_N = 1000
-#: Eigenvalues smaller than this (in absolute value) are not used to re-average ``psi``.
-_MIN_STABLE_EIGENVALUE = 1e-3
 
 
 class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -408,51 +395,20 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             raise ValueError(f"n_components={self.n_components} exceeds n_samples={n}")
         self.kernel_density_ = np.asarray(K.sum(axis=1)).ravel()
         self.affinity_ = W
-        self._eigendecompose(W)
-        return self
-
-    def _eigendecompose(self, W: sp.csr_matrix) -> None:
-        n = W.shape[0]
-        M, degree = normalized_affinity(W)
-        if np.any(degree <= 0):
-            raise ValueError(
-                f"{int(np.sum(degree <= 0))} point(s) have no edge in the affinity; "
-                "the random walk is undefined there"
-            )
-        self.n_graph_components_ = int(connected_components(W, directed=False)[0])
-        if self.n_graph_components_ > 1:
-            warnings.warn(
-                f"the affinity has {self.n_graph_components_} connected components; "
-                "each keeps eigenvalue 1 and its points stay apart at every t",
-                UserWarning,
-                stacklevel=3,
-            )
-        solver = self.eigen_solver
-        if solver == "auto" or (solver != "dense" and self.n_components >= n):
-            solver = "dense" if n <= AUTO_DENSE_MAX_N or self.n_components >= n else "shift-invert"
-        if solver == "shift-invert":
-            # The top of a diffusion spectrum is crowded just below 1, where plain
-            # Lanczos needs thousands of restarts (docs/paths-and-diffusion.md).
-            v0 = check_random_state(self.random_state).uniform(-1.0, 1.0, n)
-            values, phi = _eigs_shift_invert(M, self.n_components, v0, float(self.eigen_tol))
-            phi = _fix_signs(phi)
-        else:
-            values, phi = _leading_eigs(M, degree, self.n_components, solver,
-                                        self.random_state, float(self.eigen_tol))  # fmt: skip
+        values, vectors, degree, n_graph_components = diffusion_eigenpairs(
+            W,
+            self.n_components,
+            self.eigen_solver,
+            float(self.eigen_tol),
+            self.random_state,
+            self.normalization,
+        )
+        self.n_graph_components_ = n_graph_components
         self.degree_ = degree
         self.stationary_ = degree / degree.sum()
         self.eigenvalues_ = values
-        if self.normalization == "symmetric":
-            self.eigenvectors_ = phi
-            return
-        psi = phi * np.sqrt(degree.sum() / degree)[:, None]
-        # psi = P psi / lambda: recompute every value as the average of its neighbours'
-        # (bounded, and exact for exact eigenvectors): docs/paths-and-diffusion.md.
-        stable = np.abs(values) > _MIN_STABLE_EIGENVALUE
-        if np.any(stable):
-            P_psi = (W @ psi[:, stable]) / degree[:, None]
-            psi[:, stable] = P_psi / values[stable]
-        self.eigenvectors_ = psi
+        self.eigenvectors_ = vectors
+        return self
 
     # ------------------------------------------------------------------ query
     def __sklearn_tags__(self):
@@ -547,92 +503,11 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return _check_query_graph(X, self.eigenvectors_.shape[0], kind, estimator)
 
     def _extend(self, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Nyström ``Psi_t`` of validated queries, their kernel density, their training match.
+        """Nyström ``Psi_t``, kernel density and training match of validated queries.
 
-        Returns ``(Y, density, match)``: ``density`` in the units of
-        ``kernel_density_`` and ``match[i]`` the training point equal to row
-        ``i`` (``-1`` for none), whose fitted values replace the formula's.
+        See :func:`~geoforest.diffusion._nystrom.nystrom_extend`.
         """
-        P, degree, density, match = self._query_rows(X)
-        lam = self.eigenvalues_
-        with np.errstate(divide="ignore", over="ignore"):
-            # sign(lambda) |lambda|^t / lambda; a zero eigenvalue's coordinate is 0.
-            coef = np.where(lam != 0, np.abs(lam) ** (t - 1.0), 0.0)
-        if self.normalization == "symmetric":
-            Y = np.sqrt(degree)[:, None] * (
-                P @ (self.eigenvectors_ / np.sqrt(self.degree_)[:, None])
-            )
-        else:
-            Y = P @ self.eigenvectors_
-        Y = np.asarray(Y) * coef[None, :]
-        hit = match >= 0
-        if np.any(hit):
-            Y[hit] = self.eigenvectors_[match[hit]] * self._power(t)[None, :]
-            density[hit] = self.kernel_density_[match[hit]]
-        return Y, density, match
-
-    def _query_rows(self, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray]:
-        """Random-walk rows ``p(x, .)``, degrees ``sum_j k(x, j)``, densities, matches."""
-        m = X.shape[0]
-        match = np.full(m, -1, dtype=np.intp)
-        if self.affinity == "precomputed":
-            G = X
-            rows = np.repeat(np.arange(m), np.diff(G.indptr))
-            top = np.zeros(m)
-            np.maximum.at(top, rows, G.data)
-            self._refuse_empty_rows(top > 0, "no positive affinity")
-            # Divided by the row's largest entry first: sums of huge affinities stay finite.
-            w = G.data / top[rows]
-            P = sp.csr_matrix((w / np.bincount(rows, w, m)[rows], G.indices, G.indptr), G.shape)
-            degree = np.asarray(G.sum(axis=1)).ravel()
-            return P, degree, degree.copy(), match
-        if self.affinity == "precomputed_distance":
-            G = X
-            self._refuse_empty_rows(np.diff(G.indptr) > 0, "no stored distance")
-            exponent = (G.data / self._sigma) ** 2
-            rows = np.repeat(np.arange(m), np.diff(G.indptr))
-            degree = np.bincount(rows, np.exp(-exponent), m)
-            return _row_softmax(G, exponent), degree, degree.copy(), match
-        Xs = X / self._scale if self._scale != 1.0 else X
-        dist, ind = self._nn.kneighbors(Xs, n_neighbors=int(self.n_neighbors))
-        if not np.all(np.isfinite(dist)):
-            raise ValueError(
-                "X has values so far from the training data that their distances overflow float64"
-            )
-        # Rows equal to a training point (compared exactly: a brute-force distance to
-        # itself can be 1e-7, not 0).
-        near = np.flatnonzero(dist[:, 0] <= 1e-6 * dist[:, -1])
-        if near.size:
-            equal = np.all(Xs[near, None, :] == self._fit_X[ind[near]], axis=2)
-            found = equal.any(axis=1)
-            match[near[found]] = ind[near[found], np.argmax(equal[found], axis=1)]
-        sigma = self._sigma
-        exponent = (dist / sigma) ** 2
-        density = np.exp(-exponent).sum(axis=1)
-        keep = np.ones(dist.shape, dtype=bool)
-        if self.kernel == "adaptive":
-            k_local = min(int(self.local_scale_neighbor), dist.shape[1]) - 1
-            local = np.maximum(dist[:, k_local], 1e-300)
-            exponent = (dist / local[:, None]) * (dist / self._local_scale[ind])
-        elif self.cutoff is not None:
-            keep = np.exp(-exponent) >= np.exp(-(float(self.cutoff) ** 2))
-            # No edge left: the one to the nearest training point, weighted like a bridge.
-            lonely = ~keep.any(axis=1)
-            keep[lonely, 0] = True
-            exponent[lonely, 0] = np.minimum(dist[lonely, 0] / sigma, float(self.cutoff)) ** 2
-        indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))])
-        G = sp.csr_matrix((exponent[keep], ind[keep], indptr), shape=(m, self._nn.n_samples_fit_))
-        rows = np.repeat(np.arange(m), np.diff(indptr))
-        degree = np.bincount(rows, np.exp(-exponent[keep]), m)
-        return _row_softmax(G, exponent[keep]), degree, density, match
-
-    def _refuse_empty_rows(self, ok: np.ndarray, what: str) -> None:
-        if not np.all(ok):
-            bad = np.flatnonzero(~ok)
-            raise ValueError(
-                f"{bad.size} row(s) of X (first: {int(bad[0])}) have {what} to the training "
-                "points; the random walk from them is undefined"
-            )
+        return nystrom_extend(self, X, t)
 
     def distances(self, t: float | None = None, rows=None, cols=None) -> np.ndarray:
         """Diffusion distances ``D_t`` between the training points ``rows`` and ``cols``.

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.spatial.distance import cdist
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -24,51 +23,17 @@ from ..cluster._choice import explain_choice
 from ._diffusion_map import DiffusionMap
 from ._graph import spatial_knn
 from ._lund_active import active_queries
-from ._lund_multiscale import medoid_clustering, multiscale_times
-from ._modes import (
-    _significant_mask,
-    estimate_n_modes,
-    mode_ratios,
-    nearest_denser,
-    nearest_denser_to,
-    propagate_labels,
-    significant_columns,
+from ._lund_labels import (
+    check_partial_labels,
+    cluster_at_time,
+    nearest_given,
+    semi_supervised_labels,
+    spatial_majority_vote,
 )
+from ._lund_multiscale import medoid_clustering, multiscale_times
+from ._modes import _significant_mask, nearest_denser_to
 
-__all__ = ["LUND", "spatial_majority_vote"]
-
-
-def spatial_majority_vote(labels: np.ndarray, image_shape: tuple[int, int], radius: int):
-    """Replace each pixel's label by a strict majority of its spatial window, if one exists.
-
-    The window is the ``(2 radius + 1)^2`` square around the pixel (clipped
-    at the border), the pixel itself included.  A label changes only when
-    another label holds more than half of the window's pixels; ties and
-    pluralities keep the pixel's own label.  One pass, computed from the
-    input labels (not updated in place).
-    """
-    h, w = image_shape
-    lab = np.asarray(labels).reshape(h, w)
-    values, codes = np.unique(lab, return_inverse=True)
-    codes = codes.reshape(h, w)
-    counts = np.zeros((values.size, h, w))
-    # Summed-area tables: window counts for every label in O(h w L).
-    for c in range(values.size):
-        table = np.zeros((h + 1, w + 1))
-        table[1:, 1:] = np.cumsum(np.cumsum(codes == c, axis=0), axis=1)
-        r0 = np.clip(np.arange(h) - radius, 0, h)
-        r1 = np.clip(np.arange(h) + radius + 1, 0, h)
-        c0 = np.clip(np.arange(w) - radius, 0, w)
-        c1 = np.clip(np.arange(w) + radius + 1, 0, w)
-        counts[c] = (
-            table[np.ix_(r1, c1)] - table[np.ix_(r0, c1)] - table[np.ix_(r1, c0)]
-            + table[np.ix_(r0, c0)]
-        )  # fmt: skip
-    size = counts.sum(axis=0)
-    best = np.argmax(counts, axis=0)
-    strict = np.take_along_axis(counts, best[None], 0)[0] * 2 > size
-    out = np.where(strict, best, codes)
-    return values[out].reshape(-1)
+__all__ = ["LUND"]
 
 
 class LUND(ClusterMixin, BaseEstimator):
@@ -335,7 +300,7 @@ class LUND(ClusterMixin, BaseEstimator):
         n = dm.eigenvectors_.shape[0]
         if self.n_clusters is not None and self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n}")
-        y_partial = self._check_partial(y, n)
+        y_partial = check_partial_labels(y, n)
         density = dm.kernel_density_ / dm.kernel_density_.sum()
         self.density_ = density
         # Strict density order, ties to the lower index.
@@ -357,44 +322,11 @@ class LUND(ClusterMixin, BaseEstimator):
         self.labels_ = self._final_labels(y_partial)
         return self
 
-    @staticmethod
-    def _check_partial(y, n: int) -> np.ndarray | None:
-        if y is None:
-            return None
-        y = np.asarray(y).reshape(-1)
-        if y.shape[0] != n:
-            raise ValueError(f"y has {y.shape[0]} labels for {n} points")
-        if y.dtype.kind not in "iu":
-            if y.dtype.kind == "f" and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-                y = y.astype(np.intp)
-            else:
-                raise ValueError(
-                    f"Unknown label type {y.dtype}: partial labels y must be integers "
-                    "(-1 = unlabelled)"
-                )
-        if np.any(y < -1):
-            raise ValueError("partial labels must be >= 0, or -1 for unlabelled points")
-        return y.astype(np.intp)
-
     def _at_time(self, dm: DiffusionMap, density, rank, t: float) -> dict:
-        Y = significant_columns(dm.embedding(t))
-        rho, parent = nearest_denser(Y, rank, int(self.n_search))
-        scale = float(rho.max()) if rho.max() > 0 else 1.0
-        rho = rho / scale
-        scores = density * rho
-        ratios = mode_ratios(scores, int(self.max_clusters))
-        if self.n_clusters is None:
-            k = estimate_n_modes(scores, int(self.max_clusters))
-        else:
-            k = int(self.n_clusters)
-        # The densest point has the largest score in exact arithmetic; rounding in the
-        # distances must not let a tie unseat it.  Other ties go to the denser point.
-        key = -scores
-        key[rank == 0] = -np.inf
-        modes = np.lexsort((rank, key))[:k]
-        labels = propagate_labels(rank, parent, modes, np.arange(k))
-        return {"t": t, "rho": rho, "rho_scale": scale, "parent": parent, "scores": scores,
-                "modes": modes, "labels": labels, "k": k, "ratios": ratios}  # fmt: skip
+        return cluster_at_time(
+            dm.embedding(t), density, rank, t, n_search=int(self.n_search),
+            max_clusters=int(self.max_clusters), n_clusters=self.n_clusters,
+        )  # fmt: skip
 
     def _set_state(self, state: dict) -> None:
         self.t_ = state["t"]
@@ -434,53 +366,11 @@ class LUND(ClusterMixin, BaseEstimator):
         return labels
 
     def _semi_supervised(self, y: np.ndarray) -> np.ndarray:
-        clusters = self._unsupervised_labels
-        given = y >= 0
-        next_id = int(y.max()) + 1
-        cluster_class = np.empty(self.n_clusters_, dtype=np.intp)
         Y = self.diffusion_map_.embedding(self.t_)
-        # A given label names its cluster's mode only from inside the mode's basin:
-        # D_t-nearer to the mode than the mode is to any denser point.  A label
-        # farther out belongs to a region the cluster absorbed (it relabels that
-        # region through propagation) and says nothing about the mode's class.
-        vote = given.copy()
-        for c, mode in enumerate(self.modes_):
-            members = np.flatnonzero(given & (clusters == c))
-            if members.size and self.parent_[mode] >= 0:
-                d = np.linalg.norm(Y[members] - Y[mode], axis=1)
-                vote[members[d >= self.rho_[mode] * self._rho_scale]] = False
-        for c in range(self.n_clusters_):
-            inside = y[vote & (clusters == c)]
-            if inside.size:
-                values, counts = np.unique(inside, return_counts=True)
-                cluster_class[c] = values[np.argmax(counts)]
-            else:
-                cluster_class[c] = next_id
-                next_id += 1
-        seeds = np.union1d(np.flatnonzero(given), self.modes_)
-        seed_labels = np.where(given[seeds], y[seeds], cluster_class[clusters[seeds]])
-        # Given labels are anchors at any density: a point whose D_t-nearest given
-        # label is nearer than its nearest denser point takes that label directly.
-        known = np.flatnonzero(given)
-        anchor = np.empty(Y.shape[0], dtype=np.intp)
-        anchor_dist = np.empty(Y.shape[0])
-        for start in range(0, Y.shape[0], 4096):
-            D = cdist(Y[start : start + 4096], Y[known])
-            j = np.argmin(D, axis=1)
-            anchor[start : start + 4096] = known[j]
-            anchor_dist[start : start + 4096] = D[np.arange(j.size), j]
-        parent = self.parent_.copy()
-        use_anchor = (anchor_dist < self.rho_ * self._rho_scale) & ~given
-        use_anchor[self.modes_] = False
-        parent[use_anchor] = anchor[use_anchor]
-        labels = np.full(Y.shape[0], -1, dtype=np.intp)
-        labels[seeds] = seed_labels
-        labels[use_anchor] = y[anchor[use_anchor]]
-        order = np.argsort(self._rank)
-        for i in order:
-            if labels[i] < 0:
-                labels[i] = labels[parent[i]]
-        return labels
+        return semi_supervised_labels(
+            Y, y, self._unsupervised_labels, self.modes_, self.parent_,
+            self.rho_ * self._rho_scale, self._rank,
+        )  # fmt: skip
 
     def labels_at(self, t: float) -> np.ndarray:
         """The unsupervised clustering of the training points at diffusion time ``t``.
@@ -529,7 +419,7 @@ class LUND(ClusterMixin, BaseEstimator):
         labels : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "modes_")
-        self.labels_ = self._final_labels(self._check_partial(y, self._rank.size))
+        self.labels_ = self._final_labels(check_partial_labels(y, self._rank.size))
         return self.labels_
 
     # ---------------------------------------------------------------- predict
@@ -606,11 +496,9 @@ class LUND(ClusterMixin, BaseEstimator):
         y = self._partial
         if y is not None and np.any(y >= 0):
             known = np.flatnonzero(y >= 0)
-            for start in range(0, Yq.shape[0], 4096):
-                D = cdist(Yq[start : start + 4096], Y[known])
-                j = np.argmin(D, axis=1)
-                nearer = D[np.arange(j.size), j] < dist[start : start + 4096]
-                labels[start : start + 4096][nearer] = y[known[j[nearer]]]
+            j, given_dist = nearest_given(Yq, Y, known)
+            nearer = given_dist < dist
+            labels[nearer] = y[known[j[nearer]]]
         return labels
 
     def __sklearn_tags__(self):
@@ -666,7 +554,7 @@ class LUND(ClusterMixin, BaseEstimator):
         if strategy not in ("impact", "boundary"):
             raise ValueError(f"strategy must be 'impact' or 'boundary', got {strategy!r}")
         n = self._rank.size
-        y = self._check_partial(y, n)
+        y = check_partial_labels(y, n)
         seeds, seed_labels = self.modes_, self._unsupervised_labels[self.modes_]
         if y is not None and np.any(y >= 0):
             known = np.flatnonzero(y >= 0)
@@ -693,7 +581,7 @@ class LUND(ClusterMixin, BaseEstimator):
         """
         check_is_fitted(self, "modes_")
         n = self._rank.size
-        y = self._check_partial(y, n)
+        y = check_partial_labels(y, n)
         pool = np.arange(n) if y is None else np.flatnonzero(y < 0)
         if pool.size == 0:
             raise ValueError("random_query has nothing to draw: y labels every point")

@@ -31,12 +31,13 @@ from .._limits import check_dense_size
 from .._progress import progress as _progress
 from .._sparse import as_output_csr
 from .._validation import N_JOBS, is_dask_array, validate_data
-from ..proximity import ProximityCounts, coleaf_counts, leaf_lists, locality_order, scatter_rows
+from ..proximity import ProximityCounts
 from ._dask import LOCAL, route
 from ._flat import (
     FlatForest,
     apply_rows,
     check_method,
+    coleaf_matrix,
     row_blocks,
     tree_rows_leaves,
 )
@@ -284,6 +285,15 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         local._train_leaves = leaves
         return local
 
+    def _rfgap_proximity(self, X, Y, dense: bool, max_bytes):
+        raise ValueError(
+            "method='rfgap' needs a supervised forest: RF-GAP proximities weigh the "
+            "training points by the labels' out-of-bag predictions"
+        )
+
+    def _rfgap_neighbors(self, X, n_neighbors: int, return_distance: bool):
+        self._rfgap_proximity(X, None, False, None)  # refuses
+
     def _take_targets_from(self, first) -> None:
         """Hook of ``merge_forests``: copy what ``first`` learned from its labels or
         targets (supervised forests; the trees are in place)."""
@@ -487,41 +497,9 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         xleaves, x_train = self._leaves_of(X)
         yleaves, y_train = self._leaves_of(Y)
         mask = self._masks(method, x_train and y_train)
-        empty = np.zeros((0, 0), dtype=np.uint8)
-        # Columns numbered, and rows visited, in leaf order (see kneighbors).
-        col_order = locality_order(yleaves)
-        row_order = col_order if xleaves is yleaves else locality_order(xleaves)
-        ptr, members = leaf_lists(
-            yleaves, self._flat.node_offset, empty if mask is None else mask, col_order
+        coleaf = coleaf_matrix(
+            xleaves, yleaves, mask, self._flat.node_offset, self._n_jobs_for(len(xleaves))
         )
-        n_rows, n_cols = xleaves.shape[0], yleaves.shape[0]
-        chunks = row_blocks(n_rows)
-        qmask = empty if mask is None else mask
-        pieces = Parallel(n_jobs=self._n_jobs_for(len(chunks)), prefer="threads")(
-            delayed(coleaf_counts)(
-                xleaves,
-                qmask,
-                row_order,
-                lo,
-                hi,
-                self._flat.node_offset,
-                ptr,
-                members,
-                col_order,
-                n_cols,
-            )  # fmt: skip
-            for lo, hi in chunks
-        )
-        # Pieces hold rows in row_order: place each row at its own index.
-        row_nnz = np.empty(n_rows, dtype=np.int64)
-        for (lo, hi), (p_indptr, _, _) in zip(chunks, pieces, strict=True):
-            row_nnz[row_order[lo:hi]] = np.diff(p_indptr)
-        indptr = np.concatenate([[0], np.cumsum(row_nnz)])
-        indices = np.empty(indptr[-1], dtype=np.int32)
-        data = np.empty(indptr[-1], dtype=np.int32)
-        for (lo, hi), (p_indptr, p_indices, p_data) in zip(chunks, pieces, strict=True):
-            scatter_rows(p_indptr, p_indices, p_data, row_order[lo:hi], indptr, indices, data)
-        coleaf = sp.csr_array((data, indices, indptr), shape=(n_rows, n_cols))
         return ProximityCounts(coleaf, len(self.trees_), mask, mask)
 
     def proximity(
@@ -539,8 +517,12 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         ----------
         X, Y : array-like of shape (n, n_features) or None
             Row and column points; ``None`` means the training data.
-        method : {"all", "inbag", "oob"}
-            See :meth:`proximity_counts`.
+        method : {"all", "inbag", "oob", "rfgap"}
+            See :meth:`proximity_counts`.  ``"rfgap"`` (supervised forests,
+            ``Y=None``): the RF-GAP proximity of Rhodes et al., whose rows
+            weigh the training points so that ``P @ y`` is each training
+            point's out-of-bag prediction (a new point's: its prediction);
+            rows sum to 1 and are not symmetric (``forest/_rfgap.py``).
         dense : bool, default=False
             Return a dense ndarray (``n_X x n_Y`` memory) instead of CSR.
         max_bytes : int, float or None, default=None
@@ -567,6 +549,8 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         ValueError
             ``dense`` and the result would exceed ``max_bytes``.
         """
+        if method == "rfgap":
+            return self._rfgap_proximity(X, Y, dense, max_bytes)
         kwargs = {"Y": Y, "method": method, "dense": dense, "max_bytes": max_bytes}
         if (S := route(self, "proximity", X, **kwargs)) is not LOCAL:
             return S

@@ -17,10 +17,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
+from joblib import Parallel, delayed
 
 from .._engine.builder import Tree
 from .._engine.walk import apply_flat, apply_tree_rows
-from ..proximity import forest_kneighbors
+from ..proximity import coleaf_counts, forest_kneighbors, leaf_lists, locality_order, scatter_rows
 
 #: Rows per parallel task when pushing points down the forest or gathering neighbours.
 CHUNK = 2048
@@ -112,3 +114,36 @@ def kneighbors_rows(
         exclude_self, ind, sim,
     )  # fmt: skip
     return ind, sim
+
+
+def coleaf_matrix(xleaves, yleaves, mask, node_offset, n_jobs: int):
+    """Co-leaf counts ``L`` (CSR ``(n_x, n_y)`` int32) of two sets of points' leaves.
+
+    ``mask`` (uint8 ``(n, n_trees)`` or None) says which trees count for a
+    point.  Columns are numbered, and rows visited, in leaf order (see
+    :func:`~geoforest.proximity.locality_order`); blocks of rows run in
+    parallel threads and each row is placed at its own index at the end.
+    """
+    empty = np.zeros((0, 0), dtype=np.uint8)
+    qmask = empty if mask is None else mask
+    col_order = locality_order(yleaves)
+    row_order = col_order if xleaves is yleaves else locality_order(xleaves)
+    ptr, members = leaf_lists(yleaves, node_offset, qmask, col_order)
+    n_rows, n_cols = xleaves.shape[0], yleaves.shape[0]
+    chunks = row_blocks(n_rows)
+    pieces = Parallel(n_jobs=max(1, min(n_jobs, len(chunks))), prefer="threads")(
+        delayed(coleaf_counts)(
+            xleaves, qmask, row_order, lo, hi, node_offset, ptr, members, col_order, n_cols
+        )
+        for lo, hi in chunks
+    )
+    # Pieces hold rows in row_order: place each row at its own index.
+    row_nnz = np.empty(n_rows, dtype=np.int64)
+    for (lo, hi), (p_indptr, _, _) in zip(chunks, pieces, strict=True):
+        row_nnz[row_order[lo:hi]] = np.diff(p_indptr)
+    indptr = np.concatenate([[0], np.cumsum(row_nnz)])
+    indices = np.empty(indptr[-1], dtype=np.int32)
+    data = np.empty(indptr[-1], dtype=np.int32)
+    for (lo, hi), (p_indptr, p_indices, p_data) in zip(chunks, pieces, strict=True):
+        scatter_rows(p_indptr, p_indices, p_data, row_order[lo:hi], indptr, indices, data)
+    return sp.csr_array((data, indices, indptr), shape=(n_rows, n_cols))

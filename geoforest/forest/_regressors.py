@@ -21,6 +21,7 @@ from ._dask import LOCAL, route
 from ._growth import NO_LABELS, EngineConfig
 from ._merge import targets_digest
 from ._supervised import (
+    _EXTRA_REFS,
     _MORF_REF,
     _SPORF_REF,
     PATCH_CONSTRAINTS,
@@ -69,6 +70,7 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
         order_data = np.column_stack(
             [X, targets.astype(np.float32), sample_weight.astype(np.float32)]
         )
+        self._fit_weights = sample_weight  # RF-GAP weighs leaf members by them
         self._grow(X, NO_LABELS, sample_weight, 0, order_data, targets=targets)
         self._targets_digest = targets_digest(targets, sample_weight)
         self._leaf_values = self._leaf_means()
@@ -89,6 +91,7 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
         return np.concatenate([t.value for t in self.trees_], axis=0)
 
     def _take_targets_from(self, first) -> None:
+        self._fit_weights = first._fit_weights
         self.n_outputs_ = first.n_outputs_
         self._y_columns = first._y_columns
         self._targets_digest = getattr(first, "_targets_digest", None)
@@ -182,6 +185,7 @@ class ObliqueForestRegressor(_ForestRegressor):
     .. [1] {_SPORF_REF}.
     .. [2] L. Breiman, "Random Forests", Machine Learning 45, 2001
        (``projection="axis"``; regression forests).
+    .. [3] {_EXTRA_REFS.format(4)}
 
     Examples
     --------
@@ -205,6 +209,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         n_estimators: int = 100,
         *,
         criterion: str = "squared_error",
+        splitter: str = "best",
         projection: str = "sparse",
         max_features=1.0,
         feature_combinations: float = 1.5,
@@ -221,6 +226,7 @@ class ObliqueForestRegressor(_ForestRegressor):
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
+        self.splitter = splitter
         self.projection = projection
         self.max_features = max_features
         self.feature_combinations = feature_combinations
@@ -268,6 +274,7 @@ class ManifoldForestRegressor(_ForestRegressor):
     ----------
     .. [1] {_MORF_REF}.
     .. [2] {_SPORF_REF}.
+    .. [3] {_EXTRA_REFS.format(4)}
 
     Examples
     --------
@@ -296,6 +303,7 @@ class ManifoldForestRegressor(_ForestRegressor):
         wrap: bool = False,
         n_estimators: int = 100,
         criterion: str = "squared_error",
+        splitter: str = "best",
         max_features=1.0,
         min_samples_split: int = 2,
         min_samples_leaf: int = 1,
@@ -314,6 +322,7 @@ class ManifoldForestRegressor(_ForestRegressor):
         self.wrap = wrap
         self.n_estimators = n_estimators
         self.criterion = criterion
+        self.splitter = splitter
         self.max_features = max_features
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf

@@ -74,8 +74,10 @@ class NeighborSearchMixin:
             Query points.  ``None``: the training points, each excluding itself.
         n_neighbors : int, default=10
         return_distance : bool, default=True
-        method : {"all", "inbag", "oob"}
-            Which trees count (``"inbag"``/``"oob"`` only with ``X=None``).
+        method : {"all", "inbag", "oob", "rfgap"}
+            Which trees count (``"inbag"``/``"oob"`` only with ``X=None``);
+            ``"rfgap"`` (supervised forests): the largest RF-GAP proximities
+            (:meth:`proximity`), distance ``1 - p``.
 
         Returns
         -------
@@ -105,6 +107,8 @@ class NeighborSearchMixin:
     def _kneighbors(self, X, n_neighbors, return_distance, method, weights, prepared=False):
         """``kneighbors`` ranked by ``weights`` (``None``: proximity); ``prepared``:
         ``X`` is already the forest's float32 (rows of ``_X_fit``), not user input."""
+        if method == "rfgap":  # supervised forests: neighbours by RF-GAP proximity
+            return self._rfgap_neighbors(X, n_neighbors, return_distance)
         kwargs = {"n_neighbors": n_neighbors, "return_distance": return_distance, "method": method}
         if (found := route(self, "kneighbors", X, **kwargs)) is not LOCAL:
             return found

@@ -1,12 +1,9 @@
-"""Supervised projection forests: SPORF (sparse oblique) and MORF (manifold patches).
+"""What the supervised forests (SPORF and MORF, classifiers and regressors) share.
 
-This module holds what classifiers and regressors share (input checks, the
-projection settings of each family, importances, the parameter docs) and the
-classifiers: the shared engine with the classification task, whose node
-candidates are cut where the weighted Gini (or entropy) impurity decreases
-most, trees grown until their leaves are pure, a tree's vote the class
-distribution of the in-bag samples in the leaf a point reaches.  The
-regressors are in ``_regressors.py``.
+:class:`SupervisedForest` holds the input checks, out-of-bag estimates, RF-GAP
+proximities and importances; the projection settings of each family
+(:func:`sparse_config`, :func:`patch_config`) and the shared parameter docs
+are here too.  The estimators are in ``_classifiers.py`` and ``_regressors.py``.
 """
 
 from __future__ import annotations
@@ -15,22 +12,18 @@ import numbers
 import warnings
 
 import numpy as np
-from sklearn.base import ClassifierMixin
-from sklearn.metrics import accuracy_score
 from sklearn.utils import TransformerTags
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.class_weight import compute_sample_weight
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
-from .._engine.splits import CLASS_CRITERIA
-from .._validation import validate_data
+from .._limits import check_dense_size
+from .._validation import check_n_neighbors, is_dask_array, validate_data
 from ._base import BaseForest
-from ._dask import LOCAL, route
+from ._dask import refuse
 from ._growth import EngineConfig, resolve_max_features
 from ._input import input_dtype, warn_if_constant
-from ._merge import targets_digest
+from ._rfgap import rfgap_proximity, top_k_rows
 
 _IMPORTANCES = ("count", "impurity")
 
@@ -77,6 +70,7 @@ def sparse_config(forest, n_features: int, criterion: int) -> EngineConfig:
         max_nonzeros=max_nonzeros(kind, params, n_features),
         criterion=criterion,
         criterion_params=np.zeros(1),
+        random_cuts=forest.splitter == "random",
         n_projections=resolve_max_features(
             forest.max_features, n_features, allow_more=kind != AXIS
         ),
@@ -95,6 +89,7 @@ def patch_config(forest, n_features: int, criterion: int) -> EngineConfig:
         max_nonzeros=max_nonzeros(PATCH, params, n_features),
         criterion=criterion,
         criterion_params=np.zeros(1),
+        random_cuts=forest.splitter == "random",
         n_projections=resolve_max_features(forest.max_features, n_features, allow_more=True),
     )
 
@@ -121,6 +116,7 @@ class SupervisedForest(BaseForest):
         **BaseForest._parameter_constraints,
         "importance": [StrOptions(set(_IMPORTANCES))],
         "oob_score": ["boolean", callable],
+        "splitter": [StrOptions({"best", "random"})],
     }
 
     def _validate_X(self, X, reset: bool) -> np.ndarray:
@@ -153,6 +149,42 @@ class SupervisedForest(BaseForest):
                 "bootstrap=True, or max_samples below the number of rows"
             )
         return X, y, sample_weight
+
+    def _rfgap_proximity(self, X, Y, dense: bool, max_bytes):
+        check_is_fitted(self)
+        if Y is not None:
+            raise ValueError("method='rfgap' gives proximities to the training points: Y=None")
+        if is_dask_array(X) or self._fitted_on_dask:
+            refuse("proximity(method='rfgap') with Dask")
+        leaves = None if X is None else self._apply(self._validate_X(X, reset=False))
+        n_rows = self._X_fit.shape[0] if X is None else leaves.shape[0]
+        if dense:
+            check_dense_size(
+                (n_rows, self._X_fit.shape[0]), np.float64, what="proximity(dense=True)",
+                max_bytes=max_bytes, hint="The sparse proximity (dense=False) holds the same.",
+            )  # fmt: skip
+        P = rfgap_proximity(self, leaves)
+        return P.toarray() if dense else P
+
+    def _rfgap_neighbors(self, X, n_neighbors: int, return_distance: bool):
+        check_is_fitted(self)
+        check_n_neighbors(n_neighbors, self._X_fit.shape[0], X is None)
+        dist, ind = top_k_rows(self._rfgap_proximity(X, None, False, None), n_neighbors, X is None)
+        return (dist, ind) if return_distance else ind
+
+    def _training_graph(self, dist, ind, mode: str, method: str):
+        if method == "rfgap":
+            # RF-GAP is not symmetric; the training graph is, so its edges carry
+            # 1 - (p_ij + p_ji) / 2, the symmetrised proximity of the paper.
+            rows = np.repeat(np.arange(ind.shape[0]), ind.shape[1])
+            dist = self._training_pair_distances(rows, ind.ravel(), method).reshape(ind.shape)
+        return super()._training_graph(dist, ind, mode, method)
+
+    def _training_pair_distances(self, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
+        if method != "rfgap":
+            return super()._training_pair_distances(a, b, method)
+        P = self._rfgap_proximity(None, None, False, None)
+        return 1.0 - 0.5 * (np.asarray(P[a, b]).ravel() + np.asarray(P[b, a]).ravel())
 
     def _oob_means(self, table: np.ndarray) -> np.ndarray:
         """Per training row, the mean over the trees whose sample left it out of
@@ -218,125 +250,17 @@ class SupervisedForest(BaseForest):
         return tags
 
 
-class _ForestClassifier(ClassifierMixin, SupervisedForest):
-    """Shared fit / predict of geoforest's classification forests (not public)."""
-
-    _parameter_constraints: dict = {
-        **SupervisedForest._parameter_constraints,
-        "criterion": [StrOptions(set(CLASS_CRITERIA))],
-        "class_weight": [StrOptions({"balanced"}), dict, None],
-    }
-
-    def fit(self, X, y, sample_weight=None):
-        """Grow the forest on labelled data.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data (converted to float32; NaN and inf are rejected).
-        y : array-like of shape (n_samples,)
-            Class labels (at least two distinct classes).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights; ``None`` weighs every sample 1.  They multiply
-            the bootstrap counts in the impurity and in the leaves' votes.
-
-        Returns
-        -------
-        self : object
-            The fitted classifier.
-        """
-        X, y, sample_weight = self._validate_fit(X, y, sample_weight)
-        check_classification_targets(y)
-        classes, y_enc = np.unique(y, return_inverse=True)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs samples of at least 2 classes; "
-                f"y has only one class ({classes[0]!r})"
-            )
-        if self.class_weight is not None:
-            sample_weight = sample_weight * compute_sample_weight(self.class_weight, y)
-        self.classes_ = classes
-        self.n_classes_ = int(classes.shape[0])
-        y_enc = np.ascontiguousarray(y_enc, dtype=np.int32)
-        order_data = np.column_stack(
-            [X, y_enc.astype(np.float32), sample_weight.astype(np.float32)]
-        )
-        # Trees are built from a column-major copy: a node projects its rows
-        # (kept in increasing order) feature by feature, which then reads
-        # memory sequentially (docs/forests.md).
-        self._grow(X, y_enc, sample_weight, self.n_classes_, order_data)
-        self._targets_digest = targets_digest(y_enc, sample_weight)
-        self._leaf_proba = self._leaf_probabilities()
-        for name in ("oob_decision_function_", "oob_score_"):
-            self.__dict__.pop(name, None)
-        if self.oob_score:
-            self.oob_decision_function_ = self._oob_means(self._leaf_proba)
-            pred = self.classes_[np.argmax(self.oob_decision_function_, axis=1)]
-            self.oob_score_ = self._oob_score_of(y, pred)
-        return self
-
-    @staticmethod
-    def _default_oob_score(y_true, y_pred) -> float:
-        return accuracy_score(y_true, y_pred)
-
-    def _leaf_probabilities(self) -> np.ndarray:
-        """Class distribution at every node of the flat forest (rows sum to 1)."""
-        value = np.concatenate([t.value for t in self.trees_], axis=0)
-        total = value.sum(axis=1, keepdims=True)
-        uniform = np.full_like(value, 1.0 / value.shape[1])
-        return np.divide(value, total, out=uniform, where=total > 0)
-
-    def _take_targets_from(self, first) -> None:
-        self.classes_ = first.classes_
-        self.n_classes_ = first.n_classes_
-        self._targets_digest = getattr(first, "_targets_digest", None)
-        self._leaf_proba = self._leaf_probabilities()
-
-    def _prediction_shape(self):
-        """Columns (``None``: one value per row) and dtype of ``predict``'s result."""
-        return None, self.classes_.dtype
-
-    def predict_proba(self, X):
-        """Class probabilities: the mean over trees of the leaf class distributions.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.  A ``dask.array.Array`` ``X``
-            gives a Dask array with ``X``'s row chunks (``docs/scale.md``).
-        """
-        check_is_fitted(self)
-        if (proba := route(self, "predict_proba", X)) is not LOCAL:
-            return proba
-        return self._leaf_sums(X, self._leaf_proba)
-
-    def predict(self, X):
-        """Class with the highest mean probability (ties: the first in ``classes_``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y : ndarray of shape (n_samples,)
-            A Dask array, with ``X``'s row chunks, for a ``dask.array.Array`` ``X``.
-        """
-        check_is_fitted(self)
-        if (labels := route(self, "predict", X)) is not LOCAL:
-            return labels
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
-
-
 def shared_doc(criterion: str, max_features: str) -> str:
     """The numpydoc lines of the parameters every supervised forest shares."""
     return f"""
     n_estimators : int, default=100
         Number of trees.{criterion}
+    splitter : {{"best", "random"}}, default="best"
+        ``"best"``: each candidate projection is cut where the criterion
+        improves most (SPORF, random forests).  ``"random"``: at one threshold
+        drawn uniformly between the node's smallest and largest projected value,
+        the best of the candidates kept (extremely randomised trees, Geurts et
+        al., with oblique or patch candidates); no sort, so faster.
     max_features : int, float, {{"sqrt", "log2"}} or None, default={max_features}
         Candidate projections per node (``d`` in the papers): an int, a
         fraction of ``n_features``, ``"sqrt"``, ``"log2"`` or ``None`` for
@@ -370,223 +294,15 @@ def shared_doc(criterion: str, max_features: str) -> str:
         Show progress bars."""
 
 
-_SHARED_DOC = shared_doc(
-    """
-    criterion : {"gini", "entropy"}, default="gini"
-        Impurity whose weighted decrease chooses each cut.
-    class_weight : "balanced", dict or None, default=None
-        Weights of the classes, multiplying ``sample_weight``: ``"balanced"``
-        gives class ``c`` the weight ``n_samples / (n_classes * n_c)``; a dict
-        maps labels to weights (missing labels: 1).  As scikit-learn's
-        ``class_weight`` (``"balanced_subsample"`` is not offered).""",
-    '"sqrt"',
-)
-
-_ATTRIBUTES_DOC = """
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    n_classes_ : int
-        Number of classes.
-    trees_ : list of Tree
-        Fitted trees as flat arrays; ``Tree.value`` holds each node's weighted
-        class counts.
-    inbag_counts_ : ndarray of uint8, shape (n_samples, n_estimators)
-        How many times each training row was drawn for each tree.
-    n_features_in_ : int
-        Number of features seen in ``fit``.
-    n_projections_ : int
-        Candidate projections per node, resolved from ``max_features``.
-    nbytes_ : int
-        Memory of the fitted trees in bytes: ``trees_``, their flat copy for
-        queries, ``inbag_counts_`` and every node's class distribution (not the
-        training data).
-    feature_importances_ : ndarray of shape (n_features,)
-        See ``importance``.
-    oob_score_ : float
-        With ``oob_score``: the accuracy of the out-of-bag predictions.
-    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
-        With ``oob_score``: each training row's class probabilities from the
-        trees that left it out (zeros for a row no tree left out)."""
-
 _SPORF_REF = """T. M. Tomita et al., "Sparse Projection Oblique Randomer Forests",
        JMLR 21(104), 2020 (arXiv:1506.03410)"""
+#: The papers behind ``splitter="random"`` and ``proximity(method="rfgap")``.
+_EXTRA_REFS = """P. Geurts, D. Ernst and L. Wehenkel, "Extremely randomized trees",
+       Machine Learning 63, 2006 (``splitter="random"``).
+    .. [{0}] J. S. Rhodes, A. Cutler and K. R. Moon, "Geometry- and
+       accuracy-preserving random forest proximities", IEEE TPAMI 45(9), 2023
+       (``proximity(method="rfgap")``)."""
 _MORF_REF = (
     "R. Perry, T. M. Tomita, J. Patsolic, B. Falk and J. T. Vogelstein,\n"
     '       "Manifold Forests: Closing the Gap on Neural Networks"'
 )
-
-
-class ObliqueForestClassifier(_ForestClassifier):
-    __doc__ = f"""Sparse projection oblique randomer forest (SPORF) classifier.
-
-    Each node draws ``max_features`` sparse random projections — a few distinct
-    features weighted ``+1`` or ``-1`` — and cuts the best one by impurity
-    (Tomita et al.; the manifold forests paper's baseline).  With
-    ``projection="axis"`` each candidate is a single feature: Breiman's random
-    forest on the same engine.  Besides ``predict``, the fitted forest gives the
-    supervised proximity kernel (``proximity``, ``kneighbors``) shared by every
-    geoforest forest.
-
-    Parameters
-    ----------{_SHARED_DOC}
-    projection : {{"sparse", "axis"}}, default="sparse"
-        Oblique sparse projections (SPORF) or single features (random forest).
-    feature_combinations : float, default=1.5
-        Mean number of nonzeros per sparse projection: ``1 + Poisson(c - 1)``
-        distinct features (at least one), each ``+-1``.
-
-    Attributes
-    ----------{_ATTRIBUTES_DOC}
-
-    References
-    ----------
-    .. [1] {_SPORF_REF}.
-    .. [2] {_MORF_REF}
-       (SPORF is its baseline).
-    .. [3] L. Breiman, "Random Forests", Machine Learning 45, 2001
-       (``projection="axis"``; the forest proximity).
-
-    Examples
-    --------
-    >>> import geoforest as gf
-    >>> X, y = gf.datasets.make_circle_segments(200, random_state=0)
-    >>> clf = gf.ObliqueForestClassifier(n_estimators=10, random_state=0).fit(X, y)
-    >>> clf.predict_proba(X[:2]).shape
-    (2, 2)
-    """
-
-    _parameter_constraints: dict = {
-        **_ForestClassifier._parameter_constraints,
-        **SPARSE_CONSTRAINTS,
-    }
-
-    def __init__(
-        self,
-        n_estimators: int = 100,
-        *,
-        criterion: str = "gini",
-        projection: str = "sparse",
-        max_features="sqrt",
-        feature_combinations: float = 1.5,
-        min_samples_split: int = 2,
-        min_samples_leaf: int = 1,
-        max_depth: int | None = None,
-        max_samples=None,
-        bootstrap: bool = True,
-        importance: str = "count",
-        oob_score=False,
-        class_weight=None,
-        n_jobs: int | None = None,
-        random_state=None,
-        verbose: int = 0,
-    ):
-        self.n_estimators = n_estimators
-        self.criterion = criterion
-        self.projection = projection
-        self.max_features = max_features
-        self.feature_combinations = feature_combinations
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.max_depth = max_depth
-        self.max_samples = max_samples
-        self.bootstrap = bootstrap
-        self.importance = importance
-        self.oob_score = oob_score
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-
-    def _engine_config(self, n_features: int) -> EngineConfig:
-        return sparse_config(self, n_features, CLASS_CRITERIA[self.criterion])
-
-
-class ManifoldForestClassifier(_ForestClassifier):
-    __doc__ = f"""Manifold forest (MORF) classifier: projections are sums of contiguous patches.
-
-    The features are pixels of a 1-D series (``image_shape=(L,)``) or a 2-D
-    image (``image_shape=(H, W)``, row-major).  Each node draws
-    ``max_features`` rectangles — corner, width and height sampled as in the
-    manifold forests paper (Perry et al.) — projects each sample to the sum of
-    the pixels in a rectangle, and cuts the best one by impurity.  With
-    ``wrap=True`` patches continue across the edges (circular or periodic
-    features, e.g. a discretised circle).
-
-    Parameters
-    ----------
-    image_shape : tuple of int or None, default=None
-        ``(L,)`` or ``(H, W)``; the product must equal ``n_features``.
-        ``None``: a 1-D series of ``n_features`` steps.
-    min_patch_shape : int or tuple of int or None, default=None
-        Smallest patch per axis (an int applies to each axis; ``None``: 1).
-    max_patch_shape : int or tuple of int or None, default=None
-        Largest patch per axis (``None``: ``min(4, size)`` per axis).  Must
-        fit in ``image_shape``.
-    wrap : bool, default=False
-        Let patches wrap around the grid (modulo ``H`` and ``W``).{_SHARED_DOC}
-
-    Attributes
-    ----------{_ATTRIBUTES_DOC}
-
-    References
-    ----------
-    .. [1] {_MORF_REF}.
-    .. [2] {_SPORF_REF}
-       (the sparse oblique forest MORF builds on).
-
-    Examples
-    --------
-    >>> import geoforest as gf
-    >>> X, y = gf.datasets.make_bars(100, random_state=0)
-    >>> clf = gf.ManifoldForestClassifier(
-    ...     image_shape=(28, 28), n_estimators=10, random_state=0
-    ... ).fit(X, y)
-    >>> clf.feature_importances_.reshape(28, 28).shape
-    (28, 28)
-    """
-
-    _parameter_constraints: dict = {**_ForestClassifier._parameter_constraints, **PATCH_CONSTRAINTS}
-
-    def __init__(
-        self,
-        image_shape=None,
-        *,
-        min_patch_shape=None,
-        max_patch_shape=None,
-        wrap: bool = False,
-        n_estimators: int = 100,
-        criterion: str = "gini",
-        max_features="sqrt",
-        min_samples_split: int = 2,
-        min_samples_leaf: int = 1,
-        max_depth: int | None = None,
-        max_samples=None,
-        bootstrap: bool = True,
-        importance: str = "count",
-        oob_score=False,
-        class_weight=None,
-        n_jobs: int | None = None,
-        random_state=None,
-        verbose: int = 0,
-    ):
-        self.image_shape = image_shape
-        self.min_patch_shape = min_patch_shape
-        self.max_patch_shape = max_patch_shape
-        self.wrap = wrap
-        self.n_estimators = n_estimators
-        self.criterion = criterion
-        self.max_features = max_features
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.max_depth = max_depth
-        self.max_samples = max_samples
-        self.bootstrap = bootstrap
-        self.importance = importance
-        self.oob_score = oob_score
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-
-    def _engine_config(self, n_features: int) -> EngineConfig:
-        return patch_config(self, n_features, CLASS_CRITERIA[self.criterion])

@@ -8,8 +8,8 @@ from sklearn.metrics import mutual_info_score
 import geoforest as gf
 from geoforest.datasets import make_hyperspectral_image, make_multidensity_clusters
 from geoforest.diffusion import LUND, variation_of_information
-from geoforest.diffusion._lund import spatial_majority_vote
 from geoforest.diffusion._lund_active import free_subtree_sizes
+from geoforest.diffusion._lund_labels import spatial_majority_vote
 from geoforest.diffusion._lund_multiscale import multiscale_times
 from geoforest.diffusion._modes import estimate_n_modes, nearest_denser, propagate_labels
 from geoforest.metrics import clustering_accuracy

@@ -255,3 +255,42 @@ def test_oob_needs_left_out_rows_and_warns_like_sklearn():
         gf.ObliqueForestRegressor(n_estimators=1, oob_score=True, random_state=0).fit(X, y)
     plain = gf.ObliqueForestRegressor(n_estimators=2, random_state=0).fit(X, y)
     assert not hasattr(plain, "oob_score_")
+
+
+# ------------------------------------------------------------ random cuts
+def test_axis_random_cuts_are_extra_trees():
+    from sklearn.ensemble import ExtraTreesClassifier, ExtraTreesRegressor
+
+    X, y = _friedman(1600, 8)
+    Xtr, ytr, Xte, yte = X[:600], y[:600], X[600:], y[600:]
+    ours = gf.ObliqueForestRegressor(
+        n_estimators=60, projection="axis", splitter="random", bootstrap=False, random_state=0
+    ).fit(Xtr, ytr)
+    ref = ExtraTreesRegressor(60, random_state=0).fit(Xtr, ytr)
+    assert abs(ours.score(Xte, yte) - ref.score(Xte, yte)) < 0.02
+    # Fully grown on distinct rows, as extra trees are: every training target is fitted.
+    np.testing.assert_allclose(ours.predict(Xtr), ytr)
+    from sklearn.datasets import make_classification
+
+    Xc, yc = make_classification(1200, 10, n_informative=5, random_state=1)
+    clf = gf.ObliqueForestClassifier(
+        n_estimators=60, projection="axis", splitter="random", bootstrap=False, random_state=0
+    ).fit(Xc[:400], yc[:400])
+    ref_c = ExtraTreesClassifier(60, random_state=0).fit(Xc[:400], yc[:400])
+    assert abs(clf.score(Xc[400:], yc[400:]) - ref_c.score(Xc[400:], yc[400:])) < 0.03
+
+
+@pytest.mark.parametrize("min_leaf", [1, 4])
+def test_random_cut_trees_partition_validly_and_reproducibly(min_leaf):
+    X, y = _friedman(300, 9)
+    make = lambda n_jobs: gf.ObliqueForestRegressor(  # noqa: E731
+        n_estimators=4, splitter="random", min_samples_leaf=min_leaf, n_jobs=n_jobs,
+        random_state=3,
+    )  # fmt: skip
+    a = make(1).fit(X, y)
+    perm = np.random.default_rng(0).permutation(300)
+    b = make(2).fit(X[perm], y[perm])
+    for ta, tb in zip(a.trees_, b.trees_, strict=True):
+        np.testing.assert_array_equal(ta.threshold, tb.threshold)
+        assert ta.n_node_samples[ta.left == -1].min() >= min_leaf
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))

@@ -5,7 +5,7 @@ scikit-learn estimator class), so a new one joins the matrix without an edit
 here; :data:`SMALL` only makes some of them cheap or well-posed on 30 points.
 How an estimator is fed follows from what it declares: an affinity matrix
 when its ``input_tags.pairwise`` tag is set, labels ``y`` when it is a
-classifier, and the query methods checked are those whose first argument is
+classifier or a regressor, and the query methods checked are those whose first argument is
 ``X``.
 
 Every cell asserts one of two things:
@@ -34,7 +34,7 @@ from functools import cache
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, is_classifier
+from sklearn.base import BaseEstimator, is_classifier, is_regressor
 
 import geoforest as gf
 
@@ -195,7 +195,7 @@ def _cells(names, cells):
 
 # ----------------------------------------------------------------------- tests
 def _fit(est, data, y=None):
-    return est.fit(data, y) if is_classifier(est) else est.fit(data)
+    return est.fit(data, y) if is_classifier(est) or is_regressor(est) else est.fit(data)
 
 
 def _good(name: str) -> np.ndarray:

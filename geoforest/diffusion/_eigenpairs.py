@@ -1,0 +1,112 @@
+"""The leading eigenpairs of a diffusion map's random walk ``P = D^-1 W``.
+
+``P`` is not symmetric, but ``M = D^{-1/2} W D^{-1/2}`` is and has the same
+eigenvalues, so the library's symmetric eigensolvers (``cluster/_eigensolvers.py``)
+give the pairs of ``P`` (``docs/paths-and-diffusion.md``).  :func:`diffusion_eigenpairs`
+chooses the solver, scales the eigenvectors of ``M`` to those of ``P`` and
+recomputes them where that scaling would magnify the solver's error;
+:class:`~geoforest.DiffusionMap` calls it from ``fit``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+from sklearn.utils import check_random_state
+
+from ..cluster._eigensolvers import (
+    _eigs_shift_invert,
+    _fix_signs,
+    _leading_eigs,
+    normalized_affinity,
+)
+
+__all__ = ["AUTO_DENSE_MAX_N", "diffusion_eigenpairs"]
+
+#: ``eigen_solver="auto"`` is dense up to this many points, shift-invert ARPACK above.
+AUTO_DENSE_MAX_N = 1000
+#: Eigenvalues smaller than this (in absolute value) are not used to re-average ``psi``.
+_MIN_STABLE_EIGENVALUE = 1e-3
+
+
+def diffusion_eigenpairs(
+    W: sp.csr_matrix,
+    n_components: int,
+    eigen_solver: str,
+    eigen_tol: float,
+    random_state,
+    normalization: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Leading eigenpairs of the random walk on the symmetric affinity ``W``.
+
+    Warns (``UserWarning``, attributed to the caller of the caller) when
+    ``W`` has more than one connected component.
+
+    Parameters
+    ----------
+    W : scipy.sparse.csr_matrix of shape (n, n)
+        Symmetric non-negative affinity; every point needs an edge.
+    n_components : int
+        Eigenpairs to compute, ``<= n``.
+    eigen_solver : {"auto", "dense", "shift-invert", "arpack", "lobpcg"}
+        As :class:`~geoforest.DiffusionMap`'s ``eigen_solver``: ``"auto"`` is
+        dense up to :data:`AUTO_DENSE_MAX_N` points, shift-invert above;
+        every solver but ``"dense"`` falls back to it when ``n_components >= n``.
+    eigen_tol : float
+        Tolerance of the iterative solvers.
+    random_state : int, RandomState instance or None
+        Seeds the starting vector of the iterative solvers.
+    normalization : {"textbook", "symmetric"}
+        ``"textbook"``: the right eigenvectors ``psi`` of ``P``;
+        ``"symmetric"``: the unit eigenvectors ``phi`` of ``M``.
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (n_components,)
+        Descending.
+    eigenvectors : ndarray of shape (n, n_components)
+        ``psi`` or ``phi``, one column per eigenvalue.
+    degree : ndarray of shape (n,)
+        ``d = W 1``.
+    n_graph_components : int
+        Connected components of ``W``.
+    """
+    n = W.shape[0]
+    M, degree = normalized_affinity(W)
+    if np.any(degree <= 0):
+        raise ValueError(
+            f"{int(np.sum(degree <= 0))} point(s) have no edge in the affinity; "
+            "the random walk is undefined there"
+        )
+    n_graph_components = int(connected_components(W, directed=False)[0])
+    if n_graph_components > 1:
+        warnings.warn(
+            f"the affinity has {n_graph_components} connected components; "
+            "each keeps eigenvalue 1 and its points stay apart at every t",
+            UserWarning,
+            stacklevel=3,
+        )
+    solver = eigen_solver
+    if solver == "auto" or (solver != "dense" and n_components >= n):
+        solver = "dense" if n <= AUTO_DENSE_MAX_N or n_components >= n else "shift-invert"
+    if solver == "shift-invert":
+        # The top of a diffusion spectrum is crowded just below 1, where plain
+        # Lanczos needs thousands of restarts (docs/paths-and-diffusion.md).
+        v0 = check_random_state(random_state).uniform(-1.0, 1.0, n)
+        values, phi = _eigs_shift_invert(M, n_components, v0, eigen_tol)
+        phi = _fix_signs(phi)
+    else:
+        values, phi = _leading_eigs(M, degree, n_components, solver, random_state, eigen_tol)
+    if normalization == "symmetric":
+        return values, phi, degree, n_graph_components
+    psi = phi * np.sqrt(degree.sum() / degree)[:, None]
+    # psi = P psi / lambda: recompute every value as the average of its neighbours'
+    # (bounded, and exact for exact eigenvectors): docs/paths-and-diffusion.md.
+    stable = np.abs(values) > _MIN_STABLE_EIGENVALUE
+    if np.any(stable):
+        P_psi = (W @ psi[:, stable]) / degree[:, None]
+        psi[:, stable] = P_psi / values[stable]
+    return values, psi, degree, n_graph_components
