@@ -83,6 +83,19 @@ def fingerprints() -> dict[str, str]:
         out[f"{name}/trees"] = _trees(c)
         out[f"{name}/proba"] = _h(c.predict_proba(Xc[:50]))
         out[f"{name}/importance"] = _h(c.feature_importances_)
+    # Regression trees, and random cuts for both tasks (multi-output targets:
+    # the path of two or more outputs).
+    yr = np.c_[Xc[:, 0] * 3.0 + np.sin(Xc[:, 1]), np.cos(Xc[:, 2])]
+    clf, reg = gf.ObliqueForestClassifier, gf.ObliqueForestRegressor
+    for name, c, y in (
+        ("sporf_random", clf(n_estimators=10, splitter="random", random_state=1), yc),
+        ("sporf_reg", reg(n_estimators=10, random_state=2), yr[:, 0]),
+        ("sporf_reg2", reg(n_estimators=10, random_state=3), yr),
+        ("sporf_reg_random", reg(n_estimators=10, splitter="random", random_state=4), yr[:, 0]),
+    ):
+        c.fit(Xc, y)
+        out[f"{name}/trees"] = _trees(c)
+        out[f"{name}/predict"] = _h(c.predict(Xc[:50]))
 
     rng = np.random.default_rng(0)
     blobs = np.concatenate([rng.normal(c, 0.3, size=(150, 3)) for c in (0, 3, 6)])

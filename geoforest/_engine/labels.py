@@ -12,6 +12,10 @@ asks the task's split rule for the best cut (``splits.best_class_cut``,
 ``splits.best_regression_cut``), or, with random cuts (``splitter="random"``),
 scores one threshold drawn in the node's range without sorting.  The builder
 calls them only for supervised trees.
+
+The steps, and the split rules they call, are inlined by numba
+(``inline="always"``): a node holds a dozen rows on average, and as calls with
+a dozen array arguments each they cost more than the work (``docs/engine.md``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from .splits import (
 )
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _node_counts(y, sample_weight, samples, lo, hi, out):
     """Weighted class counts of ``samples[lo:hi]`` into ``out``; returns #classes present."""
     out[:] = 0.0
@@ -43,7 +47,7 @@ def _node_counts(y, sample_weight, samples, lo, hi, out):
     return present
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node):
     """Labels, weights and multiplicities of ``samples[lo:hi]``, gathered once per node."""
     for i in range(hi - lo):
@@ -53,7 +57,7 @@ def _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_no
         c_node[i] = counts[row]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _node_means(targets, sample_weight, samples, lo, hi, out):
     """Weighted mean targets of ``samples[lo:hi]`` into ``out``; returns whether
     every sample has the same targets (nothing left to explain)."""
@@ -76,7 +80,7 @@ def _node_means(targets, sample_weight, samples, lo, hi, out):
     return same
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, t_node, w_node, c_node):
     """Targets centred on the node's ``mean``, weights and multiplicities of
     ``samples[lo:hi]``, gathered once per node."""
@@ -88,7 +92,7 @@ def _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, t_node,
         c_node[i] = counts[row]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _sort_with_labels(
     z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted, c_sorted
 ):
@@ -104,7 +108,7 @@ def _sort_with_labels(
         c_sorted[i] = c_node[j]
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _sort_with_targets(
     z_cur, m, t_node, w_node, c_node, z_sorted, order, t_sorted, w_sorted, c_sorted
 ):
@@ -147,7 +151,7 @@ def label_buffers(n, n_classes, n_outputs):
     )
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def node_value(y, targets, sample_weight, samples, lo, hi, n_classes, out):
     """The node's value into ``out`` (weighted class counts, or weighted mean
     targets when ``n_classes == 0``); returns whether nothing is left to explain
@@ -157,7 +161,7 @@ def node_value(y, targets, sample_weight, samples, lo, hi, n_classes, out):
     return _node_means(targets, sample_weight, samples, lo, hi, out)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def gather_node(y, targets, sample_weight, counts, samples, lo, hi, n_classes, mean, y_node,
                 t_node, w_node, c_node):  # fmt: skip
     """Labels (or targets centred on the node's ``mean``), weights and
@@ -169,7 +173,7 @@ def gather_node(y, targets, sample_weight, counts, samples, lo, hi, n_classes, m
                       c_node)  # fmt: skip
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted, order,
                   y_sorted, t_sorted, w_sorted, c_sorted):  # fmt: skip
     """Sorted values with each row's labels (or targets), weight and multiplicity
@@ -182,7 +186,7 @@ def sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted,
                            w_sorted, c_sorted)  # fmt: skip
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node, t_node, w_node, c_node,
                    z_sorted, order, y_sorted, t_sorted, w_sorted, c_sorted, min_leaf, scratch,
                    state):  # fmt: skip

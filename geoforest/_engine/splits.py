@@ -170,7 +170,7 @@ def _children_impurity(rule, total, left, n_classes, w_left, w_right):
     return _side_impurity(rule, w_left, acc_left) + _side_impurity(rule, w_right, acc_right)
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
     """The Gini or entropy cut (``rule``) of sorted ``z[:n]``; see :func:`best_class_cut`.
 
@@ -220,7 +220,7 @@ def _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
     return best_pos, best_gain, best_gain
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _squared_error_cut(z, ts, ws, cs, n, min_leaf, sums):
     """The squared-error cut of sorted ``z[:n]``; see :func:`best_regression_cut`.
 
@@ -411,7 +411,7 @@ def best_cut(rule, z, n, min_leaf, params, workspace, state):
     raise ValueError("unknown split rule code")
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
     """Best impurity cut of sorted ``z[:n]`` with labels ``ys`` and weights ``ws``.
 
@@ -421,14 +421,12 @@ def best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
     scratch of at least ``2 * n_classes``.  Returns ``(pos, score, gain)`` as
     :func:`best_cut` does (score = gain; see the module docstring).
     """
-    if rule == GINI:
-        return _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts)
-    if rule == ENTROPY:
+    if rule == GINI or rule == ENTROPY:
         return _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts)
     raise ValueError("unknown split rule code")
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def best_regression_cut(rule, z, ts, ws, cs, n, min_leaf, sums):
     """Best cut of sorted ``z[:n]`` for the targets ``ts`` (rows in the order of ``z``).
 
@@ -451,7 +449,7 @@ def midpoint(a, b):
     return thr if thr < b else a
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _drawn_threshold(z, n, state):
     """A threshold drawn uniformly in ``[min z, max z)`` of the unsorted ``z[:n]``
     (``nan`` when every value is equal)."""
@@ -466,7 +464,7 @@ def _drawn_threshold(z, n, state):
     return t if t < hi else lo
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def random_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts, state):
     """Extremely randomised cut of the unsorted ``z[:n]`` for a classification rule.
 
@@ -511,7 +509,7 @@ def random_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts, state)
     return midpoint(below, above), gain, gain
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def random_regression_cut(rule, z, ts, ws, cs, n, min_leaf, sums, state):
     """Extremely randomised cut of the unsorted ``z[:n]`` for a regression rule;
     see :func:`random_class_cut`.  Scored by the squared-error decrease, as

@@ -316,16 +316,19 @@ def test_table_entries_are_unique_and_name_maps_come_from_it():
 
 
 def _dispatch_branches(kernel):
-    """``[(code, called kernel's name)]`` of a dispatcher's ``if rule == CODE: return f(...)``."""
+    """``[(code, called kernel's name)]`` of a dispatcher's ``if rule == CODE: return f(...)``
+    (``if rule == A or rule == B: return f(...)``: rules sharing one kernel)."""
     body = ast.parse(textwrap.dedent(inspect.getsource(kernel.py_func))).body[0].body
     branches = []
     for stmt in body:
         if isinstance(stmt, ast.If):
             test = stmt.test
-            assert isinstance(test, ast.Compare) and test.left.id == "rule"
-            code = getattr(splits, test.comparators[0].id)
+            tests = test.values if isinstance(test, ast.BoolOp) else [test]
+            assert isinstance(test, ast.Compare) or isinstance(test.op, ast.Or)
             call = stmt.body[0].value
-            branches.append((code, call.func.id))
+            for t in tests:
+                assert isinstance(t, ast.Compare) and t.left.id == "rule"
+                branches.append((getattr(splits, t.comparators[0].id), call.func.id))
     assert isinstance(body[-1], ast.Raise)  # no fall-through to some rule
     return branches
 
