@@ -208,11 +208,13 @@ K_NEIGHBOURS = 10
 
 def neighbour_agreement(forest, X, y, train, test, name: str, split: int) -> dict[str, Any]:
     """10-NN label agreement of the test points among the training points: by the
-    fitted SPORF's RF-GAP proximity, and by Euclidean distance on features z-scored
-    with the training rows' statistics."""
+    fitted SPORF's RF-GAP proximity, by its classical proximity (the fraction of
+    trees in which two points share a leaf, ``kneighbors``' default), and by
+    Euclidean distance on features z-scored with the training rows' statistics."""
     from sklearn.neighbors import NearestNeighbors
 
     ind_gap = forest.kneighbors(X[test], K_NEIGHBOURS, return_distance=False, method="rfgap")
+    ind_shared = forest.kneighbors(X[test], K_NEIGHBOURS, return_distance=False)
     mean, sd = X[train].mean(axis=0), X[train].std(axis=0)
     sd = np.where(sd > 0, sd, 1.0)
     nn = NearestNeighbors(n_neighbors=K_NEIGHBOURS).fit((X[train] - mean) / sd)
@@ -221,24 +223,35 @@ def neighbour_agreement(forest, X, y, train, test, name: str, split: int) -> dic
     return {
         "dataset": name, "half": half_of("classification", name), "split": split,
         "rfgap": float(np.mean(y_train[ind_gap] == y_test)),
+        "shared_leaves": float(np.mean(y_train[ind_shared] == y_test)),
         "euclid": float(np.mean(y_train[ind_euc] == y_test)),
     }  # fmt: skip
 
 
 def neighbour_table(neighbours: list[dict[str, Any]]) -> str:
-    """Mean agreement per set, and on how many sets of each half RF-GAP is ahead."""
-    lines = [f"{K_NEIGHBOURS}-NN label agreement of test points: RF-GAP (SPORF) vs Euclid z-scored"]
-    ahead = {"selection": [0, 0], "report": [0, 0]}
+    """Mean agreement per set, and on how many sets of each half each forest
+    proximity is ahead of Euclid."""
+    lines = [
+        f"{K_NEIGHBOURS}-NN label agreement of test points, SPORF's proximities vs Euclid "
+        "z-scored:  RF-GAP  shared leaves  Euclid"
+    ]
+    kinds = ("rfgap", "shared_leaves")
+    ahead = {half: dict.fromkeys(kinds, 0) for half in ("selection", "report")}
+    total = dict.fromkeys(ahead, 0)
     for name in dict.fromkeys(r["dataset"] for r in neighbours):
         sel = select(neighbours, dataset=name)
-        gap = np.mean([r["rfgap"] for r in sel])
-        euc = np.mean([r["euclid"] for r in sel])
-        ahead[sel[0]["half"]][0] += int(gap > euc)
-        ahead[sel[0]["half"]][1] += 1
-        lines.append(f"  {name:<16}{sel[0]['half']:<10}{gap:8.4f}{euc:8.4f}")
-    for half, (won, total) in ahead.items():
-        if total:
-            lines.append(f"  RF-GAP ahead on {won} of {total} {half} sets")
+        mean = {k: np.mean([r[k] for r in sel]) for k in (*kinds, "euclid")}
+        half = sel[0]["half"]
+        total[half] += 1
+        for k in kinds:
+            ahead[half][k] += int(mean[k] > mean["euclid"])
+        lines.append(f"  {name:<16}{half:<10}" + "".join(f"{v:8.4f}" for v in mean.values()))
+    for half, n in total.items():
+        if n:
+            lines.append(
+                f"  {half}: ahead of Euclid on {ahead[half]['rfgap']} of {n} sets (RF-GAP), "
+                f"{ahead[half]['shared_leaves']} of {n} (shared leaves)"
+            )
     return "\n".join(lines)
 
 

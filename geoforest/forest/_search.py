@@ -77,7 +77,12 @@ class NeighborSearchMixin:
         method : {"all", "inbag", "oob", "rfgap"}
             Which trees count (``"inbag"``/``"oob"`` only with ``X=None``);
             ``"rfgap"`` (supervised forests): the largest RF-GAP proximities
-            (:meth:`proximity`), distance ``1 - p``.
+            (:meth:`proximity`), distance ``1 - p``.  RF-GAP rows are made so
+            that their weighted training labels reproduce the forest's
+            predictions; as a neighbour ranking they are noisier than the
+            shared-leaf count of ``"all"``, because only in-bag rows count
+            and each weighs its bootstrap multiplicity.  For neighbours of a
+            supervised forest prefer ``"all"`` (``docs/results/supervised.md``).
 
         Returns
         -------
