@@ -12,6 +12,17 @@ then compile on first use in every process, and ``NUMBA_CACHE_DIR`` pointed at
 a writable folder brings the cache back.
 
 Every kernel module imports :func:`njit` from here, never from numba.
+
+It also keeps numba from compiling a kernel once per *literal* argument.  A
+kernel called from another kernel with a constant (``_leaf(a, 0, n)``,
+``_push(stack, top, lo, hi, depth, node, 1, batches)``) is by default compiled
+for ``Literal[int](0)`` beside the plain ``int64`` signature, one more
+compilation of the same code per distinct constant: on a cold start that was
+about a sixth of all compile time, most of it the 32-value sorting network
+compiled three times (``dev/compile_profile.py``, ``docs/benchmarks.md``).
+Here such calls are typed with the arguments' plain types, so each kernel
+compiles once per dtype and layout; nothing in the package asks numba for
+literal specialisation (``numba.literally``).
 """
 
 from __future__ import annotations
@@ -21,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from numba import njit as _numba_njit
+from numba.core import types
 
 
 class KernelCacheWarning(UserWarning):
@@ -64,11 +76,29 @@ def njit(func: Callable | None = None, **options: Any):
     if func is None:
         return lambda f: njit(f, **options)
     if not options.get("cache", False):
-        return _numba_njit(**options)(func)
+        return _plain_calls(_numba_njit(**options)(func))
     try:
-        return _numba_njit(**options)(func)
+        return _plain_calls(_numba_njit(**options)(func))
     except RuntimeError as exc:
         if "no locator available" not in str(exc):
             raise
         _warn_once(str(exc))
-        return _numba_njit(**{**options, "cache": False})(func)
+        return _plain_calls(_numba_njit(**{**options, "cache": False})(func))
+
+
+def _plain_calls(dispatcher):
+    """``dispatcher`` typing calls from other kernels with the arguments' plain types.
+
+    numba types a call from compiled code through the callee's
+    ``get_call_template(args, kws)``, which compiles the callee for exactly the
+    argument types it is given, literals included; the call then resolves to
+    the plain signature (a literal converts to its plain type).
+    """
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        plain_kws = {k: types.unliteral(v) for k, v in kws.items()}
+        return typed(tuple(types.unliteral(a) for a in args), plain_kws)
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher

@@ -141,3 +141,27 @@ def test_read_only_install_fits_and_runs_demo_without_writable_home(tmp_path):
         for path in [tmp_path, *tmp_path.rglob("*")]:
             if not path.is_symlink():
                 os.chmod(path, path.stat().st_mode | 0o200)
+
+
+def test_kernel_called_with_constants_compiles_once():
+    # A constant argument from another kernel must not compile the callee again
+    # for its literal type (one more compilation of the same code per constant).
+    import numpy as np
+
+    @njit
+    def window_sum(a, lo, hi):
+        s = 0.0
+        for i in range(lo, hi):
+            s += a[i]
+        return s
+
+    @njit
+    def caller(a, lo, flag):
+        return window_sum(a, 0, 3) + window_sum(a, lo, 5) + window_sum(a, lo, a.shape[0]) * flag
+
+    a = np.arange(8, dtype=np.float64)
+    assert caller(a, 2, True) == (0 + 1 + 2) + (2 + 3 + 4) + sum(range(2, 8))
+    assert caller(a, 1, False) == 3 + (1 + 2 + 3 + 4)
+    assert [str(s) for s in window_sum.signatures] == [
+        "(Array(float64, 1, 'C', False, aligned=True), int64, int64)"
+    ]
