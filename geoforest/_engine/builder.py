@@ -339,10 +339,17 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     int32 labels ``0..n_classes - 1``, ``rule`` is a classification rule of
     ``splits.best_class_cut``); ``targets`` with ``n_outputs > 0`` columns (float64,
     one row per row of ``X``) a regression tree (``rule`` of
-    ``splits.best_regression_cut``); neither an unsupervised tree.  Pass
-    empty arrays for what the task does not read (``targets`` of shape
-    ``(0, 0)``).  ``sample_weight`` holds float64 weights, one per row of
-    ``X``, for both supervised tasks.
+    ``splits.best_regression_cut``); ``y = targets = None`` an unsupervised
+    tree.  Supervised trees pass an empty array for what their task does not
+    read (``targets`` of shape ``(0, 0)``, or ``y`` of length 0).
+    ``sample_weight`` holds float64 weights, one per row of ``X``, for both
+    supervised tasks.  The ``None`` makes the task part of the kernel's type:
+    numba prunes the branches of ``y is None`` when it compiles for a ``None``
+    ``y``, so the unsupervised kernel holds none of the supervised steps and an
+    unsupervised first call does not compile them (``docs/benchmarks.md``,
+    "Where a cold start's compile time goes").  The supervised kernel still
+    holds the unsupervised rules: numba resolves ``is None`` at compile time
+    only for an argument typed ``None``.
 
     Supervised trees take each drawn row once: ``samples`` holds distinct
     rows and ``counts`` (int32, one per row of ``X``) how often the bootstrap
@@ -355,8 +362,13 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     (proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches, decay_batches,
      random_cuts) = cfg  # fmt: skip
     min_samples_split, min_samples_leaf, max_depth, min_gain = limits
-    n_outputs = targets.shape[1] if n_classes == 0 else 0
-    supervised = n_classes > 0 or n_outputs > 0
+    # Every branch on ``supervised`` (or ``y is None``) is resolved at compile
+    # time (see above): keep it a single assignment from ``y``, tested directly.
+    supervised = y is not None
+    n_outputs = 0
+    if supervised:
+        if n_classes == 0:
+            n_outputs = targets.shape[1]
     n = samples.shape[0]
     samples = samples.copy()
     cap = 2 * n + 1  # a binary tree on n samples has at most 2 n - 1 nodes
@@ -380,8 +392,10 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     # (``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``);
     # the grown candidate lives in ``g_idx/g_w[:gw]``.
     g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
-    grow, pool = growth_pool(X, samples, proj_kind, proj_params, supervised, z_sorted, sort_keys,
-                              sort_tmp)  # fmt: skip
+    grow, pool = False, np.empty(0, dtype=np.int32)
+    if y is None:
+        grow, pool = growth_pool(X, samples, proj_kind, proj_params, False, z_sorted, sort_keys,
+                                  sort_tmp)  # fmt: skip
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:

@@ -106,8 +106,12 @@ def grow_tree(
     ``(arrays, rows, leaf)`` (:func:`~geoforest._engine.builder.build_tree`).
 
     Classification: int32 labels ``y`` and ``n_classes``; regression: float64
-    ``targets`` of shape ``(n, n_outputs)``; neither: unsupervised.
+    ``targets`` of shape ``(n, n_outputs)``; neither: unsupervised, for which
+    the engine gets ``y = targets = None`` (its kernel of that type compiles
+    no supervised step).
     """
+    if n_classes == 0 and targets.shape[1] == 0:
+        y = targets = None
     return build_tree(
         X, rows, cfg.typed(), limits, state, y, targets, sample_weight, counts, n_classes
     )

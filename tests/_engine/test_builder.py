@@ -63,6 +63,8 @@ def _grow(X, code, y=None, min_split=2, min_leaf=1, max_depth=-1, seed=0):
             n_classes = int(y_lab.max()) + 1
     cfg = EngineConfig(AXIS, np.zeros(1), 1, code, default_params(code), p).typed()
     limits = TreeLimits(min_split, min_leaf, max_depth, -np.inf)
+    if y is None:
+        y_lab = targets = None  # the unsupervised kernel
     tree, rows, leaf = build_tree(
         np.ascontiguousarray(X, dtype=np.float32), np.arange(n, dtype=np.int64), cfg, limits,
         make_state(seed), y_lab, targets, w, counts, n_classes,
@@ -418,6 +420,8 @@ def test_unknown_code_raises_in_build_tree(code, task):
     elif task == "targets":
         targets = np.ascontiguousarray(X[:, :1], dtype=np.float64)
     supervised = task != "none"
+    if not supervised:
+        labels = targets = None  # the unsupervised kernel
     w = np.ones(10) if supervised else np.zeros(0)
     counts = np.ones(10, np.int32) if supervised else np.zeros(0, np.int32)
     with pytest.raises(ValueError, match="unknown split rule code"):
