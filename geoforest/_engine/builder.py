@@ -32,7 +32,7 @@ from .._jit import njit
 from .labels import gather_node, label_buffers, node_value, supervised_cut
 from .projections import draw_node_projections, project_samples
 from .sorting import sort_values
-from .splits import best_cut, make_workspace, midpoint
+from .splits import best_cut, midpoint
 from .ties import grow_until_resolved, growth_pool
 
 
@@ -314,7 +314,8 @@ class TreeLimits(NamedTuple):
 
 
 @njit(nogil=True, cache=True)
-def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts, n_classes):
+def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts, n_classes,
+               workspace):  # fmt: skip
     """Grow one tree on rows ``samples`` of float32 ``X``.
 
     Returns ``(tree, rows, leaf)``: the :class:`Tree` arrays, the samples in
@@ -343,13 +344,19 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     tree.  Supervised trees pass an empty array for what their task does not
     read (``targets`` of shape ``(0, 0)``, or ``y`` of length 0).
     ``sample_weight`` holds float64 weights, one per row of ``X``, for both
-    supervised tasks.  The ``None`` makes the task part of the kernel's type:
-    numba prunes the branches of ``y is None`` when it compiles for a ``None``
-    ``y``, so the unsupervised kernel holds none of the supervised steps and an
-    unsupervised first call does not compile them (``docs/benchmarks.md``,
-    "Where a cold start's compile time goes").  The supervised kernel still
-    holds the unsupervised rules: numba resolves ``is None`` at compile time
-    only for an argument typed ``None``.
+    supervised tasks.  ``workspace`` is the unsupervised rule's scratch
+    (``splits.make_workspace(rule, n)``), ``None`` for supervised trees.
+
+    The ``None`` arguments make the task part of the kernel's type: numba
+    resolves ``arg is None`` at compile time for an argument typed ``None`` and
+    prunes the branch not taken, so the unsupervised kernel (``y is None``)
+    holds none of the supervised steps and the supervised kernel (``workspace
+    is None``) none of the unsupervised rules; a first call compiles only its
+    task's code (``docs/benchmarks.md``, "Where a cold start's compile time
+    goes").  Hence the shape of the task branches below: ``if supervised:``
+    (``y is not None``, false in the unsupervised kernel) then ``elif
+    workspace is not None:`` (false in the supervised one), each tested
+    directly on the argument.
 
     Supervised trees take each drawn row once: ``samples`` holds distinct
     rows and ``counts`` (int32, one per row of ``X``) how often the bootstrap
@@ -377,7 +384,6 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     perm, cand_ptr, cand_idx, cand_w, win_idx, win_w = _candidate_buffers(X, n_proj, max_nnz)
     z_cur, z_best, z_sorted = np.empty(n), np.empty(n), np.empty(n)
     sort_keys, sort_tmp = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
-    workspace = make_workspace(rule, n)
     y_node, t_node, w_node, c_node, order, y_sorted, t_sorted, w_sorted, c_sorted, scratch = (
         label_buffers(n, n_classes, n_outputs)
     )
@@ -393,7 +399,7 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     # the grown candidate lives in ``g_idx/g_w[:gw]``.
     g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
     grow, pool = False, np.empty(0, dtype=np.int32)
-    if y is None:
+    if workspace is not None:
         grow, pool = growth_pool(X, samples, proj_kind, proj_params, False, z_sorted, sort_keys,
                                   sort_tmp)  # fmt: skip
     # The candidate loop stays written out here: as a function of its own
@@ -434,7 +440,7 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
                     thr, score, g = supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node,
                         t_node, w_node, c_node, z_sorted, order, y_sorted, t_sorted, w_sorted,
                         c_sorted, min_samples_leaf, scratch, state)  # fmt: skip
-                else:
+                elif workspace is not None:
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
                     if grow:

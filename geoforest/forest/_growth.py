@@ -19,6 +19,7 @@ from sklearn.utils import check_random_state
 from .._engine.builder import EngineConfig, Tree, TreeLimits, build_tree
 from .._engine.rng import make_state
 from .._engine.sampling import draw_tree_sample
+from .._engine.splits import make_workspace
 
 #: Tree seeds are drawn below this bound (the engine's generator takes 32-bit seeds).
 MAX_SEED = np.iinfo(np.int32).max
@@ -107,14 +108,17 @@ def grow_tree(
 
     Classification: int32 labels ``y`` and ``n_classes``; regression: float64
     ``targets`` of shape ``(n, n_outputs)``; neither: unsupervised, for which
-    the engine gets ``y = targets = None`` (its kernel of that type compiles
-    no supervised step).
+    the engine gets ``y = targets = None`` and its rule's scratch, supervised
+    trees ``workspace = None`` (each task's kernel compiles only its own steps).
     """
+    workspace = None
     if n_classes == 0 and targets.shape[1] == 0:
         y = targets = None
+        workspace = make_workspace(cfg.criterion, rows.shape[0])
     return build_tree(
-        X, rows, cfg.typed(), limits, state, y, targets, sample_weight, counts, n_classes
-    )
+        X, rows, cfg.typed(), limits, state, y, targets, sample_weight, counts, n_classes,
+        workspace,
+    )  # fmt: skip
 
 
 def fit_tree(

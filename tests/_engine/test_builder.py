@@ -63,11 +63,13 @@ def _grow(X, code, y=None, min_split=2, min_leaf=1, max_depth=-1, seed=0):
             n_classes = int(y_lab.max()) + 1
     cfg = EngineConfig(AXIS, np.zeros(1), 1, code, default_params(code), p).typed()
     limits = TreeLimits(min_split, min_leaf, max_depth, -np.inf)
+    workspace = None  # the supervised kernel
     if y is None:
         y_lab = targets = None  # the unsupervised kernel
+        workspace = make_workspace(code, n)
     tree, rows, leaf = build_tree(
         np.ascontiguousarray(X, dtype=np.float32), np.arange(n, dtype=np.int64), cfg, limits,
-        make_state(seed), y_lab, targets, w, counts, n_classes,
+        make_state(seed), y_lab, targets, w, counts, n_classes, workspace,
     )  # fmt: skip
     return tree, rows, leaf
 
@@ -425,7 +427,10 @@ def test_unknown_code_raises_in_build_tree(code, task):
     w = np.ones(10) if supervised else np.zeros(0)
     counts = np.ones(10, np.int32) if supervised else np.zeros(0, np.int32)
     with pytest.raises(ValueError, match="unknown split rule code"):
+        # The unsupervised kernel's rule scratch: the first place a code is read.
+        workspace = None if supervised else make_workspace(code, 10)
         build_tree(
             X.astype(np.float32), np.arange(10, dtype=np.int64), cfg,
             TreeLimits(2, 1, -1, -np.inf), make_state(0), labels, targets, w, counts, n_classes,
+            workspace,
         )  # fmt: skip
