@@ -400,8 +400,7 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
     grow, pool = False, np.empty(0, dtype=np.int32)
     if workspace is not None:
-        grow, pool = growth_pool(X, samples, proj_kind, proj_params, False, z_sorted, sort_keys,
-                                  sort_tmp)  # fmt: skip
+        grow, pool = growth_pool(X, samples, proj_kind, proj_params, z_sorted, sort_keys, sort_tmp)
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:

@@ -168,14 +168,16 @@ def grow_until_resolved(
 
 
 @njit(nogil=True, cache=True)
-def growth_pool(X, samples, proj_kind, proj_params, supervised, z, sort_keys, sort_tmp):
-    """Whether the tree grows tied candidates, and the discrete features it grows with.
+def growth_pool(X, samples, proj_kind, proj_params, z, sort_keys, sort_tmp):
+    """Whether an unsupervised tree grows tied candidates, and the discrete
+    features it grows with.
 
-    Only sparse projections of unsupervised trees grow, and only when the
-    tree's sample has discrete features: without any, no candidate can tie,
-    so the per-candidate checks are skipped (continuous data cost nothing).
+    Only sparse projections of unsupervised trees grow (the builder asks only
+    for those), and only when the tree's sample has discrete features: without
+    any, no candidate can tie, so the per-candidate checks are skipped
+    (continuous data cost nothing).
     """
-    if not supervised and proj_kind == SPARSE and proj_params.shape[0] > 2:
+    if proj_kind == SPARSE and proj_params.shape[0] > 2:
         pool = tied_features(X, samples, z, sort_keys, sort_tmp)
         return pool.shape[0] > 0, pool
     return False, np.empty(0, dtype=np.int32)
