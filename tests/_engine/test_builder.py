@@ -301,6 +301,18 @@ def test_splits_are_valid_partitions_and_trees_are_deterministic(code, seed):
         np.testing.assert_array_equal(a, b)
 
 
+def test_build_tree_refuses_a_tree_without_a_task():
+    # y = None says unsupervised, workspace = None says supervised: both at
+    # once would prune every branch of the candidate loop and grow a stump.
+    X = np.random.default_rng(0).normal(size=(20, 2)).astype(np.float32)
+    cfg = EngineConfig(AXIS, np.zeros(1), 1, TWOMEANS, default_params(TWOMEANS), 2).typed()
+    with pytest.raises(ValueError, match="needs its rule's workspace"):
+        build_tree(
+            X, np.arange(20, dtype=np.int64), cfg, TreeLimits(2, 1, -1, -np.inf), make_state(0),
+            None, None, np.zeros(0), np.zeros(0, np.int32), 0, None,
+        )  # fmt: skip
+
+
 # --------------------------------------------------------------------------- the rule table
 def test_table_entries_are_unique_and_name_maps_come_from_it():
     assert len({r.code for r in RULES}) == len({r.name for r in RULES}) == len(RULES)
