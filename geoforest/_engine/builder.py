@@ -372,13 +372,11 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     # Every branch on ``supervised`` (or ``y is None``) is resolved at compile
     # time (see above): keep it a single assignment from ``y``, tested directly.
     supervised = y is not None
-    if y is None:
-        if workspace is None:  # no task's branch would run: refuse, not a stump
-            raise ValueError("an unsupervised tree needs its rule's workspace, got None")
+    if y is None and workspace is None:  # no task's branch would run: refuse, not a stump
+        raise ValueError("an unsupervised tree needs its rule's workspace, got None")
     n_outputs = 0
-    if supervised:
-        if n_classes == 0:
-            n_outputs = targets.shape[1]
+    if supervised and n_classes == 0:
+        n_outputs = targets.shape[1]
     n = samples.shape[0]
     samples = samples.copy()
     cap = 2 * n + 1  # a binary tree on n samples has at most 2 n - 1 nodes
