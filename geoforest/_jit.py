@@ -17,9 +17,9 @@ It also keeps numba from compiling a kernel once per *literal* argument.  A
 kernel called from another kernel with a constant (``_leaf(a, 0, n)``,
 ``_push(stack, top, lo, hi, depth, node, 1, batches)``) is by default compiled
 for ``Literal[int](0)`` beside the plain ``int64`` signature, one more
-compilation of the same code per distinct constant: on a cold start that was
-about a sixth of all compile time, most of it the 32-value sorting network
-compiled three times (``dev/compile_profile.py``, ``docs/benchmarks.md``).
+compilation of the same code per distinct constant, the largest sorting
+network's among them (``dev/compile_profile.py``; figures in
+``docs/benchmarks.md``).
 Here such calls are typed with the arguments' plain types, so each kernel
 compiles once per dtype and layout; nothing in the package asks numba for
 literal specialisation (``numba.literally``).

@@ -16,9 +16,10 @@ calls them only for supervised trees.
 :func:`supervised_cut` is one call per candidate; everything it calls (the
 sort, the split rules) and the per-node steps are inlined by numba
 (``inline="always"``): a node holds a dozen rows on average, and as calls with
-a dozen array arguments each they cost more than the work.  Inlining
-:func:`supervised_cut` into the builder as well would save about 5 % more but
-triple the builder's compile time (``docs/engine.md``).
+a dozen array arguments each they cost more than the work.
+:func:`supervised_cut` itself stays a call: inlined into the builder it would
+make the builder's compile, paid by every cold start, much longer for little
+speed (``docs/engine.md`` has the figures).
 """
 
 from __future__ import annotations
