@@ -29,6 +29,17 @@ __all__ = ["ProximityCounts"]
 #: Index of the padding a reference partition too small for ``k`` gives (see forest_kneighbors).
 _NO_POINT = np.iinfo(np.int64).max
 
+#: Reference positions whose co-leaf counts are gathered at a time: 1 MiB of
+#: int32 counters, which stay in a core's cache while a query's leaf lists are
+#: walked (the counters of all references are out of cache from about 10**6
+#: of them, and the search is then bound by the misses; ``docs/scale.md``).
+SEARCH_BLOCK = 1 << 18
+
+
+def search_block(n_ref: int) -> int:
+    """Reference positions counted at a time when searching ``n_ref`` references."""
+    return max(1, min(SEARCH_BLOCK, int(n_ref)))
+
 
 @njit(nogil=True, cache=True)
 def leaf_lists(leaves, node_offset, mask, order):
@@ -77,36 +88,72 @@ def locality_order(leaves: np.ndarray) -> np.ndarray:
     return np.lexsort(keys).astype(np.int64)
 
 
-@njit(nogil=True, cache=True)
-def gather_coleaf(qleaves, qmask, i, node_offset, ptr, members, counts, touched):
-    """Add query ``i``'s co-leaf counts into ``counts``; returns #touched points."""
-    n_trees = qleaves.shape[1]
+@njit(nogil=True, cache=True, inline="always")
+def open_leaves(qleaves, qmask, i, node_offset, ptr, cur, end):
+    """Point ``cur[t]:end[t]`` at query ``i``'s leaf list in tree ``t`` (empty
+    where ``qmask`` leaves the tree out)."""
     use_mask = qmask.shape[0] > 0
-    n_touched = 0
-    for t in range(n_trees):
+    for t in range(qleaves.shape[1]):
         if use_mask and qmask[i, t] == 0:
+            cur[t] = 0
+            end[t] = 0
             continue
         g = node_offset[t] + qleaves[i, t]
-        for q in range(ptr[g], ptr[g + 1]):
-            j = members[q]
+        cur[t] = ptr[g]
+        end[t] = ptr[g + 1]
+
+
+@njit(nogil=True, cache=True, inline="always")
+def gather_block(members, cur, end, r0, r1, n_ref, counts, touched):
+    """Co-leaf counts of the reference positions ``r0 <= r < r1`` of the leaf
+    lists ``cur[t]:end[t]``, advancing each ``cur[t]`` past them.
+
+    ``counts[r - r0]`` counts, ``touched`` lists the ``r - r0`` counted
+    (returns how many).  Leaf lists are sorted, so the blocks of one query,
+    taken in increasing ``r0``, see each member once; the last block
+    (``r1 >= n_ref``) takes what is left of every list.
+    """
+    n_touched = 0
+    for t in range(cur.shape[0]):
+        q = cur[t]
+        e = end[t]
+        if q == e:
+            continue
+        if r1 >= n_ref or members[e - 1] < r1:
+            # The rest of the list lies in the block (always so with one
+            # block): a counted loop, without a bound test per member.
+            stop = e
+        else:
+            stop = q
+            while members[stop] < r1:
+                stop += 1
+        for p in range(q, stop):
+            j = members[p] - r0
             if counts[j] == 0:
                 touched[n_touched] = j
                 n_touched += 1
             counts[j] += 1
+        cur[t] = stop
     return n_touched
 
 
 @njit(nogil=True, cache=True)
-def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref):
+def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref,
+                  block):  # fmt: skip
     """Co-leaf counts ``L`` of queries ``qorder[lo:hi]`` as CSR pieces (sorted columns).
 
     Row ``pos - lo`` of the piece is query ``qorder[pos]``.  ``members`` hold
     positions ``r`` of the reference points (see :func:`leaf_lists`);
     ``ref_index[r]`` is the point, which is what the column indices give.
+    The references are counted ``block`` positions at a time (see
+    :func:`search_block`).
     """
-    counts = np.zeros(n_ref, dtype=np.int32)
-    touched = np.empty(n_ref, dtype=np.int32)
+    width = min(block, n_ref)
+    counts = np.zeros(width, dtype=np.int32)
+    touched = np.empty(width, dtype=np.int32)
     keys = np.empty(n_ref, dtype=np.int64)
+    cur = np.empty(qleaves.shape[1], dtype=np.int64)
+    end = np.empty(qleaves.shape[1], dtype=np.int64)
     indptr = np.zeros(hi - lo + 1, dtype=np.int64)
     cap = max(16, 8 * (hi - lo))
     indices = np.empty(cap, dtype=np.int32)
@@ -114,12 +161,16 @@ def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref
     nnz = 0
     for pos in range(lo, hi):
         i = qorder[pos]
-        n_touched = gather_coleaf(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
-        # (point, count) packed in one key (counts < 2^31), sorted by point.
-        for q in range(n_touched):
-            r = touched[q]
-            keys[q] = (np.int64(ref_index[r]) << 31) | counts[r]
-            counts[r] = 0
+        open_leaves(qleaves, qmask, i, node_offset, ptr, cur, end)
+        n_touched = 0
+        for r0 in range(0, n_ref, block):
+            n_block = gather_block(members, cur, end, r0, r0 + block, n_ref, counts, touched)
+            # (point, count) packed in one key (counts < 2^31), sorted by point.
+            for q in range(n_block):
+                j = touched[q]
+                keys[n_touched] = (np.int64(ref_index[r0 + j]) << 31) | counts[j]
+                counts[j] = 0
+                n_touched += 1
         row = np.sort(keys[:n_touched])
         if nnz + n_touched > cap:
             cap = max(2 * cap, nnz + n_touched)
@@ -263,6 +314,7 @@ def forest_kneighbors(
     ref_mask,
     ref_index,
     n_ref,
+    block,
     k,
     exclude_self,
     ind_out,
@@ -278,7 +330,8 @@ def forest_kneighbors(
     than ``k`` co-leaf points, the rest are the lowest-index other points,
     with proximity 0.  ``exclude_self`` drops reference ``i`` for query ``i``.
     Writes row ``pos - lo`` of ``ind_out`` and ``sim_out`` for query
-    ``qorder[pos]``.
+    ``qorder[pos]``.  The references are counted ``block`` positions at a
+    time (:func:`search_block`); the answer does not depend on ``block``.
 
     The references may be one slice of a larger set (a distributed search
     takes each partition in turn): reference ``j`` is then point
@@ -289,31 +342,36 @@ def forest_kneighbors(
     """
     n_trees = qleaves.shape[1]
     use_mask = qmask.shape[0] > 0
-    counts = np.zeros(n_ref, dtype=np.int32)
-    touched = np.empty(n_ref, dtype=np.int32)
+    width = min(block, n_ref)
+    counts = np.zeros(width, dtype=np.int32)
+    touched = np.empty(width, dtype=np.int32)
     cand = np.empty(n_ref, dtype=np.int64)
     sim = np.empty(n_ref)
+    cur = np.empty(n_trees, dtype=np.int64)
+    end = np.empty(n_trees, dtype=np.int64)
     for pos in range(lo, hi):
         i = qorder[pos]
-        n_touched = gather_coleaf(qleaves, qmask, i, node_offset, ptr, members, counts, touched)
+        open_leaves(qleaves, qmask, i, node_offset, ptr, cur, end)
         n_cand = 0
-        for q in range(n_touched):
-            r = touched[q]
-            c = counts[r]
-            counts[r] = 0
-            j_local = ref_index[r]
-            j = ref_base + j_local
-            if exclude_self and j == q_base + i:
-                continue
-            denom = n_trees
-            if use_mask:
-                denom = 0
-                for t in range(n_trees):
-                    if qmask[i, t] != 0 and ref_mask[j_local, t] != 0:
-                        denom += 1
-            cand[n_cand] = j
-            sim[n_cand] = c / denom
-            n_cand += 1
+        for r0 in range(0, n_ref, block):
+            n_touched = gather_block(members, cur, end, r0, r0 + block, n_ref, counts, touched)
+            for q in range(n_touched):
+                jr = touched[q]
+                c = counts[jr]
+                counts[jr] = 0
+                j_local = ref_index[r0 + jr]
+                j = ref_base + j_local
+                if exclude_self and j == q_base + i:
+                    continue
+                denom = n_trees
+                if use_mask:
+                    denom = 0
+                    for t in range(n_trees):
+                        if qmask[i, t] != 0 and ref_mask[j_local, t] != 0:
+                            denom += 1
+                cand[n_cand] = j
+                sim[n_cand] = c / denom
+                n_cand += 1
         best = _top_k(cand, sim, n_cand, k)
         row = pos - lo
         n_take = best.shape[0]

@@ -20,9 +20,17 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 
+from .._counted_search import counted_rows
 from .._engine.builder import Tree
 from .._engine.walk import apply_flat, apply_tree_rows
-from ..proximity import coleaf_counts, forest_kneighbors, leaf_lists, locality_order, scatter_rows
+from ..proximity import (
+    coleaf_counts,
+    forest_kneighbors,
+    leaf_lists,
+    locality_order,
+    scatter_rows,
+    search_block,
+)
 
 #: Rows per parallel task when pushing points down the forest or gathering neighbours.
 CHUNK = 2048
@@ -107,11 +115,17 @@ def kneighbors_rows(
     qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, k, exclude_self
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-``k`` forest neighbours ``(ind, sim)`` of queries ``qorder[lo:hi]``."""
+    if qmask.shape[0] == 0:  # one tree count for every pair: rank by counting
+        ind, sim, _ = counted_rows(
+            qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, k, k,
+            exclude_self,
+        )  # fmt: skip
+        return ind, sim
     ind = np.empty((hi - lo, k), dtype=np.int64)
     sim = np.empty((hi - lo, k), dtype=np.float64)
     forest_kneighbors(
-        qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, qmask, ref_index, n_ref, k,
-        exclude_self, ind, sim,
+        qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, qmask, ref_index, n_ref,
+        search_block(n_ref), k, exclude_self, ind, sim,
     )  # fmt: skip
     return ind, sim
 
@@ -133,8 +147,18 @@ def coleaf_matrix(xleaves, yleaves, mask, node_offset, n_jobs: int):
     chunks = row_blocks(n_rows)
     pieces = Parallel(n_jobs=max(1, min(n_jobs, len(chunks))), prefer="threads")(
         delayed(coleaf_counts)(
-            xleaves, qmask, row_order, lo, hi, node_offset, ptr, members, col_order, n_cols
-        )
+            xleaves,
+            qmask,
+            row_order,
+            lo,
+            hi,
+            node_offset,
+            ptr,
+            members,
+            col_order,
+            n_cols,
+            search_block(n_cols),
+        )  # fmt: skip
         for lo, hi in chunks
     )
     # Pieces hold rows in row_order: place each row at its own index.

@@ -54,11 +54,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._counted_search import counted_rows
 from .._jit import njit
-from ..proximity import gather_coleaf, pad_lowest
 from ._flat import kneighbors_rows
-
-_NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
 #: Proximity candidates ranked per requested neighbour.
 CANDIDATES_PER_NEIGHBOR = 6
@@ -212,65 +210,6 @@ def _rank_rows(Xq, Xref, cand, sim, n_out, weights, k, out_ind, out_dist):
                     pos += 1
 
 
-@njit(nogil=True, cache=True)
-def _candidates(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, n_cand,
-                width, exclude_self, ind_out, sim_out, n_out):  # fmt: skip
-    """The candidates of queries ``qorder[lo:hi]`` without tree masks: the
-    ``n_cand`` best by (proximity, lower index) and those tied with the last,
-    at most ``width``, best first, found by counting rather than a heap of
-    ``width`` (proximities are co-leaf counts ``0..n_trees``).  Writes row
-    ``pos - lo``; ``n_out`` holds each row's length.  Fewer co-leaf points than
-    ``n_cand``: padded to ``width`` with the lowest-index other points at
-    proximity 0, as ``forest_kneighbors`` pads.
-    """
-    n_trees = qleaves.shape[1]
-    counts = np.zeros(n_ref, dtype=np.int32)
-    touched = np.empty(n_ref, dtype=np.int32)
-    hist = np.zeros(n_trees + 2, dtype=np.int64)
-    keys = np.empty(n_ref, dtype=np.int64)
-    span = np.int64(n_ref + 1)
-    for pos in range(lo, hi):
-        i = qorder[pos]
-        n_touched = gather_coleaf(qleaves, _NO_MASK, i, node_offset, ptr, members, counts, touched)
-        hist[:] = 0
-        for q in range(n_touched):
-            r = touched[q]
-            if exclude_self and ref_index[r] == i:
-                counts[r] = 0
-                touched[q] = -1
-                continue
-            hist[counts[r]] += 1
-        # The count of the n_cand-th best: all above it are taken, ties by index.
-        above = 0
-        c_star = n_trees
-        while c_star > 0 and above + hist[c_star] < n_cand:
-            above += hist[c_star]
-            c_star -= 1
-        n_keys = 0
-        for q in range(n_touched):
-            r = touched[q]
-            if r < 0:
-                continue
-            c = counts[r]
-            counts[r] = 0
-            if c >= max(c_star, 1):
-                keys[n_keys] = (n_trees - c) * span + ref_index[r]
-                n_keys += 1
-        order = np.sort(keys[:n_keys])
-        row = pos - lo
-        n_take = min(n_keys, width)
-        for q in range(n_take):
-            j = order[q] % span
-            ind_out[row, q] = j
-            sim_out[row, q] = (n_trees - order[q] // span) / n_trees
-        q = n_take
-        if n_take < n_cand:
-            skip = i if exclude_self else -1
-            taken = np.sort(ind_out[row, :n_take])
-            q = pad_lowest(ind_out, sim_out, row, q, width, taken, 0, n_ref, skip)
-        n_out[row] = q
-
-
 class Ranker:
     """Ranks blocks of proximity candidates of the queries ``Xq`` under the metric.
 
@@ -299,12 +238,9 @@ class Ranker:
         """``(ind, dist)`` of queries ``qorder[lo:hi]``: their candidates, ranked."""
         n_q = hi - lo
         if qmask.shape[0] == 0:
-            cand = np.empty((n_q, self.n_request), dtype=np.int64)
-            sim = np.empty((n_q, self.n_request), dtype=np.float64)
-            n_out = np.empty(n_q, dtype=np.int64)
-            _candidates(
+            cand, sim, n_out = counted_rows(
                 qleaves, qorder, lo, hi, offset, ptr, members, ref_order, n_train, self.n_cand,
-                self.n_request, is_train, cand, sim, n_out,
+                self.n_request, is_train,
             )  # fmt: skip
         else:  # tree masks (method="inbag"/"oob"): proximities are not counts of one T
             cand, sim = kneighbors_rows(

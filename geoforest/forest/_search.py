@@ -13,6 +13,8 @@ has a part in the call (a Dask array given, or a forest grown from one).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
@@ -33,6 +35,35 @@ from ..proximity import leaf_lists, locality_order
 from . import _relevance
 from ._dask import LOCAL, route
 from ._flat import kneighbors_rows, row_blocks
+
+#: Co-leaf training points met in one ``kneighbors`` call above which it warns
+#: (what each costs: ``docs/benchmarks.md``, "Neighbour search when leaves are large").
+SEARCH_COST_WARNING = 10**10
+
+
+def warn_search_cost(ptr: np.ndarray, n_train: int, n_queries: int, n_trees: int) -> None:
+    """Warn when the queries will meet more than :data:`SEARCH_COST_WARNING`
+    co-leaf training points, which happens when leaves hold many training
+    points: a forest grown on ``max_samples`` much smaller than ``n``.
+
+    A query landing in each leaf with the frequency of the training points
+    meets ``sum(size**2) / n_train`` of them, summed over the trees.
+    """
+    sizes = np.diff(ptr).astype(np.float64)
+    per_query = float(sizes @ sizes) / max(n_train, 1)
+    total = per_query * n_queries
+    if total <= SEARCH_COST_WARNING:
+        return
+    warnings.warn(
+        f"kneighbors: each of the {n_queries:,} queries meets about {per_query:,.0f} "
+        f"co-leaf training points ({per_query / n_trees:,.0f} per tree), {total:.1e} in all: "
+        "expect minutes of CPU or more (docs/benchmarks.md). Leaves hold "
+        "that many training points when each tree was grown on far fewer rows than the "
+        "forest indexes (max_samples much smaller than n_samples); a larger max_samples, "
+        "e.g. a fraction such as 0.1, makes the search cheaper.",
+        UserWarning,
+        stacklevel=4,
+    )
 
 
 def _search_block(qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train,
@@ -140,6 +171,7 @@ class NeighborSearchMixin:
             train_leaves, self._flat.node_offset, empty if mask is None else mask, ref_order
         )
         n_q = qleaves.shape[0]
+        warn_search_cost(ptr, n_train, n_q, len(self.trees_))
         ind = np.empty((n_q, n_neighbors), dtype=np.int64)
         dist = np.empty((n_q, n_neighbors), dtype=np.float64)
         chunks = row_blocks(n_q)

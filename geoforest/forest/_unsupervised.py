@@ -86,7 +86,13 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
         Maximum depth of a tree (``None``: unlimited).
     max_samples : int, float or None, default=0.5
         Rows drawn for each tree: an int, a fraction of ``n_samples`` or
-        ``None`` for all.
+        ``None`` for all.  Neighbour search costs grow with ``n_samples /
+        max_samples``: a leaf holds that many times its own rows' worth of
+        training points, and a query meets all of them in every tree.  An
+        absolute ``max_samples`` on large data makes ``kneighbors`` the
+        dominant cost (it warns above about 10**10 co-leaf points per call);
+        keep it a fraction when every point's neighbours are needed
+        (``docs/scale.md``).
     bootstrap : bool, default=False
         Draw each tree's rows with replacement.
     min_gain : float or None, default=None

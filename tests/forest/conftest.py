@@ -21,3 +21,30 @@ def client():
         distributed.Client(cluster) as c,
     ):
         yield c
+
+
+#: How the neighbour search keeps its counts: (SEARCH_BLOCK, SCAN_BLOCK, SCAN_RATIO).
+_SEARCH_MODES = {
+    "default": None,
+    "touched-blocks-of-7": (7, 1 << 15, 0),
+    "scan-blocks-of-8": (1 << 18, 8, 10**9),
+    "scan-blocks-of-24": (1 << 18, 24, 10**9),
+}
+
+
+@pytest.fixture(params=list(_SEARCH_MODES))
+def search_block(request, monkeypatch):
+    """How the neighbour search keeps its counts: as the data decide, or forced to
+    counters listed as touched in blocks of 7 references, or scanned in blocks
+    of 8 or 24, so the tests' small data cross many block boundaries; the
+    answers must not change (``geoforest/_counted_search.py``)."""
+    mode = _SEARCH_MODES[request.param]
+    if mode is not None:
+        import geoforest._counted_search
+        import geoforest.proximity
+
+        monkeypatch.setattr(geoforest.proximity, "SEARCH_BLOCK", mode[0])
+        monkeypatch.setattr(geoforest._counted_search, "SCAN_BLOCK", mode[1])
+        monkeypatch.setattr(geoforest._counted_search, "SCAN_RATIO", mode[2])
+        monkeypatch.setattr(geoforest._counted_search, "SCAN_MIN_REFS", 0)
+    return request.param

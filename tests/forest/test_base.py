@@ -118,7 +118,7 @@ def test_random_state_changes_the_forest(data):
 
 
 @pytest.mark.parametrize("method", ["all", "inbag", "oob"])
-def test_proximity_matches_dense_definition(data, method):
+def test_proximity_matches_dense_definition(data, method, search_block):
     f = small_forest(max_samples=0.5, bootstrap=True).fit(data)
     leaves = f.apply(data)
     inbag = f.inbag_counts_ > 0
@@ -132,7 +132,7 @@ def test_proximity_matches_dense_definition(data, method):
     np.testing.assert_allclose(f.proximity(method=method, dense=True), expected)
 
 
-def test_proximity_between_new_points(data):
+def test_proximity_between_new_points(data, search_block):
     f = small_forest().fit(data)
     rng = np.random.default_rng(5)
     Xq = rng.normal(2, 2, (17, 4))
@@ -165,7 +165,7 @@ def brute_kneighbors(S, k, exclude_self):
 
 
 @pytest.mark.parametrize("method", ["all", "inbag", "oob"])
-def test_kneighbors_training_matches_brute_force(data, method):
+def test_kneighbors_training_matches_brute_force(data, method, search_block):
     f = small_forest(max_samples=0.5).fit(data)
     S = f.proximity(method=method, dense=True)
     for k in (1, 7, 119):  # 119 = n - 1 forces padding with zero-proximity points
@@ -175,7 +175,7 @@ def test_kneighbors_training_matches_brute_force(data, method):
         np.testing.assert_allclose(dist, ref_dist)
 
 
-def test_kneighbors_new_points_matches_brute_force(data):
+def test_kneighbors_new_points_matches_brute_force(data, search_block):
     f = small_forest().fit(data)
     Xq = np.random.default_rng(9).normal(2, 3, (25, 4))
     S = f.proximity(Xq, dense=True)

@@ -296,3 +296,24 @@ def test_transformer_rejects_too_many_neighbours(blobs):
 )
 def test_transformer_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_search_cost_warning_counts_the_co_leaf_points_met(monkeypatch):
+    import re
+
+    import geoforest.forest._search as search
+
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    forest = gf.UnsupervisedForest(n_estimators=5, max_samples=40, random_state=0).fit(X)
+    leaves = forest.apply(X)
+    # what the training points meet, by definition: their leaves' sizes
+    met = sum((leaves[:, t][:, None] == leaves[:, t][None, :]).sum() for t in range(5))
+    monkeypatch.setattr(search, "SEARCH_COST_WARNING", met - 1)
+    with pytest.warns(UserWarning, match="max_samples") as record:
+        forest.kneighbors(n_neighbors=3)
+    found = re.search(r"meets about ([\d,]+) co-leaf", str(record[0].message))
+    assert int(found.group(1).replace(",", "")) == round(met / 400)
+    monkeypatch.setattr(search, "SEARCH_COST_WARNING", met + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        forest.kneighbors(n_neighbors=3)

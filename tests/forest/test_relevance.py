@@ -71,7 +71,7 @@ def _brute_weights(X, S, k_near, pool):
 
 
 @pytest.mark.parametrize("method", ["all", "oob"])
-def test_relevance_and_neighbours_match_brute_force(helix_noise, method):
+def test_relevance_and_neighbours_match_brute_force(helix_noise, method, search_block):
     # "all": candidates counted (proximities share one T); "oob": per-pair tree masks.
     X = helix_noise[:150]
     rel, prox = _pair(X)
@@ -92,7 +92,7 @@ def test_relevance_and_neighbours_match_brute_force(helix_noise, method):
             np.testing.assert_allclose(dist[i], d[best], rtol=1e-5)
 
 
-def test_new_points_and_training_points_agree(helix_noise):
+def test_new_points_and_training_points_agree(helix_noise, search_block):
     rel, _ = _pair(helix_noise)
     _, ind_train = rel.kneighbors(n_neighbors=7)
     dist_q, ind_q = rel.kneighbors(helix_noise, n_neighbors=8)

@@ -29,7 +29,14 @@ import numpy as np
 from ..._limits import check_dense_size
 from ..._sparse import as_output_csr
 from ..._validation import check_n_neighbors, is_dask_array
-from ...proximity import coleaf_counts, forest_kneighbors, leaf_lists, locality_order, scatter_rows
+from ...proximity import (
+    coleaf_counts,
+    forest_kneighbors,
+    leaf_lists,
+    locality_order,
+    scatter_rows,
+    search_block,
+)
 from .._flat import apply_rows, check_method
 from ._queries import map_query, shipped
 
@@ -155,7 +162,7 @@ def _search(qleaves, index, node_offset, ref_base, n_ref, q_base, k, exclude_sel
     qorder = locality_order(qleaves)
     forest_kneighbors(
         qleaves, _EMPTY_MASK, qorder, 0, n_q, node_offset, ptr, members, _EMPTY_MASK, order,
-        n_ref, k, exclude_self, ind, sim, ref_base, q_base,
+        n_ref, search_block(n_ref), k, exclude_self, ind, sim, ref_base, q_base,
     )  # fmt: skip
     out_ind = np.empty_like(ind)
     out_sim = np.empty_like(sim)
@@ -229,8 +236,9 @@ def _proximity_block(qleaves, index, node_offset, n_ref, n_trees, dense):
     n_q = qleaves.shape[0]
     qorder = locality_order(qleaves)
     p_indptr, p_indices, p_data = coleaf_counts(
-        qleaves, _EMPTY_MASK, qorder, 0, n_q, node_offset, ptr, members, order, n_ref
-    )
+        qleaves, _EMPTY_MASK, qorder, 0, n_q, node_offset, ptr, members, order, n_ref,
+        search_block(n_ref),
+    )  # fmt: skip
     row_nnz = np.empty(n_q, dtype=np.int64)
     row_nnz[qorder] = np.diff(p_indptr)
     indptr = np.concatenate([[0], np.cumsum(row_nnz)])

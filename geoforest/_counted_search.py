@@ -1,0 +1,213 @@
+"""The forest neighbour search by co-leaf counts, for queries without tree masks.
+
+Without tree masks every proximity is a co-leaf count out of one ``n_trees``,
+so the best candidates of a query are those with the highest counts, ties to
+the lower index, and they can be found by counting instead of ranking every
+candidate: a histogram of the counts gives the count ``c*`` of the
+``n_cand``-th best, and only points counted at least ``c*`` times are looked
+up and sorted.  This serves both ``kneighbors`` by proximity (the best ``k``)
+and the relevance distance's candidate pool (``forest/_relevance.py``).
+
+How the counts are kept decides the speed once leaves are large (a forest
+grown on ``max_samples`` much smaller than ``n``: tens of thousands of co-leaf
+points per query), so it is chosen per query from the length of its leaf
+lists (``load``, the counter increments it will make):
+
+* **touched** (short lists): int32 counters of :data:`~geoforest.proximity.SEARCH_BLOCK`
+  references at a time, the positions counted listed as they are first met;
+  the cost is per increment.
+* **scan** (long lists, ``load x scan_ratio >= n_ref``, more than
+  :data:`SCAN_MIN_REFS` references, fewer than 256 trees): one-byte
+  counters of a block of ``scan_block`` references, small enough for a
+  core's first-level cache, and instead of listing what was
+  counted, the block is scanned eight counters at a time for those that can
+  still be among the best (at least the running ``floor``, the count of the
+  ``n_cand``-th best so far), then cleared.  Per increment this is a cached
+  byte add; the scan costs a few cycles per eight references.
+
+Both give the same answer, which does not depend on the block sizes
+(tests force each mode and tiny blocks).  Figures: ``docs/scale.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import njit
+from .proximity import gather_block, open_leaves, pad_lowest, search_block
+
+_NO_MASK = np.zeros((0, 0), dtype=np.uint8)
+
+#: References per block of one-byte counters in a scan: 32 KiB, a first-level data cache.
+SCAN_BLOCK = 1 << 15
+#: A query's counts are scanned when its leaf lists hold at least ``n_ref / SCAN_RATIO`` entries ...
+SCAN_RATIO = 32
+#: ... and there are more references than this: below, int32 counters of all
+#: of them (512 KiB) stay in a core's second-level cache, and listing what was
+#: counted costs less than scanning.
+SCAN_MIN_REFS = 1 << 17
+
+_ONES = np.uint64(0x0101010101010101)
+_HIGHS = np.uint64(0x8080808080808080)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _floor(hist, n_trees, n_cand):
+    """The largest count ``c >= 1`` that at least ``n_cand`` counted points reach (1 if none)."""
+    above = 0
+    c = n_trees
+    while c > 1 and above + hist[c] < n_cand:
+        above += hist[c]
+        c -= 1
+    return c
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _scan(words, n_words, floor, r0, skip, n_trees, span, hist, keys, n_keys):
+    """Append the keys of block counters ``>= floor`` (not position ``skip``),
+    count them in ``hist``, clear the block; returns the number of keys."""
+    small = words.view(np.uint8)
+    # A word can hold a counter >= floor only if some byte exceeds floor - 1:
+    # adding 127 - (floor - 1) to every byte sets its high bit then (bytes of
+    # 128 and more have it already).  A carry into the next byte can only flag
+    # a word too many, never miss one; flagged words are read byte by byte.
+    below = floor - 1
+    exact = below <= 127
+    add = _ONES * np.uint64(127 - below if exact else 0)
+    test = _HIGHS if exact else ~np.uint64(0)
+    for x in range(n_words):
+        w = words[x]
+        # No test of w == 0 first: at the densities scanned it is unpredictable,
+        # while this one is nearly always false once the floor exceeds 1.
+        if ((w + add) | w) & test == np.uint64(0):
+            continue
+        for b in range(8):
+            c = np.int64(small[8 * x + b])
+            if c < floor:
+                continue
+            r = r0 + 8 * x + b
+            if r == skip:
+                continue
+            hist[c] += 1
+            keys[n_keys] = (n_trees - c) * span + r
+            n_keys += 1
+    words[:n_words] = 0
+    return n_keys
+
+
+@njit(nogil=True, cache=True)
+def counted_neighbors(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, ref_pos,
+                      n_ref, block, scan_block, scan_ratio, n_cand, width, exclude_self, ind_out,
+                      sim_out, n_out):  # fmt: skip
+    """The candidates of queries ``qorder[lo:hi]``: the ``n_cand`` best by
+    (co-leaf count, lower index) and those tied with the last, at most
+    ``width``, best first, at proximity ``count / n_trees``.
+
+    Writes row ``pos - lo`` of ``ind_out`` and ``sim_out``; ``n_out`` holds each
+    row's length.  With fewer co-leaf points than ``n_cand`` the row is padded
+    to ``width`` with the lowest-index other points at proximity 0, as
+    ``forest_kneighbors`` pads.  ``members`` hold positions ``r`` of the
+    references (``leaf_lists``), ``ref_index[r]`` the point and
+    ``ref_pos[j]`` the position of point ``j`` (read only with
+    ``exclude_self``, which drops point ``i`` for query ``i``).  ``block``,
+    ``scan_block`` and ``scan_ratio`` choose how counts are kept (module
+    docstring); ``scan_block`` is a multiple of 8.
+    """
+    n_trees = qleaves.shape[1]
+    counts = np.zeros(min(block, n_ref), dtype=np.int32)
+    touched = np.empty(min(block, n_ref), dtype=np.int32)
+    can_scan = n_trees < 256
+    n_words = (min(scan_block, n_ref) + 7) // 8 if can_scan else 0
+    words = np.zeros(n_words, dtype=np.uint64)
+    small = words.view(np.uint8)
+    hist = np.zeros(n_trees + 2, dtype=np.int64)
+    keys = np.empty(n_ref, dtype=np.int64)
+    span = np.int64(n_ref + 1)
+    cur = np.empty(n_trees, dtype=np.int64)
+    end = np.empty(n_trees, dtype=np.int64)
+    for pos in range(lo, hi):
+        i = qorder[pos]
+        skip = i if exclude_self else -1
+        skip_r = ref_pos[i] if exclude_self else -1
+        open_leaves(qleaves, _NO_MASK, i, node_offset, ptr, cur, end)
+        load = 0
+        for t in range(n_trees):
+            load += end[t] - cur[t]
+        hist[:] = 0
+        n_keys = 0
+        # Keys (n_trees - count, position), made without looking points up.
+        if can_scan and load * scan_ratio >= n_ref:
+            floor = 1
+            for r0 in range(0, n_ref, 8 * n_words):
+                r1 = r0 + 8 * n_words
+                for t in range(n_trees):
+                    q = cur[t]
+                    e = end[t]
+                    if q == e:
+                        continue
+                    stop = e
+                    if r1 < n_ref and members[e - 1] >= r1:  # as in gather_block
+                        stop = q
+                        while members[stop] < r1:
+                            stop += 1
+                    for p in range(q, stop):
+                        small[members[p] - r0] += 1
+                    cur[t] = stop
+                n_keys = _scan(
+                    words, (min(r1, n_ref) - r0 + 7) // 8, floor, r0, skip_r, n_trees, span,
+                    hist, keys, n_keys,
+                )  # fmt: skip
+                floor = _floor(hist, n_trees, n_cand)
+        else:
+            for r0 in range(0, n_ref, block):
+                n_block = gather_block(members, cur, end, r0, r0 + block, n_ref, counts, touched)
+                for q in range(n_block):
+                    jr = touched[q]
+                    c = counts[jr]
+                    counts[jr] = 0
+                    if r0 + jr == skip_r:
+                        continue
+                    hist[c] += 1
+                    keys[n_keys] = (n_trees - c) * span + r0 + jr
+                    n_keys += 1
+        # Every point counted at least c_star times is among the keys (a point
+        # passed over in a scan had fewer than the floor then, and the floor
+        # never exceeds c_star): keep those, keyed (n_trees - count, index) so
+        # that ascending keys are the best first, ties to the lower index.
+        limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
+        n_best = 0
+        for q in range(n_keys):
+            key = keys[q]
+            if key < limit:
+                keys[n_best] = key - key % span + ref_index[key % span]
+                n_best += 1
+        order = np.sort(keys[:n_best])
+        row = pos - lo
+        n_take = min(n_best, width)
+        for q in range(n_take):
+            ind_out[row, q] = order[q] % span
+            sim_out[row, q] = (n_trees - order[q] // span) / n_trees
+        q = n_take
+        if n_take < n_cand:
+            taken = np.sort(ind_out[row, :n_take])
+            q = pad_lowest(ind_out, sim_out, row, q, width, taken, 0, n_ref, skip)
+        n_out[row] = q
+
+
+def counted_rows(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref: int,
+                 n_cand: int, width: int, exclude_self: bool):  # fmt: skip
+    """``(ind, sim, n_out)`` of :func:`counted_neighbors` for queries ``qorder[lo:hi]``."""
+    n_q = hi - lo
+    ind = np.empty((n_q, width), dtype=np.int64)
+    sim = np.empty((n_q, width), dtype=np.float64)
+    n_out = np.empty(n_q, dtype=np.int64)
+    scan_block = max(8, -(-SCAN_BLOCK // 8) * 8)
+    scan_ratio = SCAN_RATIO if n_ref > SCAN_MIN_REFS else 0
+    ref_pos = np.empty(n_ref if exclude_self else 0, dtype=np.int64)
+    if exclude_self:
+        ref_pos[ref_index] = np.arange(n_ref)
+    counted_neighbors(
+        qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, ref_pos, n_ref,
+        search_block(n_ref), scan_block, scan_ratio, n_cand, width, exclude_self, ind, sim, n_out,
+    )  # fmt: skip
+    return ind, sim, n_out
