@@ -16,12 +16,12 @@ import warnings
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils import Bunch, check_random_state
-from threadpoolctl import threadpool_limits
 
 from ._eigensolvers import (
     Solver,
     _leading_eigs,
     _n_nodes,
+    _one_thread,
     _resolve_solver,
     normalized_affinity,
 )
@@ -301,7 +301,7 @@ def _njw_kmeans(vectors, isolated, k: int, n_init: int, random_state, rows=None)
         # One OpenMP thread: the embedding has K columns, threads gain nothing, and
         # OpenMP threads that find the other cores busy wait for them
         # (docs/results/rpf-cluster.md, "Thread limits").
-        with threadpool_limits(limits=1, user_api="openmp"):
+        with _one_thread("openmp"):
             labels[embedded] = km.fit_predict(embedding[embedded])
         labels[unembedded] = np.argmax(np.bincount(labels[embedded], minlength=k))
     return canonical_labels(labels), embedding, unembedded

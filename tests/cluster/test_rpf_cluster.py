@@ -24,6 +24,7 @@ from geoforest.cluster import (
     unfragmented_threshold,
 )
 from geoforest.cluster._rpf_kernel import attach_by_kernel
+from geoforest.cluster._rpf_selection import _pairwise_ari
 
 
 def _kernel(n=120, seed=0):
@@ -428,3 +429,32 @@ def test_stability_selection_against_independently_redrawn_forests():
     assert np.array_equal(model.labels_, stability_model().labels_)
     with pytest.raises(ValueError):
         gf.ForestSpectralClustering(3, selection="stability", stability_forests=1).fit(X)
+
+
+def test_consensus_ari_is_scikit_learns_to_the_bit():
+    """The pairwise ARI of the consensus and stability scores: sklearn's value exactly.
+
+    The candidates are compared without sklearn's per-call checks; the value must
+    still be bit-identical, or ties in select_best (1e-9) could break otherwise.
+    """
+    rng = np.random.RandomState(0)
+    for trial in range(400):
+        n = int(rng.randint(1, 120))
+        a = rng.randint(rng.randint(1, 9), size=n)
+        b = rng.randint(rng.randint(1, 9), size=n)
+        if trial % 3 == 0:  # near-copies, as most candidates are
+            b = a.copy()
+            b[rng.rand(n) < 0.05] = 0
+        if trial % 7 == 0:
+            b = np.arange(n)  # all singletons
+        ari = _pairwise_ari([a * 3 - 5, b.astype(str)])  # any label values
+        assert ari[0, 1] == ari[1, 0] == adjusted_rand_score(a, b) == adjusted_rand_score(b, a)
+    partitions = [rng.randint(k, size=50) for k in (2, 3, 3, 5, 8)]
+    partitions += [partitions[0], partitions[0][::-1]]  # a copy, a reordering
+    expected = [
+        np.mean([adjusted_rand_score(p, q) for j, q in enumerate(partitions) if j != i])
+        for i, p in enumerate(partitions)
+    ]
+    np.testing.assert_array_equal(consensus_scores(partitions), expected)
+    with pytest.raises(ValueError, match="same points"):
+        consensus_scores([[0, 1, 1], [0, 1]])

@@ -621,3 +621,18 @@ def test_more_components_than_clusters_takes_the_largest():
     assert result.labels[big[0]].tolist() == [0] * 20 and set(result.labels[big[1]]) == {1}
     np.testing.assert_array_equal(result.unembedded, np.r_[20:23, 38:40])
     np.testing.assert_allclose(result.eigenvalues, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("user_api", ["blas", "openmp"])
+def test_one_thread_limits_and_restores(user_api):
+    """The cached thread limit of the spectral step: one thread inside, as before after."""
+    from threadpoolctl import threadpool_info
+
+    def threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == user_api]
+
+    before = threads()
+    for _ in range(2):  # the second call reuses the cached library lookup
+        with _eigensolvers._one_thread(user_api):
+            assert set(threads()) <= {1}
+        assert threads() == before
