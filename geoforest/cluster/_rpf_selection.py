@@ -30,7 +30,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .._progress import progress
 from ._choice import choose_by_relative_gap, min_cluster_size, n_components, score_partitions
-from ._rpf_kernel import sharpen_kernel, truncated_kernel
+from ._rpf_kernel import _sharpen_kept, kept_by_threshold, truncated_kernel
 from ._spectral import spectral_partitions
 
 __all__ = [
@@ -83,14 +83,24 @@ def unfragmented_threshold(S, thresholds, *, min_size: int | None = None) -> flo
     if min_size is None:
         min_size = max(5, int(np.ceil(0.02 * n)))
     ordered = sorted(float(t) for t in thresholds)
-    for b1 in reversed(ordered):
-        A = S.copy()
-        A.data[A.data < b1] = 0.0
-        A.eliminate_zeros()
+    # Every graph but the smallest threshold's lies inside the one at the second
+    # smallest: cut that one from S once, the larger thresholds from it (a
+    # fraction of S's entries), and S itself only if the scan gets that far.
+    inner = _entries_from(S, ordered[1]) if len(ordered) > 1 else S
+    for i in reversed(range(len(ordered))):
+        A = _entries_from(S if i == 0 else inner, ordered[i])
         _, comp = connected_components(A, directed=False)
         if np.bincount(comp).min() >= min(min_size, n):
-            return b1
+            return ordered[i]
     return ordered[0]
+
+
+def _entries_from(S: sp.csr_array, threshold: float) -> sp.csr_array:
+    """A copy of ``S`` without its entries below ``threshold`` (nor zeros), dtype kept."""
+    A = S.copy()
+    A.data[A.data < threshold] = 0.0
+    A.eliminate_zeros()
+    return A
 
 
 def select_best(scores, scales, thresholds) -> int:
@@ -227,11 +237,12 @@ def _relgap_candidates(model, S, grid, seed: int):
     gaps = np.full((len(grid), max_k), np.nan)
     fragmented = np.ones((len(grid), max_k), dtype=bool)
     parts = []
+    kept = kept_by_threshold(S)
     for c, (b1, b2) in enumerate(progress(grid, len(grid), model.verbose, "rpfCluster scales")):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*zero degree", category=UserWarning)
             part = spectral_partitions(
-                sharpen_kernel(S, b1, b2), max_k, n_init=4, solver=model.eigen_solver,
+                _sharpen_kept(kept(b1), b2), max_k, n_init=4, solver=model.eigen_solver,
                 random_state=seed, tol=model.eigen_tol,
             )  # fmt: skip
         gaps[c], fragmented[c] = score_partitions(part, max_k)
@@ -269,7 +280,10 @@ def _score_stability(model, candidates, grid, X_sel, seed: int) -> None:
             S_b = sp.csr_array(other.proximity())
         else:
             S_b = truncated_kernel(other, min(model.kernel_neighbors, m - 1))
-        partitions.append([model._candidate(S_b, b1, b2, seed)["_res"].labels for b1, b2 in grid])
+        kept = kept_by_threshold(S_b)
+        partitions.append(
+            [model._candidate(S_b, b1, b2, seed, kept=kept(b1))["_res"].labels for b1, b2 in grid]
+        )
     # A partition with a cluster of a few points is stable for a trivial
     # reason (the same outliers split off in every forest): such candidates
     # only win when every candidate has one.  Same size as the
