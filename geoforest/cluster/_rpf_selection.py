@@ -96,9 +96,17 @@ def unfragmented_threshold(S, thresholds, *, min_size: int | None = None) -> flo
 
 
 def _entries_from(S: sp.csr_array, threshold: float) -> sp.csr_array:
-    """A copy of ``S`` without its entries below ``threshold`` (nor zeros), dtype kept."""
+    """``S`` without its entries below ``threshold`` (nor zeros), dtype kept.
+
+    ``S`` itself when that removes nothing (beta_1 = 0 on a kernel with no
+    stored zeros): the callers only read it, and a copy of a large kernel
+    costs more than the check.
+    """
+    drop = (S.data < threshold) | (S.data == 0)
+    if not drop.any():
+        return S
     A = S.copy()
-    A.data[A.data < threshold] = 0.0
+    A.data[drop] = 0.0
     A.eliminate_zeros()
     return A
 

@@ -375,11 +375,16 @@ def test_unfragmented_threshold_on_random_graphs_and_grids(dtype):
         W = rng.rand(n, n) * (rng.rand(n, n) < rng.uniform(0.05, 0.5))
         W = np.maximum(W, W.T).astype(dtype)
         np.fill_diagonal(W, 1.0)
+        S = sp.csr_array(W)
+        rows = np.repeat(np.arange(n), np.diff(S.indptr))
+        S.data[(rows + S.indices) % int(rng.randint(2, 9)) == 1] = 0.0  # stored zeros, symmetric
+        W = S.toarray()
         grid = list(rng.choice([0.0, 0.1, 0.25, 0.5, 0.7, 0.9], size=rng.randint(1, 6)))
         min_size = int(rng.randint(1, 8))
         ok = [b for b in grid if min(_components_by_hand(W * (W >= b))) >= min(min_size, n)]
         expected = max(ok) if ok else min(grid)
-        assert unfragmented_threshold(sp.csr_array(W), grid, min_size=min_size) == expected
+        assert unfragmented_threshold(S, grid, min_size=min_size) == expected
+        assert unfragmented_threshold(S.multiply(S > 0), grid, min_size=min_size) == expected
 
 
 def test_unfragmented_selection_is_consensus_at_that_threshold():
