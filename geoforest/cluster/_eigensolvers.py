@@ -25,7 +25,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh, lobpcg
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["normalized_affinity", "spectral_eigs"]
 
@@ -46,6 +46,24 @@ _ARPACK_MAXITER = 100
 _SHIFT = 1e-6
 
 _SOLVERS = ("auto", "dense", "arpack", "lobpcg", "shift-invert")
+
+_CONTROLLER: ThreadpoolController | None = None
+
+
+def _one_thread(user_api: str):
+    """A context that runs ``user_api`` ("blas" or "openmp") on one thread.
+
+    ``threadpoolctl.threadpool_limits`` looks up the loaded native libraries
+    on every call, which costs milliseconds: more than a k-means of a
+    thousand points, and the spectral step enters such a context for every
+    candidate.  The libraries are looked up once here, the first time
+    (numpy's and scipy's BLAS and scikit-learn's OpenMP are loaded by this
+    package's imports by then).
+    """
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api=user_api)
 
 
 # --------------------------------------------------------------------- affinity
@@ -208,7 +226,7 @@ def _eigs_dense(M, k: int) -> tuple[np.ndarray, np.ndarray]:
     # One BLAS thread: at n <= 2000 threads gain little, and OpenBLAS threads that
     # find the other cores busy (another process, joblib workers) wait for them
     # (docs/results/rpf-cluster.md, "Thread limits").
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _one_thread("blas"):
         values, vectors = scipy.linalg.eigh(dense, subset_by_index=[n - k, n - 1])
         if values.shape[0] != k:
             # LAPACK's subset driver can return fewer pairs when the top eigenvalue is

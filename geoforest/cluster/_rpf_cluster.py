@@ -18,7 +18,14 @@ from .._progress import progress
 from .._validation import N_JOBS, validate_data
 from ._choice import eigengap_scores, explain_choice
 from ._eigensolvers import AUTO_DENSE_MAX_N
-from ._rpf_kernel import attach_by_kernel, kernel_vote, sharpen_kernel, truncated_kernel
+from ._rpf_kernel import (
+    _sharpen_kept,
+    attach_by_kernel,
+    kept_by_threshold,
+    kernel_vote,
+    sharpen_kernel,
+    truncated_kernel,
+)
 from ._rpf_selection import (
     RPF_SCALES,
     RPF_THRESHOLDS,
@@ -365,8 +372,9 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             chosen = self._candidate(S, b1, b2, seed, n_clusters=candidates[best]["n_clusters"])
             criterion = "relative gap"
         else:
+            kept = kept_by_threshold(S_sel)
             candidates = [
-                self._candidate(S_sel, b1, b2, seed)
+                self._candidate(S_sel, b1, b2, seed, kept=kept(b1))
                 for b1, b2 in progress(grid, len(grid), self.verbose, "rpfCluster scales")
             ]
             if self._selection == "stability" and len(grid) > 1:
@@ -550,9 +558,11 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         seed: int,
         n_clusters: int | None = None,
         n_eigenvalues: int | None = None,
+        kept=None,
     ) -> dict[str, Any]:
+        """One candidate; ``kept``: ``S`` without its entries below ``b1``, when at hand."""
         n_clusters = self.n_clusters if n_clusters is None else n_clusters
-        A = sharpen_kernel(S, b1, b2)
+        A = sharpen_kernel(S, b1, b2) if kept is None else _sharpen_kept(kept, b2)
         n = S.shape[0]
         max_clusters = min(self.max_clusters, n - 1)
         if n_eigenvalues is None and self._selection == "eigengap" and n_clusters is not None:

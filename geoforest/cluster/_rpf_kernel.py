@@ -59,14 +59,50 @@ def sharpen_kernel(S, threshold: float, scale: float, *, min_weight: float = 1e-
     """
     if not scale > 0:
         raise ValueError(f"scale must be > 0, got {scale}")
+    return _sharpen_kept(_kept_entries(S, threshold), scale, min_weight)
+
+
+def _kept_entries(S, threshold: float) -> sp.csr_array:
+    """A float64 copy of ``S`` without its entries below ``threshold`` (nor zeros)."""
     A = sp.csr_array(S, dtype=np.float64, copy=True)
     A.data[A.data < threshold] = 0.0
     A.eliminate_zeros()
+    return A
+
+
+def _sharpen_kept(kept: sp.csr_array, scale: float, min_weight: float = 1e-12) -> sp.csr_array:
+    """:func:`sharpen_kernel` of a kernel whose entries below beta_1 are already removed.
+
+    ``kept`` (from :func:`_kept_entries`) is not modified: the candidates of
+    one beta_1 and several beta_2 share it, which saves removing the same
+    entries once per beta_2 (the costlier half of sharpening).
+    """
+    if not scale > 0:
+        raise ValueError(f"scale must be > 0, got {scale}")
+    A = kept.copy()
     A.data = np.exp((A.data - 1.0) / scale)
     if min_weight > 0:
         A.data[A.data < min_weight] = 0.0
         A.eliminate_zeros()
     return A
+
+
+def kept_by_threshold(S):
+    """``b1 -> _kept_entries(S, b1)``, computed once for a run of equal ``b1``.
+
+    The candidate grids run beta_1-major, so holding only the last beta_1's
+    kernel gives each threshold's entries once without a copy of ``S`` per
+    threshold in memory.
+    """
+    last: dict[float, sp.csr_array] = {}
+
+    def kept(threshold: float) -> sp.csr_array:
+        if threshold not in last:
+            last.clear()
+            last[threshold] = _kept_entries(S, threshold)
+        return last[threshold]
+
+    return kept
 
 
 def truncated_kernel(forest, n_neighbors: int) -> sp.csr_array:

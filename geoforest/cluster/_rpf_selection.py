@@ -27,11 +27,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from sklearn.metrics import adjusted_rand_score
 
 from .._progress import progress
 from ._choice import choose_by_relative_gap, min_cluster_size, n_components, score_partitions
-from ._rpf_kernel import sharpen_kernel, truncated_kernel
+from ._rpf_kernel import _sharpen_kept, kept_by_threshold, truncated_kernel
 from ._spectral import spectral_partitions
 
 __all__ = [
@@ -84,14 +83,32 @@ def unfragmented_threshold(S, thresholds, *, min_size: int | None = None) -> flo
     if min_size is None:
         min_size = max(5, int(np.ceil(0.02 * n)))
     ordered = sorted(float(t) for t in thresholds)
-    for b1 in reversed(ordered):
-        A = S.copy()
-        A.data[A.data < b1] = 0.0
-        A.eliminate_zeros()
+    # Every graph but the smallest threshold's lies inside the one at the second
+    # smallest: cut that one from S once, the larger thresholds from it (a
+    # fraction of S's entries), and S itself only if the scan gets that far.
+    inner = _entries_from(S, ordered[1]) if len(ordered) > 1 else S
+    for i in reversed(range(len(ordered))):
+        A = _entries_from(S if i == 0 else inner, ordered[i])
         _, comp = connected_components(A, directed=False)
         if np.bincount(comp).min() >= min(min_size, n):
-            return b1
+            return ordered[i]
     return ordered[0]
+
+
+def _entries_from(S: sp.csr_array, threshold: float) -> sp.csr_array:
+    """``S`` without its entries below ``threshold`` (nor zeros), dtype kept.
+
+    ``S`` itself when that removes nothing (beta_1 = 0 on a kernel with no
+    stored zeros): the callers only read it, and a copy of a large kernel
+    costs more than the check.
+    """
+    drop = (S.data < threshold) | (S.data == 0)
+    if not drop.any():
+        return S
+    A = S.copy()
+    A.data[drop] = 0.0
+    A.eliminate_zeros()
+    return A
 
 
 def select_best(scores, scales, thresholds) -> int:
@@ -130,6 +147,52 @@ def select_best(scores, scales, thresholds) -> int:
     return int(tied[order[0]])
 
 
+def _adjusted_rand(a: np.ndarray, ka: int, b: np.ndarray, kb: int) -> float:
+    """Adjusted Rand index of two partitions coded ``0 .. ka - 1`` and ``0 .. kb - 1``.
+
+    The value of :func:`sklearn.metrics.adjusted_rand_score`, to the bit: the
+    same pair counts (exact integers, from the contingency table) in the same
+    formula.  Without scikit-learn's input checks, which cost milliseconds a
+    call, more than the counting at a few thousand points; the candidates of
+    one fit are compared pairwise, 45 pairs for 10 of them.  Symmetric in its
+    arguments (swapping them swaps two pair counts, the formula is symmetric).
+    """
+    n = a.shape[0]
+    table = np.bincount(a * kb + b, minlength=ka * kb).astype(np.int64)
+    squares = int(np.dot(table, table))
+    rows = np.bincount(a, minlength=ka).astype(np.int64)
+    cols = np.bincount(b, minlength=kb).astype(np.int64)
+    tp = squares - n
+    fp = int(np.dot(cols, cols)) - squares  # ordered pairs together in b only
+    fn = int(np.dot(rows, rows)) - squares  # together in a only
+    tn = n * n - fp - fn - squares
+    if fn == 0 and fp == 0:
+        return 1.0
+    return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
+
+
+def _coded(partitions) -> list[tuple[np.ndarray, int]]:
+    """Each partition as integer codes ``0 .. k - 1`` and ``k``, all of one length."""
+    coded = []
+    for labels in partitions:
+        uniq, codes = np.unique(np.asarray(labels).reshape(-1), return_inverse=True)
+        coded.append((codes.reshape(-1).astype(np.int64), int(uniq.size)))
+    if len({c.shape[0] for c, _ in coded}) > 1:
+        raise ValueError("the partitions must label the same points")
+    return coded
+
+
+def _pairwise_ari(partitions) -> np.ndarray:
+    """Symmetric matrix of adjusted Rand indices between ``partitions`` (diagonal 1)."""
+    coded = _coded(partitions)
+    m = len(coded)
+    ari = np.ones((m, m))
+    for i in range(m):
+        for j in range(i + 1, m):
+            ari[i, j] = ari[j, i] = _adjusted_rand(*coded[i], *coded[j])
+    return ari
+
+
 def consensus_scores(partitions) -> np.ndarray:
     """Mean adjusted Rand index of each partition with all the others.
 
@@ -155,10 +218,13 @@ def consensus_scores(partitions) -> np.ndarray:
     labels = list(partitions)
     if len(labels) < 2:
         return np.full(len(labels), np.nan)
+    ari = _pairwise_ari(labels)
+    # The mean of a list in the order of the candidates, as before the pairs were
+    # computed once each: the same float sums, so the same ties in select_best.
     return np.array(
         [
-            float(np.mean([adjusted_rand_score(a, b) for j, b in enumerate(labels) if j != i]))
-            for i, a in enumerate(labels)
+            float(np.mean([ari[i, j] for j in range(len(labels)) if j != i]))
+            for i in range(len(labels))
         ]
     )
 
@@ -179,11 +245,12 @@ def _relgap_candidates(model, S, grid, seed: int):
     gaps = np.full((len(grid), max_k), np.nan)
     fragmented = np.ones((len(grid), max_k), dtype=bool)
     parts = []
+    kept = kept_by_threshold(S)
     for c, (b1, b2) in enumerate(progress(grid, len(grid), model.verbose, "rpfCluster scales")):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*zero degree", category=UserWarning)
             part = spectral_partitions(
-                sharpen_kernel(S, b1, b2), max_k, n_init=4, solver=model.eigen_solver,
+                _sharpen_kept(kept(b1), b2), max_k, n_init=4, solver=model.eigen_solver,
                 random_state=seed, tol=model.eigen_tol,
             )  # fmt: skip
         gaps[c], fragmented[c] = score_partitions(part, max_k)
@@ -221,7 +288,10 @@ def _score_stability(model, candidates, grid, X_sel, seed: int) -> None:
             S_b = sp.csr_array(other.proximity())
         else:
             S_b = truncated_kernel(other, min(model.kernel_neighbors, m - 1))
-        partitions.append([model._candidate(S_b, b1, b2, seed)["_res"].labels for b1, b2 in grid])
+        kept = kept_by_threshold(S_b)
+        partitions.append(
+            [model._candidate(S_b, b1, b2, seed, kept=kept(b1))["_res"].labels for b1, b2 in grid]
+        )
     # A partition with a cluster of a few points is stable for a trivial
     # reason (the same outliers split off in every forest): such candidates
     # only win when every candidate has one.  Same size as the
@@ -232,14 +302,9 @@ def _score_stability(model, candidates, grid, X_sel, seed: int) -> None:
     for j, c in enumerate(candidates):
         labels = [p[j] for p in partitions]
         c["fragmented"] = bool(fragmented[j])
+        ari = _pairwise_ari(labels)
         c["score"] = float(
-            np.mean(
-                [
-                    adjusted_rand_score(labels[a], labels[b])
-                    for a in range(len(labels))
-                    for b in range(a + 1, len(labels))
-                ]
-            )
+            np.mean([ari[a, b] for a in range(len(labels)) for b in range(a + 1, len(labels))])
         )
 
 

@@ -16,12 +16,12 @@ import warnings
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.utils import Bunch, check_random_state
-from threadpoolctl import threadpool_limits
 
 from ._eigensolvers import (
     Solver,
     _leading_eigs,
     _n_nodes,
+    _one_thread,
     _resolve_solver,
     normalized_affinity,
 )
@@ -297,14 +297,62 @@ def _njw_kmeans(vectors, isolated, k: int, n_init: int, random_state, rows=None)
     labels = np.zeros(n, dtype=np.intp)
     embedded = np.setdiff1d(np.arange(n), unembedded, assume_unique=True)
     if k > 1 and embedded.size >= k:
-        km = KMeans(n_clusters=k, n_init=n_init, random_state=random_state)
-        # One OpenMP thread: the embedding has K columns, threads gain nothing, and
-        # OpenMP threads that find the other cores busy wait for them
-        # (docs/results/rpf-cluster.md, "Thread limits").
-        with threadpool_limits(limits=1, user_api="openmp"):
-            labels[embedded] = km.fit_predict(embedding[embedded])
+        groups = _separated_groups(embedding[embedded], k, random_state, unembedded.size > 0)
+        if groups is not None:
+            labels[embedded] = groups
+        else:
+            km = KMeans(n_clusters=k, n_init=n_init, random_state=random_state)
+            # One OpenMP thread: the embedding has K columns, threads gain nothing, and
+            # OpenMP threads that find the other cores busy wait for them
+            # (docs/results/rpf-cluster.md, "Thread limits").
+            with _one_thread("openmp"):
+                labels[embedded] = km.fit_predict(embedding[embedded])
         labels[unembedded] = np.argmax(np.bincount(labels[embedded], minlength=k))
     return canonical_labels(labels), embedding, unembedded
+
+
+#: Smallest squared distance between the ``K`` distinct embedding rows for which
+#: :func:`_separated_groups` answers for k-means (the rows have unit length).
+_SEPARATION = 1e-6
+
+
+def _separated_groups(Y, k: int, random_state, tie_matters: bool):
+    """The k-means partition of ``Y`` when it has only one: ``K`` distinct, separated rows.
+
+    When an affinity falls apart into at least ``K`` connected components, the
+    leading eigenvectors are the components' ``sqrt(d)`` vectors and every
+    embedded row is one of ``K`` orthonormal vectors: k-means can only put
+    each value in a cluster of its own (inertia 0; k-means++ never seeds a
+    centre on a row equal to a centre, and any other seeding scores worse).
+    Most rpfCluster candidates are of this kind, and scikit-learn's k-means
+    with its restarts costs more than the rest of such a candidate.  The
+    labels are those k-means gives, up to the numbering that
+    :func:`canonical_labels` removes.  ``None`` (run k-means) when the rows
+    take more values or two values lie closer than :data:`_SEPARATION`; when
+    the random state is not an integer (k-means must draw from a shared
+    generator as before); and when ``tie_matters`` (points outside the
+    embedding join the largest cluster) and the largest cluster is tied, as
+    the lowest k-means label would win the tie.
+    """
+    if not isinstance(random_state, numbers.Integral) or isinstance(random_state, bool):
+        return None
+    groups = np.full(Y.shape[0], -1, dtype=np.intp)
+    values = np.empty((k, Y.shape[1]))
+    for g in range(k):  # a group per distinct row, by first appearance
+        first = np.flatnonzero(groups < 0)
+        if first.size == 0:
+            return None  # fewer than K values (not possible with K embedded rows)
+        values[g] = Y[first[0]]
+        groups[np.all(Y == values[g], axis=1)] = g
+    if np.any(groups < 0):
+        return None  # more than K values: the usual case
+    gaps = np.sum((values[:, None, :] - values[None, :, :]) ** 2, axis=2)
+    if np.min(gaps[~np.eye(k, dtype=bool)]) < _SEPARATION:
+        return None
+    sizes = np.bincount(groups, minlength=k)
+    if tie_matters and np.sum(sizes == sizes.max()) > 1:
+        return None
+    return groups
 
 
 #: :func:`spectral_partitions` checks partitions on at most this many points.

@@ -23,7 +23,8 @@ from geoforest.cluster import (
     truncated_kernel,
     unfragmented_threshold,
 )
-from geoforest.cluster._rpf_kernel import attach_by_kernel
+from geoforest.cluster._rpf_kernel import _sharpen_kept, attach_by_kernel, kept_by_threshold
+from geoforest.cluster._rpf_selection import _pairwise_ari
 
 
 def _kernel(n=120, seed=0):
@@ -49,6 +50,24 @@ def test_sharpen_kernel_matches_the_papers_map():
     assert np.all(np.isfinite(sharpen_kernel(S, 0.0, 1e-3).data))
     with pytest.raises(ValueError, match="scale"):
         sharpen_kernel(S, 0.0, 0.0)
+
+
+def test_sharpening_a_thresholded_kernel_once_per_threshold_is_sharpen_kernel():
+    """The candidates share beta_1's entries: bit for bit sharpen_kernel, nothing mutated."""
+    _, _, S = _kernel()
+    before = S.copy()
+    kept = kept_by_threshold(S)
+    for b1, b2 in [(0.1, 0.02), (0.1, 1.0), (0.1, 100.0), (0.0, 0.5), (0.3, 0.05)]:
+        shared = kept(b1)
+        A = _sharpen_kept(shared, b2)
+        B = sharpen_kernel(S, b1, b2)
+        for part in ("data", "indices", "indptr"):
+            np.testing.assert_array_equal(getattr(A, part), getattr(B, part))
+        assert kept(b1) is shared  # computed once for a run of equal thresholds
+        assert (shared != sp.csr_array(S).multiply(S >= b1)).nnz == 0  # not modified
+    assert (S != before).nnz == 0
+    with pytest.raises(ValueError, match="scale"):
+        _sharpen_kept(kept(0.0), 0.0)
 
 
 def test_fixed_betas_equal_kernel_spectral_clustering_of_the_sharpened_kernel():
@@ -347,6 +366,27 @@ def test_unfragmented_threshold_against_depth_first_search():
     )
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unfragmented_threshold_on_random_graphs_and_grids(dtype):
+    """Any grid (one value, unsorted, repeated) and kernel dtype, against the search by hand."""
+    rng = np.random.RandomState(5)
+    for _ in range(40):
+        n = int(rng.randint(2, 40))
+        W = rng.rand(n, n) * (rng.rand(n, n) < rng.uniform(0.05, 0.5))
+        W = np.maximum(W, W.T).astype(dtype)
+        np.fill_diagonal(W, 1.0)
+        S = sp.csr_array(W)
+        rows = np.repeat(np.arange(n), np.diff(S.indptr))
+        S.data[(rows + S.indices) % int(rng.randint(2, 9)) == 1] = 0.0  # stored zeros, symmetric
+        W = S.toarray()
+        grid = list(rng.choice([0.0, 0.1, 0.25, 0.5, 0.7, 0.9], size=rng.randint(1, 6)))
+        min_size = int(rng.randint(1, 8))
+        ok = [b for b in grid if min(_components_by_hand(W * (W >= b))) >= min(min_size, n)]
+        expected = max(ok) if ok else min(grid)
+        assert unfragmented_threshold(S, grid, min_size=min_size) == expected
+        assert unfragmented_threshold(S.multiply(S > 0), grid, min_size=min_size) == expected
+
+
 def test_unfragmented_selection_is_consensus_at_that_threshold():
     X, y, _ = _kernel(seed=1)
     # With K given, the default ("auto") is the unfragmented rule (docs/results/rpf-cluster.md).
@@ -428,3 +468,32 @@ def test_stability_selection_against_independently_redrawn_forests():
     assert np.array_equal(model.labels_, stability_model().labels_)
     with pytest.raises(ValueError):
         gf.ForestSpectralClustering(3, selection="stability", stability_forests=1).fit(X)
+
+
+def test_consensus_ari_is_scikit_learns_to_the_bit():
+    """The pairwise ARI of the consensus and stability scores: sklearn's value exactly.
+
+    The candidates are compared without sklearn's per-call checks; the value must
+    still be bit-identical, or ties in select_best (1e-9) could break otherwise.
+    """
+    rng = np.random.RandomState(0)
+    for trial in range(400):
+        n = int(rng.randint(1, 120))
+        a = rng.randint(rng.randint(1, 9), size=n)
+        b = rng.randint(rng.randint(1, 9), size=n)
+        if trial % 3 == 0:  # near-copies, as most candidates are
+            b = a.copy()
+            b[rng.rand(n) < 0.05] = 0
+        if trial % 7 == 0:
+            b = np.arange(n)  # all singletons
+        ari = _pairwise_ari([a * 3 - 5, b.astype(str)])  # any label values
+        assert ari[0, 1] == ari[1, 0] == adjusted_rand_score(a, b) == adjusted_rand_score(b, a)
+    partitions = [rng.randint(k, size=50) for k in (2, 3, 3, 5, 8)]
+    partitions += [partitions[0], partitions[0][::-1]]  # a copy, a reordering
+    expected = [
+        np.mean([adjusted_rand_score(p, q) for j, q in enumerate(partitions) if j != i])
+        for i, p in enumerate(partitions)
+    ]
+    np.testing.assert_array_equal(consensus_scores(partitions), expected)
+    with pytest.raises(ValueError, match="same points"):
+        consensus_scores([[0, 1, 1], [0, 1]])

@@ -621,3 +621,91 @@ def test_more_components_than_clusters_takes_the_largest():
     assert result.labels[big[0]].tolist() == [0] * 20 and set(result.labels[big[1]]) == {1}
     np.testing.assert_array_equal(result.unembedded, np.r_[20:23, 38:40])
     np.testing.assert_allclose(result.eigenvalues, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("user_api", ["blas", "openmp"])
+def test_one_thread_limits_and_restores(user_api):
+    """The cached thread limit of the spectral step: one thread inside, as before after."""
+    from threadpoolctl import threadpool_info
+
+    def threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == user_api]
+
+    before = threads()
+    for _ in range(2):  # the second call reuses the cached library lookup
+        with _eigensolvers._one_thread(user_api):
+            assert set(threads()) <= {1}
+        assert threads() == before
+
+
+def _separated_rows(rng, k, dim, sizes):
+    """Rows taking ``k`` distinct unit values (orthonormal when ``dim == k``), shuffled."""
+    values = np.eye(k) if dim == k else rng.standard_normal((k, dim))
+    values /= np.linalg.norm(values, axis=1)[:, None]
+    groups = np.repeat(np.arange(k), sizes)
+    rng.shuffle(groups)
+    return values[groups], groups
+
+
+def test_separated_groups_are_what_kmeans_finds():
+    """K distinct, separated embedding rows: the partition scikit-learn's k-means returns."""
+    from geoforest.cluster._spectral import _separated_groups
+
+    rng = np.random.RandomState(0)
+    for trial in range(60):
+        k = int(rng.randint(2, 9))
+        dim = k if trial % 2 else int(rng.randint(2, 9))
+        sizes = rng.randint(1, 200, size=k)
+        Y, groups = _separated_rows(rng, k, dim, sizes)
+        gaps = ((Y[:, None] - Y[None]) ** 2).sum(axis=2)
+        if gaps[gaps > 0].min() < 1e-6:
+            continue
+        seed = int(rng.randint(2**31 - 1))
+        found = _separated_groups(Y, k, seed, tie_matters=False)
+        assert found is not None
+        np.testing.assert_array_equal(canonical_labels(found), canonical_labels(groups))
+        with threadpool_limits(limits=1):
+            km = KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(Y)
+        np.testing.assert_array_equal(canonical_labels(found), canonical_labels(km))
+
+
+def test_separated_groups_refusals():
+    """k-means runs when the shortcut could differ from it, or must draw random numbers."""
+    from geoforest.cluster._spectral import _separated_groups
+
+    rng = np.random.RandomState(1)
+    Y, _ = _separated_rows(rng, 3, 3, [5, 7, 9])
+    assert _separated_groups(Y, 3, 0, tie_matters=False) is not None
+    assert _separated_groups(Y, 3, np.int64(0), tie_matters=False) is not None
+    for state in (None, np.random.RandomState(0), True):  # a generator k-means would advance
+        assert _separated_groups(Y, 3, state, tie_matters=False) is None
+    assert _separated_groups(Y, 2, 0, tie_matters=False) is None  # more values than K
+    assert _separated_groups(Y, 4, 0, tie_matters=False) is None  # fewer
+    close = Y.copy()
+    close[Y[:, 0] == 1.0] = [1e-4, np.sqrt(1 - 1e-8), 0.0]  # squared distance 1e-8 to e_1
+    assert _separated_groups(close, 3, 0, tie_matters=False) is None
+    tied, _ = _separated_rows(rng, 3, 3, [4, 9, 9])  # the largest cluster tied
+    assert _separated_groups(tied, 3, 0, tie_matters=False) is not None
+    assert _separated_groups(tied, 3, 0, tie_matters=True) is None
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_disconnected_affinity_labels_as_with_kmeans(monkeypatch, seed):
+    """spectral_clustering of an affinity in pieces: the labels k-means itself gives."""
+    from geoforest.cluster import _spectral
+
+    rng = np.random.RandomState(seed)
+    sizes = [30, 45, 20, 60, 3]  # five components, K = 4: the smallest one unembedded
+    W = sp.block_diag([sp.csr_array(rng.uniform(0.1, 1, (m, m))) for m in sizes], format="csr")
+    W = sp.csr_array((W + W.T) / 2)
+    shortcut, answered = _spectral._separated_groups, []
+    monkeypatch.setattr(
+        _spectral,
+        "_separated_groups",
+        lambda *args: answered.append(shortcut(*args)) or answered[-1],
+    )
+    fast = spectral_clustering(W, 4, random_state=seed)
+    assert fast.unembedded.size == 3 and answered[0] is not None  # k-means was skipped
+    monkeypatch.setattr(_spectral, "_separated_groups", lambda *args: None)
+    slow = spectral_clustering(W, 4, random_state=seed)
+    np.testing.assert_array_equal(fast.labels, slow.labels)
