@@ -13,20 +13,23 @@ grown on ``max_samples`` much smaller than ``n``: tens of thousands of co-leaf
 points per query), so it is chosen per query from the length of its leaf
 lists (``load``, the counter increments it will make):
 
-* **touched** (short lists): int32 counters of :data:`~geoforest.proximity.SEARCH_BLOCK`
-  references at a time, the positions counted listed as they are first met;
-  the cost is per increment.
-* **scan** (long lists, ``load x scan_ratio >= n_ref``, more than
+* **listed** (short lists): int32 counters of every reference, the
+  positions counted listed as they are first met, then read twice (the
+  histogram, then the best); the cost is per increment.
+* **scanned** (long lists, ``load x scan_ratio >= n_ref``, more than
   :data:`SCAN_MIN_REFS` references, fewer than 256 trees): one-byte
   counters of a block of ``scan_block`` references, small enough for a
-  core's first-level cache, and instead of listing what was
-  counted, the block is scanned eight counters at a time for those that can
-  still be among the best (at least the running ``floor``, the count of the
+  core's first-level cache, and instead of listing what was counted, the
+  block is scanned eight counters at a time for those that can still be
+  among the best (at least the running ``floor``, the count of the
   ``n_cand``-th best so far), then cleared.  Per increment this is a cached
-  byte add; the scan costs a few cycles per eight references.
+  byte add; the scan costs a few cycles per eight references.  Int32
+  counters of a million references do not stay in cache, and their misses
+  bound the listed way there.
 
-Both give the same answer, which does not depend on the block sizes
-(tests force each mode and tiny blocks).  Figures: ``docs/scale.md``.
+Both give the same answer, which does not depend on the block size (tests
+force each way and tiny blocks).  Figures: ``docs/benchmarks.md``,
+"Neighbour search when leaves are large".
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import njit
-from .proximity import gather_block, open_leaves, pad_lowest, search_block
+from .proximity import gather_block, open_leaves, pad_lowest
 
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
@@ -96,9 +99,9 @@ def _scan(words, n_words, floor, r0, skip, n_trees, span, hist, keys, n_keys):
 
 
 @njit(nogil=True, cache=True)
-def counted_neighbors(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, ref_pos,
-                      n_ref, block, scan_block, scan_ratio, n_cand, width, exclude_self, ind_out,
-                      sim_out, n_out):  # fmt: skip
+def counted_neighbors(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref,
+                      scan_block, scan_ratio, n_cand, width, exclude_self, ind_out, sim_out,
+                      n_out):  # fmt: skip
     """The candidates of queries ``qorder[lo:hi]``: the ``n_cand`` best by
     (co-leaf count, lower index) and those tied with the last, at most
     ``width``, best first, at proximity ``count / n_trees``.
@@ -107,15 +110,16 @@ def counted_neighbors(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_in
     row's length.  With fewer co-leaf points than ``n_cand`` the row is padded
     to ``width`` with the lowest-index other points at proximity 0, as
     ``forest_kneighbors`` pads.  ``members`` hold positions ``r`` of the
-    references (``leaf_lists``), ``ref_index[r]`` the point and
-    ``ref_pos[j]`` the position of point ``j`` (read only with
-    ``exclude_self``, which drops point ``i`` for query ``i``).  ``block``,
+    references (``leaf_lists``), ``ref_index[r]`` the point.
+    ``exclude_self`` drops point ``i`` for query ``i``; the queries are then
+    the references visited in their own order (``qorder`` is ``ref_index``),
+    so query ``qorder[pos]`` is the reference at position ``pos``.
     ``scan_block`` and ``scan_ratio`` choose how counts are kept (module
     docstring); ``scan_block`` is a multiple of 8.
     """
     n_trees = qleaves.shape[1]
-    counts = np.zeros(min(block, n_ref), dtype=np.int32)
-    touched = np.empty(min(block, n_ref), dtype=np.int32)
+    counts = np.zeros(n_ref, dtype=np.int32)
+    touched = np.empty(n_ref, dtype=np.int32)
     can_scan = n_trees < 256
     n_words = (min(scan_block, n_ref) + 7) // 8 if can_scan else 0
     words = np.zeros(n_words, dtype=np.uint64)
@@ -128,15 +132,17 @@ def counted_neighbors(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_in
     for pos in range(lo, hi):
         i = qorder[pos]
         skip = i if exclude_self else -1
-        skip_r = ref_pos[i] if exclude_self else -1
+        skip_r = pos if exclude_self else -1
         open_leaves(qleaves, _NO_MASK, i, node_offset, ptr, cur, end)
         load = 0
         for t in range(n_trees):
             load += end[t] - cur[t]
         hist[:] = 0
-        n_keys = 0
-        # Keys (n_trees - count, position), made without looking points up.
-        if can_scan and load * scan_ratio >= n_ref:
+        n_best = 0
+        scan = can_scan and load * scan_ratio >= n_ref
+        if scan:
+            # Keys (n_trees - count, position) of the counts at least the floor.
+            n_keys = 0
             floor = 1
             for r0 in range(0, n_ref, 8 * n_words):
                 r1 = r0 + 8 * n_words
@@ -158,29 +164,30 @@ def counted_neighbors(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_in
                     hist, keys, n_keys,
                 )  # fmt: skip
                 floor = _floor(hist, n_trees, n_cand)
+            # Every point counted at least c_star times is among the keys (one
+            # passed over had fewer than the floor then, and the floor never
+            # exceeds c_star): keep those, keyed by index from here on.
+            limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
+            for q in range(n_keys):
+                key = keys[q]
+                if key < limit:
+                    keys[n_best] = key - key % span + ref_index[key % span]
+                    n_best += 1
         else:
-            for r0 in range(0, n_ref, block):
-                n_block = gather_block(members, cur, end, r0, r0 + block, n_ref, counts, touched)
-                for q in range(n_block):
-                    jr = touched[q]
-                    c = counts[jr]
-                    counts[jr] = 0
-                    if r0 + jr == skip_r:
-                        continue
-                    hist[c] += 1
-                    keys[n_keys] = (n_trees - c) * span + r0 + jr
-                    n_keys += 1
-        # Every point counted at least c_star times is among the keys (a point
-        # passed over in a scan had fewer than the floor then, and the floor
-        # never exceeds c_star): keep those, keyed (n_trees - count, index) so
-        # that ascending keys are the best first, ties to the lower index.
-        limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
-        n_best = 0
-        for q in range(n_keys):
-            key = keys[q]
-            if key < limit:
-                keys[n_best] = key - key % span + ref_index[key % span]
-                n_best += 1
+            n_touched = gather_block(members, cur, end, 0, n_ref, n_ref, counts, touched)
+            for q in range(n_touched):
+                r = touched[q]
+                if r != skip_r:
+                    hist[counts[r]] += 1
+            c_star = _floor(hist, n_trees, n_cand)
+            for q in range(n_touched):
+                r = touched[q]
+                c = counts[r]
+                counts[r] = 0
+                if c >= c_star and r != skip_r:
+                    keys[n_best] = (n_trees - c) * span + ref_index[r]
+                    n_best += 1
+        # Keys (n_trees - count, index): ascending is best first, ties to the lower index.
         order = np.sort(keys[:n_best])
         row = pos - lo
         n_take = min(n_best, width)
@@ -203,11 +210,10 @@ def counted_rows(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, 
     n_out = np.empty(n_q, dtype=np.int64)
     scan_block = max(8, -(-SCAN_BLOCK // 8) * 8)
     scan_ratio = SCAN_RATIO if n_ref > SCAN_MIN_REFS else 0
-    ref_pos = np.empty(n_ref if exclude_self else 0, dtype=np.int64)
-    if exclude_self:
-        ref_pos[ref_index] = np.arange(n_ref)
+    if exclude_self and qorder is not ref_index:
+        raise ValueError("excluding each query itself needs the references' order as qorder")
     counted_neighbors(
-        qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, ref_pos, n_ref,
-        search_block(n_ref), scan_block, scan_ratio, n_cand, width, exclude_self, ind, sim, n_out,
+        qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, scan_block,
+        scan_ratio, n_cand, width, exclude_self, ind, sim, n_out,
     )  # fmt: skip
     return ind, sim, n_out

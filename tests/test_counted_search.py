@@ -30,21 +30,19 @@ def brute(leaves, qleaves, n_cand, width, exclude_self):
     return out
 
 
-def run(leaves, qleaves, n_cand, width, exclude_self, block, scan_block, scan_ratio):
+def run(leaves, qleaves, n_cand, width, exclude_self, scan_block, scan_ratio):
     n, n_trees = leaves.shape
     node_offset = np.arange(n_trees + 1, dtype=np.int64) * (leaves.max() + 1)
     order = locality_order(leaves)
     ptr, members = leaf_lists(leaves, node_offset, np.zeros((0, 0), np.uint8), order)
-    qorder = locality_order(qleaves)
+    qorder = order if exclude_self else locality_order(qleaves)
     n_q = qleaves.shape[0]
     ind = np.full((n_q, width), -1, dtype=np.int64)
     sim = np.full((n_q, width), np.nan)
     n_out = np.empty(n_q, dtype=np.int64)
-    ref_pos = np.empty(n, dtype=np.int64)
-    ref_pos[order] = np.arange(n)
     counted_neighbors(
-        qleaves, qorder, 0, n_q, node_offset, ptr, members, order, ref_pos, n, block, scan_block,
-        scan_ratio, n_cand, width, exclude_self, ind, sim, n_out,
+        qleaves, qorder, 0, n_q, node_offset, ptr, members, order, n, scan_block, scan_ratio,
+        n_cand, width, exclude_self, ind, sim, n_out,
     )  # fmt: skip
     rows = [None] * n_q
     for p in range(n_q):
@@ -58,13 +56,13 @@ def run(leaves, qleaves, n_cand, width, exclude_self, block, scan_block, scan_ra
 # use one-byte counters at all.
 @pytest.mark.parametrize("n_trees, n_leaves", [(9, 6), (40, 3), (200, 2), (300, 3)])
 @pytest.mark.parametrize(
-    "block, scan_block, scan_ratio",
-    [(1 << 18, 1 << 15, 0), (5, 1 << 15, 0), (1 << 18, 8, 10**9), (1 << 18, 16, 10**9)],
-    ids=["touched", "touched-blocks-of-5", "scan-blocks-of-8", "scan-blocks-of-16"],
+    "scan_block, scan_ratio",
+    [(1 << 15, 0), (8, 10**9), (16, 10**9), (1 << 15, 10**9)],
+    ids=["listed", "scan-blocks-of-8", "scan-blocks-of-16", "scan-one-block"],
 )
 @pytest.mark.parametrize("exclude_self", [True, False])
 def test_counted_neighbors_match_brute_force(
-    n_trees, n_leaves, block, scan_block, scan_ratio, exclude_self
+    n_trees, n_leaves, scan_block, scan_ratio, exclude_self
 ):
     rng = np.random.default_rng(n_trees)
     leaves = rng.integers(0, n_leaves, (61, n_trees)).astype(np.int32)
@@ -72,6 +70,6 @@ def test_counted_neighbors_match_brute_force(
     leaves[8:12, : n_trees // 2] = leaves[40:44, : n_trees // 2]  # ... or half of them
     qleaves = leaves if exclude_self else rng.integers(0, n_leaves, (23, n_trees)).astype(np.int32)
     for n_cand, width in [(1, 1), (5, 5), (5, 20), (60, 60)]:
-        got = run(leaves, qleaves, n_cand, width, exclude_self, block, scan_block, scan_ratio)
+        got = run(leaves, qleaves, n_cand, width, exclude_self, scan_block, scan_ratio)
         want = brute(leaves, qleaves, n_cand, width, exclude_self)
         assert got == want

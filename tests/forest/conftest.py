@@ -23,10 +23,11 @@ def client():
         yield c
 
 
-#: How the neighbour search keeps its counts: (SEARCH_BLOCK, SCAN_BLOCK, SCAN_RATIO).
+#: How the neighbour search keeps its counts: (SEARCH_BLOCK, SCAN_BLOCK, SCAN_RATIO);
+#: SEARCH_BLOCK is that of the searches with tree masks and of proximity().
 _SEARCH_MODES = {
     "default": None,
-    "touched-blocks-of-7": (7, 1 << 15, 0),
+    "listed-blocks-of-7": (7, 1 << 15, 0),
     "scan-blocks-of-8": (1 << 18, 8, 10**9),
     "scan-blocks-of-24": (1 << 18, 24, 10**9),
 }
@@ -35,9 +36,10 @@ _SEARCH_MODES = {
 @pytest.fixture(params=list(_SEARCH_MODES))
 def search_block(request, monkeypatch):
     """How the neighbour search keeps its counts: as the data decide, or forced to
-    counters listed as touched in blocks of 7 references, or scanned in blocks
-    of 8 or 24, so the tests' small data cross many block boundaries; the
-    answers must not change (``geoforest/_counted_search.py``)."""
+    listed counters (in blocks of 7 references where tree masks count), or
+    scanned in blocks of 8 or 24, so the tests' small data cross many block
+    boundaries; the answers must not change (``geoforest/_counted_search.py``,
+    ``geoforest/proximity.py``)."""
     mode = _SEARCH_MODES[request.param]
     if mode is not None:
         import geoforest._counted_search
