@@ -44,7 +44,7 @@ _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 #: References per block of one-byte counters in a scan: 32 KiB, a first-level data cache.
 SCAN_BLOCK = 1 << 15
 #: A query's counts are scanned when its leaf lists hold at least ``n_ref / SCAN_RATIO`` entries ...
-SCAN_RATIO = 32
+SCAN_RATIO = 24
 #: ... and there are more references than this: below, int32 counters of all
 #: of them (512 KiB) stay in a core's second-level cache, and listing what was
 #: counted costs less than scanning.
