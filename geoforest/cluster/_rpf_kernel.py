@@ -57,17 +57,29 @@ def sharpen_kernel(S, threshold: float, scale: float, *, min_weight: float = 1e-
     >>> A.nnz, round(float(A[0, 1]), 4)
     (5, 0.3679)
     """
-    if not scale > 0:
-        raise ValueError(f"scale must be > 0, got {scale}")
     return _sharpen_kept(_kept_entries(S, threshold), scale, min_weight)
 
 
-def _kept_entries(S, threshold: float) -> sp.csr_array:
-    """A float64 copy of ``S`` without its entries below ``threshold`` (nor zeros)."""
-    A = sp.csr_array(S, dtype=np.float64, copy=True)
-    A.data[A.data < threshold] = 0.0
+def entries_from(S: sp.csr_array, threshold: float) -> sp.csr_array:
+    """``S`` without its entries below ``threshold`` (nor zeros), dtype kept.
+
+    ``S`` itself when that removes nothing (beta_1 = 0 on a kernel with no
+    stored zeros): the callers only read it, and a copy of a large kernel
+    costs more than the check.
+    """
+    drop = (S.data < threshold) | (S.data == 0)
+    if not drop.any():
+        return S
+    A = S.copy()
+    A.data[drop] = 0.0
     A.eliminate_zeros()
     return A
+
+
+def _kept_entries(S, threshold: float) -> sp.csr_array:
+    """``S`` as float64 CSR without its entries below ``threshold`` (nor zeros);
+    read only (it may share ``S``'s arrays)."""
+    return entries_from(sp.csr_array(S, dtype=np.float64), threshold)
 
 
 def _sharpen_kept(kept: sp.csr_array, scale: float, min_weight: float = 1e-12) -> sp.csr_array:
@@ -79,7 +91,7 @@ def _sharpen_kept(kept: sp.csr_array, scale: float, min_weight: float = 1e-12) -
     """
     if not scale > 0:
         raise ValueError(f"scale must be > 0, got {scale}")
-    A = kept.copy()
+    A = kept.copy()  # kept may be shared (and may be S itself)
     A.data = np.exp((A.data - 1.0) / scale)
     if min_weight > 0:
         A.data[A.data < min_weight] = 0.0

@@ -30,7 +30,7 @@ from scipy.sparse.csgraph import connected_components
 
 from .._progress import progress
 from ._choice import choose_by_relative_gap, min_cluster_size, n_components, score_partitions
-from ._rpf_kernel import _sharpen_kept, kept_by_threshold, truncated_kernel
+from ._rpf_kernel import _sharpen_kept, entries_from, kept_by_threshold, truncated_kernel
 from ._spectral import spectral_partitions
 
 __all__ = [
@@ -86,29 +86,13 @@ def unfragmented_threshold(S, thresholds, *, min_size: int | None = None) -> flo
     # Every graph but the smallest threshold's lies inside the one at the second
     # smallest: cut that one from S once, the larger thresholds from it (a
     # fraction of S's entries), and S itself only if the scan gets that far.
-    inner = _entries_from(S, ordered[1]) if len(ordered) > 1 else S
+    inner = entries_from(S, ordered[1]) if len(ordered) > 1 else S
     for i in reversed(range(len(ordered))):
-        A = _entries_from(S if i == 0 else inner, ordered[i])
+        A = entries_from(S if i == 0 else inner, ordered[i])
         _, comp = connected_components(A, directed=False)
         if np.bincount(comp).min() >= min(min_size, n):
             return ordered[i]
     return ordered[0]
-
-
-def _entries_from(S: sp.csr_array, threshold: float) -> sp.csr_array:
-    """``S`` without its entries below ``threshold`` (nor zeros), dtype kept.
-
-    ``S`` itself when that removes nothing (beta_1 = 0 on a kernel with no
-    stored zeros): the callers only read it, and a copy of a large kernel
-    costs more than the check.
-    """
-    drop = (S.data < threshold) | (S.data == 0)
-    if not drop.any():
-        return S
-    A = S.copy()
-    A.data[drop] = 0.0
-    A.eliminate_zeros()
-    return A
 
 
 def select_best(scores, scales, thresholds) -> int:
