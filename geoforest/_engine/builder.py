@@ -35,6 +35,9 @@ from .sorting import sort_values
 from .splits import best_cut, midpoint
 from .ties import grow_until_resolved, growth_pool
 
+#: scikit-learn's tolerance in its ``min_impurity_decrease`` test.
+_EPS = float(np.finfo(np.float64).eps)
+
 
 class Tree(NamedTuple):
     """Flat arrays of one fitted tree (see the module docstring)."""
@@ -268,6 +271,45 @@ def _open_node(row, node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, 
 
 
 @njit(nogil=True, cache=True, inline="always")
+def _value_buffers(samples):
+    """Per-value scratch of a tree on ``samples``: ``(z_cur, z_best, z_sorted,
+    sort_keys, sort_tmp, part_buf)`` (projected values, sort keys, partition)."""
+    n = samples.shape[0]
+    z_cur, z_best, z_sorted = np.empty(n), np.empty(n), np.empty(n)
+    sort_keys, sort_tmp = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
+    return z_cur, z_best, z_sorted, sort_keys, sort_tmp, np.empty(n, dtype=samples.dtype)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _pending_root(cap, n, n_batches):
+    """The stack of pending nodes holding the root, and each node's range of samples.
+
+    ``(stack, top, node_lo, node_hi)``; a stack row is ``(lo, hi, depth,
+    parent, is_left, batches)`` (:func:`_push`).
+    """
+    stack = np.empty((cap, 6), dtype=np.int64)
+    node_lo, node_hi = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
+    return stack, _push(stack, 0, 0, n, 0, -1, 1, n_batches), node_lo, node_hi
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _decrease_bound(min_gain, min_decrease, sample_weight, samples):
+    """The gain bound of a supervised tree: ``min_gain`` raised to
+    ``min_impurity_decrease`` in gain units.
+
+    scikit-learn makes a leaf when ``gain / W + eps < min_impurity_decrease``
+    (``W`` the tree's total weight, its sample's weights with multiplicity):
+    the same bound, times ``W``.
+    """
+    if not min_decrease > 0.0 or sample_weight.shape[0] == 0:  # the bound is off, or unsupervised
+        return min_gain
+    w_total = 0.0
+    for s in range(samples.shape[0]):
+        w_total += sample_weight[samples[s]]
+    return max(min_gain, (min_decrease - _EPS) * w_total)
+
+
+@njit(nogil=True, cache=True, inline="always")
 def _copy_projection(idx, w, start, end, out_idx, out_w):
     """Copy the projection ``idx/w[start:end]`` to the front of ``out_idx/out_w``; its width."""
     width = end - start
@@ -305,12 +347,20 @@ class EngineConfig(NamedTuple):
 
 
 class TreeLimits(NamedTuple):
-    """When a node stops splitting (``max_depth=-1``: no limit; ``min_gain=-inf``: none)."""
+    """When a node stops splitting (``max_depth=-1``: no limit; ``min_gain=-inf``: none).
+
+    The last two act on supervised trees only, with scikit-learn's meaning:
+    a node splits only if its gain, over the tree's total sample weight, is
+    at least ``min_impurity_decrease``; ``max_leaf_nodes`` (``-1``: no limit)
+    is applied to the grown tree by the caller (:mod:`.best_first`).
+    """
 
     min_samples_split: int
     min_samples_leaf: int
     max_depth: int
     min_gain: float
+    max_leaf_nodes: int = -1
+    min_impurity_decrease: float = 0.0
 
 
 @njit(nogil=True, cache=True)
@@ -368,7 +418,7 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     """
     (proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches, decay_batches,
      random_cuts) = cfg  # fmt: skip
-    min_samples_split, min_samples_leaf, max_depth, min_gain = limits
+    min_samples_split, min_samples_leaf, max_depth, min_gain, _, min_decrease = limits
     # Every branch on ``supervised`` (or ``y is None``) is resolved at compile
     # time (see above): keep it a single assignment from ``y``, tested directly.
     supervised = y is not None
@@ -383,17 +433,11 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     tree_arrays = _new_tree(cap, n_classes if n_classes > 0 else n_outputs)
     left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value = tree_arrays
     perm, cand_ptr, cand_idx, cand_w, win_idx, win_w = _candidate_buffers(X, n_proj, max_nnz)
-    z_cur, z_best, z_sorted = np.empty(n), np.empty(n), np.empty(n)
-    sort_keys, sort_tmp = np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64)
+    z_cur, z_best, z_sorted, sort_keys, sort_tmp, part_buf = _value_buffers(samples)
     y_node, t_node, w_node, c_node, order, y_sorted, t_sorted, w_sorted, c_sorted, scratch = (
         label_buffers(n, n_classes, n_outputs)
     )
-    part_buf = np.empty(n, dtype=samples.dtype)
-    # Pending nodes, a row each: (lo, hi, depth, parent, is_left, batches).
-    stack = np.empty((cap, 6), dtype=np.int64)
-    # Each node's range of ``samples``.
-    node_lo, node_hi = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
-    top = _push(stack, 0, 0, n, 0, -1, 1, n_batches)
+    stack, top, node_lo, node_hi = _pending_root(cap, n, n_batches)
     n_nodes = nnz = 0
     # Sparse candidates of unsupervised trees grow while ties dominate
     # (``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``);
@@ -402,6 +446,7 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     grow, pool = False, np.empty(0, dtype=np.int32)
     if workspace is not None:
         grow, pool = growth_pool(X, samples, proj_kind, proj_params, z_sorted, sort_keys, sort_tmp)
+    min_gain = _decrease_bound(min_gain, min_decrease, sample_weight, samples)
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:

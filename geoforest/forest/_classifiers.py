@@ -245,6 +245,8 @@ class ObliqueForestClassifier(_ForestClassifier):
         min_samples_split: int = 2,
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
+        max_leaf_nodes: int | None = None,
+        min_impurity_decrease: float = 0.0,
         max_samples=None,
         bootstrap: bool = True,
         importance: str = "count",
@@ -263,6 +265,8 @@ class ObliqueForestClassifier(_ForestClassifier):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
         self.max_samples = max_samples
         self.bootstrap = bootstrap
         self.importance = importance
@@ -337,6 +341,8 @@ class ManifoldForestClassifier(_ForestClassifier):
         min_samples_split: int = 2,
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
+        max_leaf_nodes: int | None = None,
+        min_impurity_decrease: float = 0.0,
         max_samples=None,
         bootstrap: bool = True,
         importance: str = "count",
@@ -357,6 +363,8 @@ class ManifoldForestClassifier(_ForestClassifier):
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
         self.max_depth = max_depth
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
         self.max_samples = max_samples
         self.bootstrap = bootstrap
         self.importance = importance

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils import check_random_state
 
+from .._engine.best_first import keep_best_first
 from .._engine.builder import EngineConfig, Tree, TreeLimits, build_tree
 from .._engine.rng import make_state
 from .._engine.sampling import draw_tree_sample
@@ -33,12 +34,16 @@ __all__ = ["EngineConfig", "TreeLimits", "fit_tree", "grow_tree", "tree_limits"]
 
 
 def tree_limits(forest) -> TreeLimits:
-    """The limits set on ``forest`` (its ``_min_gain`` hook gives the last)."""
+    """The limits set on ``forest`` (its ``_min_gain`` hook gives the fourth;
+    ``max_leaf_nodes`` and ``min_impurity_decrease`` exist on supervised forests)."""
+    max_leaf_nodes = getattr(forest, "max_leaf_nodes", None)
     return TreeLimits(
         int(forest.min_samples_split),
         int(forest.min_samples_leaf),
         -1 if forest.max_depth is None else int(forest.max_depth),
         float(forest._min_gain()),
+        -1 if max_leaf_nodes is None else int(max_leaf_nodes),
+        float(getattr(forest, "min_impurity_decrease", 0.0)),
     )
 
 
@@ -110,15 +115,20 @@ def grow_tree(
     ``targets`` of shape ``(n, n_outputs)``; neither: unsupervised, for which
     the engine gets ``y = targets = None`` and its rule's scratch, supervised
     trees ``workspace = None`` (each task's kernel compiles only its own steps).
+    A supervised tree with ``limits.max_leaf_nodes > 0`` is cut best first
+    after its growth (:func:`~geoforest._engine.best_first.keep_best_first`).
     """
     workspace = None
     if n_classes == 0 and targets.shape[1] == 0:
         y = targets = None
         workspace = make_workspace(cfg.criterion, rows.shape[0])
-    return build_tree(
+    arrays, rows, leaf = build_tree(
         X, rows, cfg.typed(), limits, state, y, targets, sample_weight, counts, n_classes,
         workspace,
     )  # fmt: skip
+    if y is not None and limits.max_leaf_nodes > 0:
+        arrays, leaf = keep_best_first(arrays, leaf, limits.max_leaf_nodes)
+    return arrays, rows, leaf
 
 
 def fit_tree(

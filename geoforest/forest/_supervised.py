@@ -117,6 +117,8 @@ class SupervisedForest(BaseForest):
         "importance": [StrOptions(set(_IMPORTANCES))],
         "oob_score": ["boolean", callable],
         "splitter": [StrOptions({"best", "random"})],
+        "max_leaf_nodes": [Interval(numbers.Integral, 2, None, closed="left"), None],
+        "min_impurity_decrease": [Interval(numbers.Real, 0.0, None, closed="left")],
     }
 
     def _validate_X(self, X, reset: bool) -> np.ndarray:
@@ -272,6 +274,17 @@ def shared_doc(criterion: str, max_features: str) -> str:
         Minimum samples on each side of a cut.
     max_depth : int or None, default=None
         Maximum depth (``None``: grow until leaves are pure).
+    max_leaf_nodes : int or None, default=None
+        At most this many leaves per tree, chosen best first as scikit-learn
+        does: the split with the largest weighted impurity decrease among
+        those the tree could make next, until the tree has ``max_leaf_nodes``
+        leaves.  Each tree is grown in full and then cut back, so this limits
+        the trees' size, not the time to fit them.
+    min_impurity_decrease : float, default=0.0
+        A node splits only if its weighted impurity decrease, divided by the
+        tree's total sample weight, is at least this (scikit-learn's
+        ``N_t / N * (impurity - N_t_R / N_t * right_impurity - N_t_L / N_t *
+        left_impurity)``).
     max_samples : int, float or None, default=None
         Rows drawn per tree (``None``: ``n_samples``).
     bootstrap : bool, default=True
