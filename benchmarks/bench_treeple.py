@@ -23,7 +23,11 @@ geoforest ``max_samples=None, bootstrap=False``), the same ``n_jobs`` (both
 grow trees in threads) and the same split criterion (treeple's default
 ``"twomeans"``, or ``"fastbic"``; ``--criteria``, both by default).  geoforest
 runs with ``max_redraws=0``: treeple tries one batch of candidates per node, so
-geoforest does too.
+geoforest does too.  It also runs with ``distance="proximity"``: the default
+(``"auto"``) estimates the learned metric at the end of ``fit`` (about 15 % of
+this fit), which is not tree building and which treeple does not compute; the
+neighbours of ``--part proximity`` then rank by proximity, as treeple's
+similarity does.
 
 rerf 2.0.5's ``rerf.urerf.UnsupervisedRandomForest(projection_matrix="RerF")``
 (whose C++ split is two-means) runs in the two-means rows, ``--rerf-repeats``
@@ -214,6 +218,7 @@ def make_geoforest(s: Settings) -> Any:
         max_samples=None,
         bootstrap=False,
         max_redraws=0,
+        distance="proximity",
         n_jobs=s.n_jobs,
         random_state=SEED,
     )
