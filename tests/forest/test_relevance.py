@@ -154,6 +154,28 @@ def test_points_sharing_no_leaf_come_last():
     assert np.any(~shared)
 
 
+def test_neighbours_sharing_no_leaf_match_brute_force(search_block):
+    # Few trees, "oob": fewer than k candidates share a leaf with most rows, so
+    # the rest of each row is ranked by the metric alone (stable on ties).
+    X = np.random.default_rng(0).normal(size=(120, 3))
+    rel, prox = _pair(X, n_estimators=4, min_samples_split=6)
+    _, w = _brute_weights(X, prox.proximity(dense=True), ESTIMATE_NEIGHBORS, ESTIMATE_POOL)
+    S = prox.proximity(method="oob", dense=True)
+    X64 = X.astype(np.float32).astype(np.float64)
+    k = 40
+    dist, ind = rel.kneighbors(n_neighbors=k, method="oob")
+    n_unshared = 0
+    for i in range(X.shape[0]):
+        n_cand = min(CANDIDATES_PER_NEIGHBOR * (k + 1) - 1, X.shape[0] - 1)
+        cand = _brute_candidates(S[i], n_cand, exclude=i)
+        d = np.sqrt((((X64[cand] - X64[i]) ** 2) * w).sum(axis=1))
+        best = np.lexsort((np.arange(cand.size), d, S[i, cand] == 0))[:k]
+        np.testing.assert_array_equal(ind[i], cand[best])
+        np.testing.assert_allclose(dist[i], d[best], rtol=1e-5)
+        n_unshared += np.count_nonzero(S[i, ind[i]] == 0)
+    assert n_unshared > 10 * X.shape[0]
+
+
 def test_merged_forest_reestimates_its_metric(helix_noise):
     a = gf.UnsupervisedForest(n_estimators=6, random_state=0, distance="relevance").fit(helix_noise)
     b = gf.UnsupervisedForest(n_estimators=6, random_state=1, distance="relevance").fit(helix_noise)
