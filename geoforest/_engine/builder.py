@@ -293,20 +293,23 @@ def _pending_root(cap, n, n_batches):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _decrease_bound(min_gain, min_decrease, sample_weight, samples):
-    """The gain bound of a supervised tree: ``min_gain`` raised to
-    ``min_impurity_decrease`` in gain units.
+def _weight_bounds(min_gain, min_decrease, min_weight_fraction, sample_weight, samples):
+    """A supervised tree's bounds in its own units: ``(min_gain, min_weight)``.
 
     scikit-learn makes a leaf when ``gain / W + eps < min_impurity_decrease``
-    (``W`` the tree's total weight, its sample's weights with multiplicity):
-    the same bound, times ``W``.
+    and refuses a cut leaving a side less than ``min_weight_fraction_leaf *
+    W`` (``W`` the tree's total weight, its sample's weights with
+    multiplicity): the same bounds, times ``W``.  Unsupervised trees (no
+    weights) and bounds left at 0 change nothing.
     """
-    if not min_decrease > 0.0 or sample_weight.shape[0] == 0:  # the bound is off, or unsupervised
-        return min_gain
+    if sample_weight.shape[0] == 0 or not (min_decrease > 0.0 or min_weight_fraction > 0.0):
+        return min_gain, 0.0
     w_total = 0.0
     for s in range(samples.shape[0]):
         w_total += sample_weight[samples[s]]
-    return max(min_gain, (min_decrease - _EPS) * w_total)
+    if min_decrease > 0.0:
+        min_gain = max(min_gain, (min_decrease - _EPS) * w_total)
+    return min_gain, min_weight_fraction * w_total
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -349,10 +352,11 @@ class EngineConfig(NamedTuple):
 class TreeLimits(NamedTuple):
     """When a node stops splitting (``max_depth=-1``: no limit; ``min_gain=-inf``: none).
 
-    The last two act on supervised trees only, with scikit-learn's meaning:
-    a node splits only if its gain, over the tree's total sample weight, is
-    at least ``min_impurity_decrease``; ``max_leaf_nodes`` (``-1``: no limit)
-    is applied to the grown tree by the caller (:mod:`.best_first`).
+    The last three act on supervised trees only, with scikit-learn's meaning:
+    ``max_leaf_nodes`` (``-1``: no limit) is applied to the grown tree by the
+    caller (:mod:`.best_first`); a node splits only if its gain, over the
+    tree's total sample weight, is at least ``min_impurity_decrease``, and
+    only where each side keeps ``min_weight_fraction_leaf`` of that weight.
     """
 
     min_samples_split: int
@@ -361,6 +365,7 @@ class TreeLimits(NamedTuple):
     min_gain: float
     max_leaf_nodes: int = -1
     min_impurity_decrease: float = 0.0
+    min_weight_fraction_leaf: float = 0.0
 
 
 @njit(nogil=True, cache=True)
@@ -418,7 +423,7 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     """
     (proj_kind, proj_params, max_nnz, rule, rule_params, n_proj, n_batches, decay_batches,
      random_cuts) = cfg  # fmt: skip
-    min_samples_split, min_samples_leaf, max_depth, min_gain, _, min_decrease = limits
+    min_samples_split, min_samples_leaf, max_depth, min_gain, _, decrease, weight_frac = limits
     # Every branch on ``supervised`` (or ``y is None``) is resolved at compile
     # time (see above): keep it a single assignment from ``y``, tested directly.
     supervised = y is not None
@@ -446,7 +451,7 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     grow, pool = False, np.empty(0, dtype=np.int32)
     if workspace is not None:
         grow, pool = growth_pool(X, samples, proj_kind, proj_params, z_sorted, sort_keys, sort_tmp)
-    min_gain = _decrease_bound(min_gain, min_decrease, sample_weight, samples)
+    min_gain, min_weight = _weight_bounds(min_gain, decrease, weight_frac, sample_weight, samples)
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:
@@ -484,7 +489,7 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
                         continue  # no cut between distinct values: skip the sort
                     thr, score, g = supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node,
                         t_node, w_node, c_node, z_sorted, order, y_sorted, t_sorted, w_sorted,
-                        c_sorted, min_samples_leaf, scratch, state)  # fmt: skip
+                        c_sorted, min_samples_leaf, min_weight, scratch, state)  # fmt: skip
                 elif workspace is not None:
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)

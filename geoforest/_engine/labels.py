@@ -192,8 +192,8 @@ def sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted,
 
 @njit(nogil=True, cache=True)
 def supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node, t_node, w_node, c_node,
-                   z_sorted, order, y_sorted, t_sorted, w_sorted, c_sorted, min_leaf, scratch,
-                   state):  # fmt: skip
+                   z_sorted, order, y_sorted, t_sorted, w_sorted, c_sorted, min_leaf, min_weight,
+                   scratch, state):  # fmt: skip
     """``(threshold, score, gain)`` of one candidate projection's cut, its values
     ``z_cur[:m]`` in the node's row order; ``score == -inf``: no valid cut.
 
@@ -205,17 +205,17 @@ def supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node, t_node, w_nod
     if random_cuts:
         if n_classes > 0:
             return random_class_cut(rule, z_cur, y_node, w_node, c_node, m, n_classes, min_leaf,
-                                    scratch, state)  # fmt: skip
-        return random_regression_cut(rule, z_cur, t_node, w_node, c_node, m, min_leaf, scratch,
-                                     state)  # fmt: skip
+                                    min_weight, scratch, state)  # fmt: skip
+        return random_regression_cut(rule, z_cur, t_node, w_node, c_node, m, min_leaf, min_weight,
+                                     scratch, state)  # fmt: skip
     sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted, order, y_sorted,
                   t_sorted, w_sorted, c_sorted)  # fmt: skip
     if n_classes > 0:
         pos, score, gain = best_class_cut(rule, z_sorted, y_sorted, w_sorted, c_sorted, m,
-                                          n_classes, min_leaf, scratch)  # fmt: skip
+                                          n_classes, min_leaf, min_weight, scratch)  # fmt: skip
     else:
         pos, score, gain = best_regression_cut(rule, z_sorted, t_sorted, w_sorted, c_sorted, m,
-                                               min_leaf, scratch)  # fmt: skip
+                                               min_leaf, min_weight, scratch)  # fmt: skip
     if pos < 0:
         return np.nan, -np.inf, -np.inf
     return midpoint(z_sorted[pos - 1], z_sorted[pos]), score, gain

@@ -171,7 +171,14 @@ def _children_impurity(rule, total, left, n_classes, w_left, w_right):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
+def _weights_valid(w_left, w_right, min_weight):
+    """Whether both sides of a cut carry weight, at least ``min_weight`` each
+    (``min_weight_fraction_leaf`` times the tree's total weight; 0: off)."""
+    return w_left > 0.0 and w_right > 0.0 and w_left >= min_weight and w_right >= min_weight
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, min_weight, counts):
     """The Gini or entropy cut (``rule``) of sorted ``z[:n]``; see :func:`best_class_cut`.
 
     Every impurity goes through :func:`_side_impurity`, which raises for any
@@ -209,7 +216,7 @@ def _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
         if size - n_left < min_leaf:
             break
         w_right = weight - w_left
-        if not (w_left > 0.0 and w_right > 0.0):
+        if not _weights_valid(w_left, w_right, min_weight):
             continue
         gain = parent - _children_impurity(rule, total, left, n_classes, w_left, w_right)
         if gain > best_gain:
@@ -221,7 +228,7 @@ def _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _squared_error_cut(z, ts, ws, cs, n, min_leaf, sums):
+def _squared_error_cut(z, ts, ws, cs, n, min_leaf, min_weight, sums):
     """The squared-error cut of sorted ``z[:n]``; see :func:`best_regression_cut`.
 
     With ``S`` the weighted target sums and ``W`` the weight of a side, the
@@ -280,7 +287,7 @@ def _squared_error_cut(z, ts, ws, cs, n, min_leaf, sums):
         if size - n_left < min_leaf:
             break
         w_right = weight - w_left
-        if not (w_left > 0.0 and w_right > 0.0):
+        if not _weights_valid(w_left, w_right, min_weight):
             continue
         if n_out == 1:
             s_right = total - s_left
@@ -412,7 +419,7 @@ def best_cut(rule, z, n, min_leaf, params, workspace, state):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
+def best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, min_weight, counts):
     """Best impurity cut of sorted ``z[:n]`` with labels ``ys`` and weights ``ws``.
 
     One branch per supervised entry of :data:`RULES`.  ``ys``/``ws``/``cs``
@@ -422,12 +429,12 @@ def best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts):
     :func:`best_cut` does (score = gain; see the module docstring).
     """
     if rule == GINI or rule == ENTROPY:
-        return _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts)
+        return _impurity_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, min_weight, counts)
     raise ValueError("unknown split rule code")
 
 
 @njit(nogil=True, cache=True, inline="always")
-def best_regression_cut(rule, z, ts, ws, cs, n, min_leaf, sums):
+def best_regression_cut(rule, z, ts, ws, cs, n, min_leaf, min_weight, sums):
     """Best cut of sorted ``z[:n]`` for the targets ``ts`` (rows in the order of ``z``).
 
     One branch per regression entry of :data:`RULES`.  ``ts`` is float64
@@ -438,7 +445,7 @@ def best_regression_cut(rule, z, ts, ws, cs, n, min_leaf, sums):
     squared errors over all outputs.
     """
     if rule == SQUARED_ERROR:
-        return _squared_error_cut(z, ts, ws, cs, n, min_leaf, sums)
+        return _squared_error_cut(z, ts, ws, cs, n, min_leaf, min_weight, sums)
     raise ValueError("unknown split rule code")
 
 
@@ -465,7 +472,7 @@ def _drawn_threshold(z, n, state):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def random_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts, state):
+def random_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, min_weight, counts, state):
     """Extremely randomised cut of the unsorted ``z[:n]`` for a classification rule.
 
     One threshold drawn uniformly between the node's smallest and largest value
@@ -498,7 +505,9 @@ def random_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts, state)
         else:
             above = min(above, z[i])
     w_right = weight - w_left
-    if n_left < min_leaf or size - n_left < min_leaf or not (w_left > 0.0 and w_right > 0.0):
+    if n_left < min_leaf or size - n_left < min_leaf:
+        return np.nan, -np.inf, -np.inf
+    if not _weights_valid(w_left, w_right, min_weight):
         return np.nan, -np.inf, -np.inf
     acc = 0.0
     for k in range(n_classes):
@@ -510,7 +519,7 @@ def random_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, counts, state)
 
 
 @njit(nogil=True, cache=True, inline="always")
-def random_regression_cut(rule, z, ts, ws, cs, n, min_leaf, sums, state):
+def random_regression_cut(rule, z, ts, ws, cs, n, min_leaf, min_weight, sums, state):
     """Extremely randomised cut of the unsorted ``z[:n]`` for a regression rule;
     see :func:`random_class_cut`.  Scored by the squared-error decrease, as
     :func:`best_regression_cut` scores a cut (``ts`` centred on the node's mean)."""
@@ -540,7 +549,9 @@ def random_regression_cut(rule, z, ts, ws, cs, n, min_leaf, sums, state):
         else:
             above = min(above, z[i])
     w_right = weight - w_left
-    if n_left < min_leaf or size - n_left < min_leaf or not (w_left > 0.0 and w_right > 0.0):
+    if n_left < min_leaf or size - n_left < min_leaf:
+        return np.nan, -np.inf, -np.inf
+    if not _weights_valid(w_left, w_right, min_weight):
         return np.nan, -np.inf, -np.inf
     gain = 0.0
     for k in range(n_out):

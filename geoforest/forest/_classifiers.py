@@ -244,6 +244,7 @@ class ObliqueForestClassifier(_ForestClassifier):
         feature_combinations: float = 1.5,
         min_samples_split: int = 2,
         min_samples_leaf: int = 1,
+        min_weight_fraction_leaf: float = 0.0,
         max_depth: int | None = None,
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
@@ -264,6 +265,7 @@ class ObliqueForestClassifier(_ForestClassifier):
         self.feature_combinations = feature_combinations
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
@@ -340,6 +342,7 @@ class ManifoldForestClassifier(_ForestClassifier):
         max_features="sqrt",
         min_samples_split: int = 2,
         min_samples_leaf: int = 1,
+        min_weight_fraction_leaf: float = 0.0,
         max_depth: int | None = None,
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
@@ -362,6 +365,7 @@ class ManifoldForestClassifier(_ForestClassifier):
         self.max_features = max_features
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease

@@ -35,7 +35,8 @@ __all__ = ["EngineConfig", "TreeLimits", "fit_tree", "grow_tree", "tree_limits"]
 
 def tree_limits(forest) -> TreeLimits:
     """The limits set on ``forest`` (its ``_min_gain`` hook gives the fourth;
-    ``max_leaf_nodes`` and ``min_impurity_decrease`` exist on supervised forests)."""
+    ``max_leaf_nodes``, ``min_impurity_decrease`` and
+    ``min_weight_fraction_leaf`` exist on supervised forests)."""
     max_leaf_nodes = getattr(forest, "max_leaf_nodes", None)
     return TreeLimits(
         int(forest.min_samples_split),
@@ -44,6 +45,7 @@ def tree_limits(forest) -> TreeLimits:
         float(forest._min_gain()),
         -1 if max_leaf_nodes is None else int(max_leaf_nodes),
         float(getattr(forest, "min_impurity_decrease", 0.0)),
+        float(getattr(forest, "min_weight_fraction_leaf", 0.0)),
     )
 
 

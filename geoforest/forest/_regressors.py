@@ -215,6 +215,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         feature_combinations: float = 1.5,
         min_samples_split: int = 2,
         min_samples_leaf: int = 1,
+        min_weight_fraction_leaf: float = 0.0,
         max_depth: int | None = None,
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
@@ -234,6 +235,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         self.feature_combinations = feature_combinations
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease
@@ -311,6 +313,7 @@ class ManifoldForestRegressor(_ForestRegressor):
         max_features=1.0,
         min_samples_split: int = 2,
         min_samples_leaf: int = 1,
+        min_weight_fraction_leaf: float = 0.0,
         max_depth: int | None = None,
         max_leaf_nodes: int | None = None,
         min_impurity_decrease: float = 0.0,
@@ -332,6 +335,7 @@ class ManifoldForestRegressor(_ForestRegressor):
         self.max_features = max_features
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.max_depth = max_depth
         self.max_leaf_nodes = max_leaf_nodes
         self.min_impurity_decrease = min_impurity_decrease

@@ -119,6 +119,7 @@ class SupervisedForest(BaseForest):
         "splitter": [StrOptions({"best", "random"})],
         "max_leaf_nodes": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "min_impurity_decrease": [Interval(numbers.Real, 0.0, None, closed="left")],
+        "min_weight_fraction_leaf": [Interval(numbers.Real, 0.0, 0.5, closed="both")],
     }
 
     def _validate_X(self, X, reset: bool) -> np.ndarray:
@@ -272,6 +273,9 @@ def shared_doc(criterion: str, max_features: str) -> str:
         Nodes with fewer samples become leaves.
     min_samples_leaf : int, default=1
         Minimum samples on each side of a cut.
+    min_weight_fraction_leaf : float, default=0.0
+        Minimum weight on each side of a cut, as a fraction of the tree's
+        total sample weight (scikit-learn's meaning; bootstrap repeats count).
     max_depth : int or None, default=None
         Maximum depth (``None``: grow until leaves are pure).
     max_leaf_nodes : int or None, default=None

@@ -404,7 +404,7 @@ def test_unknown_code_raises_in_the_kernels():
     with pytest.raises(ValueError, match="unknown split rule code"):
         best_cut(UNKNOWN, z, 8, 1, np.zeros(3), np.zeros(0), make_state(0))
     with pytest.raises(ValueError, match="unknown split rule code"):
-        best_class_cut(UNKNOWN, z, ys, ws, cs, 8, 2, 1, np.zeros(4))
+        best_class_cut(UNKNOWN, z, ys, ws, cs, 8, 2, 1, 0.0, np.zeros(4))
     with pytest.raises(ValueError, match="unknown split rule code"):
         make_workspace(UNKNOWN, 8)
     with pytest.raises(ValueError, match="unknown split rule code"):
@@ -413,11 +413,11 @@ def test_unknown_code_raises_in_the_kernels():
     with pytest.raises(ValueError, match="unknown split rule code"):
         best_cut(GINI, z, 8, 1, np.zeros(3), np.zeros(0), make_state(0))
     with pytest.raises(ValueError, match="unknown split rule code"):
-        best_class_cut(FASTBIC, z, ys, ws, cs, 8, 2, 1, np.zeros(4))
+        best_class_cut(FASTBIC, z, ys, ws, cs, 8, 2, 1, 0.0, np.zeros(4))
     with pytest.raises(ValueError, match="unknown split rule code"):
-        best_regression_cut(GINI, z, np.ones((8, 1)), ws, cs, 8, 1, np.zeros(2))
+        best_regression_cut(GINI, z, np.ones((8, 1)), ws, cs, 8, 1, 0.0, np.zeros(2))
     with pytest.raises(ValueError, match="unknown split rule code"):
-        best_class_cut(SQUARED_ERROR, z, ys, ws, cs, 8, 2, 1, np.zeros(4))
+        best_class_cut(SQUARED_ERROR, z, ys, ws, cs, 8, 2, 1, 0.0, np.zeros(4))
 
 
 @pytest.mark.parametrize(

@@ -43,7 +43,9 @@ def test_random_class_cut_scores_the_drawn_threshold(rule, seed):
     ys = rng.integers(0, 3, size=n).astype(np.int32)
     ws = rng.uniform(0.5, 2.0, size=n)
     cs = np.ones(n, np.int32)
-    thr, score, gain = random_class_cut(rule, z, ys, ws, cs, n, 3, 1, np.zeros(6), make_state(seed))
+    thr, score, gain = random_class_cut(
+        rule, z, ys, ws, cs, n, 3, 1, 0.0, np.zeros(6), make_state(seed)
+    )
     t = _drawn(z, seed)
     left = z <= t
     below, above = z[left].max(), z[~left].min()
@@ -66,7 +68,7 @@ def test_random_regression_cut_scores_the_drawn_threshold(n_out, seed):
     cs = np.ones(n, np.int32)
     centred = T - (ws[:, None] * T).sum(axis=0) / ws.sum()
     thr, score, gain = random_regression_cut(
-        SQUARED_ERROR, z, centred, ws, cs, n, 1, np.zeros(2 * n_out), make_state(seed)
+        SQUARED_ERROR, z, centred, ws, cs, n, 1, 0.0, np.zeros(2 * n_out), make_state(seed)
     )
     left = z <= _drawn(z, seed)
     assert z[left].max() <= thr < z[~left].min()
@@ -80,15 +82,16 @@ def test_random_cuts_refuse_small_sides_constant_values_and_unknown_rules():
     # Every draw in [0, 1) leaves one row on the left: refused at min_leaf 2.
     for seed in range(5):
         thr, score, _ = random_class_cut(
-            GINI, z, ys, ws, cs, 5, 2, 2, np.zeros(4), make_state(seed)
+            GINI, z, ys, ws, cs, 5, 2, 2, 0.0, np.zeros(4), make_state(seed)
         )
         assert np.isnan(thr) and score == -np.inf
     same = np.ones(5)
     assert (
-        random_class_cut(GINI, same, ys, ws, cs, 5, 2, 1, np.zeros(4), make_state(0))[1] == -np.inf
+        random_class_cut(GINI, same, ys, ws, cs, 5, 2, 1, 0.0, np.zeros(4), make_state(0))[1]
+        == -np.inf
     )
     ts = np.zeros((5, 1))
     with pytest.raises(ValueError, match="unknown split rule code"):
-        random_regression_cut(GINI, z, ts, ws, cs, 5, 1, np.zeros(2), make_state(0))
+        random_regression_cut(GINI, z, ts, ws, cs, 5, 1, 0.0, np.zeros(2), make_state(0))
     with pytest.raises(ValueError, match="unknown split rule code"):
-        random_class_cut(SQUARED_ERROR, z, ys, ws, cs, 5, 2, 1, np.zeros(4), make_state(0))
+        random_class_cut(SQUARED_ERROR, z, ys, ws, cs, 5, 2, 1, 0.0, np.zeros(4), make_state(0))

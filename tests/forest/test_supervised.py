@@ -60,7 +60,7 @@ def test_impurity_cut_matches_brute_force(rule, seed):
     # Bootstrap multiplicities (weights scale with them, as the builder passes them).
     cs = rng.integers(1, 4, size=n).astype(np.int32) if seed >= 3 else np.ones(n, np.int32)
     ws = ws * cs
-    pos, score, gain = best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, scratch)
+    pos, score, gain = best_class_cut(rule, z, ys, ws, cs, n, n_classes, min_leaf, 0.0, scratch)
     gains = brute_gains(z, ys, ws, n_classes, rule, min_leaf, cs)
     if not gains:
         assert pos == -1
@@ -79,11 +79,20 @@ def test_impurity_cut_of_a_pure_or_constant_node():
     z = np.arange(6, dtype=np.float64)
     ones = np.ones(6, dtype=np.int32)
     pos, _, gain = best_class_cut(
-        GINI, z, np.zeros(6, np.int32), np.ones(6), ones, 6, 2, 1, np.empty(4)
+        GINI, z, np.zeros(6, np.int32), np.ones(6), ones, 6, 2, 1, 0.0, np.empty(4)
     )
     assert gain == 0.0 and pos == 1
     pos, _, _ = best_class_cut(
-        GINI, np.ones(6), np.arange(6, dtype=np.int32) % 2, np.ones(6), ones, 6, 2, 1, np.empty(4)
+        GINI,
+        np.ones(6),
+        np.arange(6, dtype=np.int32) % 2,
+        np.ones(6),
+        ones,
+        6,
+        2,
+        1,
+        0.0,
+        np.empty(4),
     )
     assert pos == -1
 

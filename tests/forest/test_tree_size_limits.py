@@ -1,6 +1,7 @@
-"""max_leaf_nodes and min_impurity_decrease of the supervised forests: scikit-learn's
-single trees split for split, and every tree of a forest the best-first cut of the tree
-grown without the limit (an independent heapq implementation)."""
+"""max_leaf_nodes, min_impurity_decrease and min_weight_fraction_leaf of the supervised
+forests: scikit-learn's single trees split for split, and every tree of a forest with
+max_leaf_nodes the best-first cut of the tree grown without the limit (an independent
+heapq implementation)."""
 
 import heapq
 
@@ -51,13 +52,22 @@ def _preorder_splits(t):
     return np.array(features, dtype=np.int64), np.array(thresholds)
 
 
-def _compare_with_sklearn(task, seed, limits, class_weight=None):
+def _compare_with_sklearn(task, seed, limits, class_weight=None, structure=True):
+    """Our single axis tree against scikit-learn's under ``limits``; its leaves.
+
+    ``structure=False`` compares the training rows' predictions only: where
+    scikit-learn's rounded impurity of a one-class node exceeds its epsilon it
+    splits that node at zero gain, which changes the tree but not a prediction.
+    """
     X, y = _regression(seed) if task == "regression" else _classification(seed)
     w = np.random.default_rng(seed).uniform(0.5, 2.0, size=y.shape[0])
     extra = {} if class_weight is None else {"class_weight": class_weight}
     ours = _one_axis_tree(task, **limits, **extra).fit(X, y, sample_weight=w)
     ref = _sklearn_tree(task, **limits, **extra).fit(X, y, sample_weight=w)
     tree = ours.trees_[0]
+    if not structure:
+        np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-12)
+        return tree.n_leaves
     assert tree.n_leaves == ref.get_n_leaves()
     # scikit-learn numbers a best-first tree's nodes as it creates them; in
     # pre-order both trees hold the same features and thresholds, except where
@@ -92,6 +102,34 @@ def test_min_impurity_decrease_is_sklearn(task, seed):
     for decrease in (0.2 * scale, 0.5 * scale, 2.0 * scale, 10.0 * scale):
         leaves.append(_compare_with_sklearn(task, seed, {"min_impurity_decrease": decrease}))
     assert leaves == sorted(leaves, reverse=True) and leaves[0] > leaves[-1] >= 1
+
+
+@pytest.mark.parametrize("task", ["regression", "gini", "entropy"])
+@pytest.mark.parametrize("splitter", ["best", "random"])
+def test_min_weight_fraction_leaf_is_sklearn(task, splitter):
+    if splitter == "best":
+        leaves = [
+            _compare_with_sklearn(
+                task, 4, {"min_weight_fraction_leaf": f}, structure=task == "regression"
+            )
+            for f in (0.01, 0.05, 0.2, 0.5)
+        ]
+        assert leaves == sorted(leaves, reverse=True) and leaves[0] > leaves[-1] == 1
+        return
+    # Random cuts (no scikit-learn counterpart for oblique trees): every leaf of
+    # every tree holds at least the fraction of its tree's total weight.
+    X, y = _regression(4) if task == "regression" else _classification(4)
+    w = np.random.default_rng(4).uniform(0.5, 2.0, size=y.shape[0])
+    cls = gf.ObliqueForestRegressor if task == "regression" else gf.ObliqueForestClassifier
+    kw = {} if task == "regression" else {"criterion": task}
+    forest = cls(n_estimators=5, splitter="random", min_weight_fraction_leaf=0.03,
+                 random_state=0, **kw).fit(X, y, sample_weight=w)  # fmt: skip
+    leaves = forest.apply()
+    for t in range(len(forest.trees_)):
+        weight = w * forest.inbag_counts_[:, t]
+        per_leaf = np.bincount(leaves[:, t], weights=weight)
+        in_tree = np.unique(leaves[forest.inbag_counts_[:, t] > 0, t])
+        assert per_leaf[in_tree].min() >= 0.03 * weight.sum() * (1 - 1e-12)
 
 
 def test_limits_follow_class_weight_as_in_sklearn():
@@ -163,15 +201,23 @@ def test_defaults_leave_the_trees_unchanged():
     X, y = _regression(2)
     a = gf.ObliqueForestRegressor(n_estimators=4, random_state=0).fit(X, y)
     b = gf.ObliqueForestRegressor(
-        n_estimators=4, random_state=0, max_leaf_nodes=None, min_impurity_decrease=0.0
-    ).fit(X, y)
+        n_estimators=4, random_state=0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+        min_weight_fraction_leaf=0.0,
+    ).fit(X, y)  # fmt: skip
     for ta, tb in zip(a.trees_, b.trees_, strict=True):
         for field in ta._fields:
             np.testing.assert_array_equal(getattr(ta, field), getattr(tb, field))
 
 
 @pytest.mark.parametrize(
-    "params", [{"max_leaf_nodes": 1}, {"max_leaf_nodes": 0}, {"min_impurity_decrease": -0.1}]
+    "params",
+    [
+        {"max_leaf_nodes": 1},
+        {"max_leaf_nodes": 0},
+        {"min_impurity_decrease": -0.1},
+        {"min_weight_fraction_leaf": 0.6},
+        {"min_weight_fraction_leaf": -0.1},
+    ],
 )
 def test_bad_limits_are_refused(params):
     X, y = _classification(0)
