@@ -23,13 +23,6 @@ from geoforest import (
     UnsupervisedForest,
 )
 
-_CLASS_WEIGHT_REASON = (
-    "fully grown trees end in pure leaves whatever the class weights, so extreme weights "
-    "barely move the votes; sklearn's forests pass this check only through the "
-    "min_weight_fraction_leaf=0.01 it sets, a parameter geoforest's forests do not have; "
-    "class_weight is tested as per-class sample weights in test_supervised.py"
-)
-
 # Every check is expected to pass; list a check here only with the reason it cannot.
 EXPECTED_FAILED_CHECKS: dict = {
     "UnsupervisedForest": {},
@@ -40,7 +33,6 @@ EXPECTED_FAILED_CHECKS: dict = {
             "so weights of 2 are not the same draws as duplicated rows (as in sklearn's "
             "RandomForestClassifier); tested without bootstrap in test_supervised.py"
         ),
-        "check_class_weight_classifiers": _CLASS_WEIGHT_REASON,
     },
     "ManifoldForestClassifier": {
         "check_sample_weight_equivalence_on_dense_data": (
@@ -48,7 +40,6 @@ EXPECTED_FAILED_CHECKS: dict = {
             "so weights of 2 are not the same draws as duplicated rows (as in sklearn's "
             "RandomForestClassifier); tested without bootstrap in test_supervised.py"
         ),
-        "check_class_weight_classifiers": _CLASS_WEIGHT_REASON,
     },
     "ObliqueForestRegressor": {
         "check_sample_weight_equivalence_on_dense_data": (
