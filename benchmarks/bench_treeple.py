@@ -24,8 +24,8 @@ grow trees in threads) and the same split criterion (treeple's default
 ``"twomeans"``, or ``"fastbic"``; ``--criteria``, both by default).  geoforest
 runs with ``max_redraws=0``: treeple tries one batch of candidates per node, so
 geoforest does too.  It also runs with ``distance="proximity"``: the default
-(``"auto"``) estimates the learned metric at the end of ``fit`` (about 15 % of
-this fit), which is not tree building and which treeple does not compute; the
+(``"auto"``) estimates the learned metric at the end of ``fit``, which is not
+tree building and which treeple does not compute (``docs/benchmarks.md``); the
 neighbours of ``--part proximity`` then rank by proximity, as treeple's
 similarity does.
 

@@ -23,50 +23,26 @@ from .._jit import njit
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _before(gain, node, other_gain, other):
-    """Heap order: the larger gain first, ties to the smaller (earlier) node id."""
-    return gain > other_gain or (gain == other_gain and node < other)
+def _before(gain, a, b):
+    """Heap order of nodes ``a`` and ``b``: the larger gain first, ties to the smaller id."""
+    return gain[a] > gain[b] or (gain[a] == gain[b] and a < b)
 
 
 @njit(nogil=True, cache=True)
-def _push(heap_gain, heap_node, size, gain, node):
-    """Insert ``(gain, node)`` into the max-heap of ``size`` entries; the new size."""
-    i = size
-    while i > 0:
-        parent = (i - 1) // 2
-        if not _before(gain, node, heap_gain[parent], heap_node[parent]):
-            break
-        heap_gain[i] = heap_gain[parent]
-        heap_node[i] = heap_node[parent]
-        i = parent
-    heap_gain[i] = gain
-    heap_node[i] = node
-    return size + 1
-
-
-@njit(nogil=True, cache=True)
-def _pop(heap_gain, heap_node, size):
-    """Remove the heap's first entry; ``(node, new size)``."""
-    top = heap_node[0]
-    size -= 1
-    gain, node = heap_gain[size], heap_node[size]
-    i = 0
+def _sift(heap, size, gain, i):
+    """Move ``heap[i]`` down to its place in the max-heap ``heap[:size]`` of node ids."""
+    node = heap[i]
     while True:
         child = 2 * i + 1
         if child >= size:
             break
-        if child + 1 < size and _before(
-            heap_gain[child + 1], heap_node[child + 1], heap_gain[child], heap_node[child]
-        ):
+        if child + 1 < size and _before(gain, heap[child + 1], heap[child]):
             child += 1
-        if not _before(heap_gain[child], heap_node[child], gain, node):
+        if not _before(gain, heap[child], node):
             break
-        heap_gain[i] = heap_gain[child]
-        heap_node[i] = heap_node[child]
+        heap[i] = heap[child]
         i = child
-    heap_gain[i] = gain
-    heap_node[i] = node
-    return top, size
+    heap[i] = node
 
 
 @njit(nogil=True, cache=True)
@@ -78,19 +54,28 @@ def best_first_splits(left, right, gain, n_nodes, max_leaves):
     split in the grown tree, until ``max_leaves`` leaves or no split is left.
     """
     split = np.zeros(n_nodes, dtype=np.bool_)
-    heap_gain = np.empty(n_nodes)
-    heap_node = np.empty(n_nodes, dtype=np.int64)
+    heap = np.empty(n_nodes, dtype=np.int64)
     size = 0
     if n_nodes > 0 and left[0] >= 0:
-        size = _push(heap_gain, heap_node, size, gain[0], 0)
+        heap[0] = 0
+        size = 1
     leaves = 1
     while size > 0 and leaves < max_leaves:
-        node, size = _pop(heap_gain, heap_node, size)
+        node = heap[0]
         split[node] = True
         leaves += 1
+        size -= 1
+        heap[0] = heap[size]
+        _sift(heap, size, gain, 0)
         for child in (left[node], right[node]):
             if left[child] >= 0:
-                size = _push(heap_gain, heap_node, size, gain[child], child)
+                # Push: up from the end while it ranks before its parent.
+                i = size
+                size += 1
+                while i > 0 and _before(gain, child, heap[(i - 1) // 2]):
+                    heap[i] = heap[(i - 1) // 2]
+                    i = (i - 1) // 2
+                heap[i] = child
     return split
 
 

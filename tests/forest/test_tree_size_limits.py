@@ -4,6 +4,7 @@ max_leaf_nodes the best-first cut of the tree grown without the limit (an indepe
 heapq implementation)."""
 
 import heapq
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from sklearn.datasets import make_classification, make_friedman1
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import geoforest as gf
+from geoforest._engine.best_first import best_first_splits
 
 
 def _classification(seed):
@@ -137,19 +139,25 @@ def test_limits_follow_class_weight_as_in_sklearn():
     _compare_with_sklearn("entropy", 3, {"max_leaf_nodes": 5}, class_weight={0: 1, 1: 3, 2: 1})
 
 
-def _best_first_reference(tree, max_leaves):
-    """The grown ``tree`` cut best first (heapq; ties to the smaller node id), as
-    ``(left, right, threshold, value)`` renumbered in pre-order."""
+def _best_first_reference_splits(tree, max_leaves):
+    """The nodes a best-first builder splits (heapq; ties to the smaller node id)."""
     split = set()
     frontier = [(-tree.gain[0], 0)] if tree.left[0] >= 0 else []
     leaves = 1
     while frontier and leaves < max_leaves:
         _, node = heapq.heappop(frontier)
-        split.add(node)
+        split.add(int(node))
         leaves += 1
         for child in (tree.left[node], tree.right[node]):
             if tree.left[child] >= 0:
                 heapq.heappush(frontier, (-tree.gain[child], child))
+    return split
+
+
+def _best_first_reference(tree, max_leaves):
+    """The grown ``tree`` cut best first, as ``(left, right, threshold, value)``
+    renumbered in pre-order."""
+    split = _best_first_reference_splits(tree, max_leaves)
     left, right, threshold, value = [], [], [], []
 
     def visit(node):
@@ -166,6 +174,38 @@ def _best_first_reference(tree, max_leaves):
 
     visit(0)
     return np.array(left), np.array(right), np.array(threshold), np.array(value)
+
+
+def _random_preorder_tree(rng, n_splits):
+    """``(left, right, gain)`` of a random binary tree numbered in pre-order, with
+    gains from {1, 2, 3} (many exact ties)."""
+    left, right, gain = [], [], []
+
+    def build(budget):
+        me = len(left)
+        left.append(-1)
+        right.append(-1)
+        gain.append(np.nan)
+        if budget > 0:
+            gain[me] = float(rng.integers(1, 4))
+            share = int(rng.integers(0, budget))
+            left[me] = build(share)
+            right[me] = build(budget - 1 - share)
+        return me
+
+    build(n_splits)
+    return np.array(left), np.array(right), np.array(gain)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_best_first_order_breaks_equal_gains_by_node_id(seed):
+    rng = np.random.default_rng(seed)
+    left, right, gain = _random_preorder_tree(rng, 40)
+    tree = SimpleNamespace(left=left, right=right, gain=gain)
+    for max_leaves in (2, 5, 12, 30, 100):
+        split = best_first_splits(left, right, gain, left.shape[0], max_leaves)
+        expected = _best_first_reference_splits(tree, max_leaves)
+        assert set(np.flatnonzero(split)) == expected
 
 
 @pytest.mark.parametrize(
