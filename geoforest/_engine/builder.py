@@ -29,6 +29,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
+from .borrow import borrowed, keep_alive
 from .labels import gather_node, label_buffers, node_value, supervised_cut
 from .projections import draw_node_projections, project_samples
 from .sorting import sort_values
@@ -237,9 +238,10 @@ def _finish(tree_arrays, n_nodes, nnz, node_lo, node_hi, n):
 def _candidate_buffers(X, n_proj, max_nnz):
     """Scratch for a node's candidates and the winner.
 
-    ``(perm, cand_ptr, cand_idx, cand_w, win_idx, win_w)``: the feature
-    permutation the samplers shuffle, the candidates in CSR form, and room
-    for the winning projection.
+    ``(perm, cand_ptr, cand_idx, cand_w, win_idx, win_w, g_idx, g_w)``: the
+    feature permutation the samplers shuffle, the candidates in CSR form, and
+    room for the winning projection and for the candidate being tried (where
+    it may grow).
     """
     return (
         np.arange(X.shape[1]).astype(np.int32),
@@ -248,6 +250,26 @@ def _candidate_buffers(X, n_proj, max_nnz):
         np.empty(n_proj * max_nnz, dtype=np.float32),
         np.empty(max_nnz, dtype=np.int32),
         np.empty(max_nnz, dtype=np.float32),
+        np.empty(max_nnz, dtype=np.int32),
+        np.empty(max_nnz, dtype=np.float32),
+    )
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _tree_buffers(X, samples, cap, n_proj, max_nnz, n_classes, n_outputs, n_batches):
+    """Every array a tree's node loop writes: ``(tree, candidates, values, labels, pending)``.
+
+    The :class:`Tree` arrays for ``cap`` nodes (:func:`_new_tree`), the
+    candidates' (:func:`_candidate_buffers`), values' (:func:`_value_buffers`)
+    and labels' (:func:`~.labels.label_buffers`) scratch, and the stack of
+    pending nodes holding the root (:func:`_pending_root`).
+    """
+    return (
+        _new_tree(cap, n_classes if n_classes > 0 else n_outputs),
+        _candidate_buffers(X, n_proj, max_nnz),
+        _value_buffers(samples),
+        label_buffers(samples.shape[0], n_classes, n_outputs),
+        _pending_root(cap, samples.shape[0], n_batches),
     )
 
 
@@ -433,21 +455,24 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     if supervised and n_classes == 0:
         n_outputs = targets.shape[1]
     n = samples.shape[0]
-    samples = samples.copy()
+    rows = samples.copy()  # partitioned node by node; returned
     cap = 2 * n + 1  # a binary tree on n samples has at most 2 n - 1 nodes
-    tree_arrays = _new_tree(cap, n_classes if n_classes > 0 else n_outputs)
-    left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value = tree_arrays
-    perm, cand_ptr, cand_idx, cand_w, win_idx, win_w = _candidate_buffers(X, n_proj, max_nnz)
-    z_cur, z_best, z_sorted, sort_keys, sort_tmp, part_buf = _value_buffers(samples)
-    y_node, t_node, w_node, c_node, order, y_sorted, t_sorted, w_sorted, c_sorted, scratch = (
-        label_buffers(n, n_classes, n_outputs)
-    )
-    stack, top, node_lo, node_hi = _pending_root(cap, n, n_batches)
-    n_nodes = nnz = 0
+    # The node loop uses every array through a borrowed view (no reference
+    # counting: .borrow); ``owned`` holds the arrays until keep_alive below.
+    owned = _tree_buffers(X, rows, cap, n_proj, max_nnz, n_classes, n_outputs, n_batches)
+    X, samples, state, proj_params, rule_params, sample_weight, counts = borrowed(
+        (X, rows, state, proj_params, rule_params, sample_weight, counts))  # fmt: skip
+    tree_v, cand_v, value_v, label_v, pending_v = borrowed(owned)
+    left, right, threshold, proj_ptr, _, _, n_node, gain, value = tree_v
+    proj_idx, proj_w = owned[0][4], owned[0][5]  # owned: replaced when they grow
     # Sparse candidates of unsupervised trees grow while ties dominate
     # (``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``);
     # the grown candidate lives in ``g_idx/g_w[:gw]``.
-    g_idx, g_w, gw = np.empty(max_nnz, dtype=np.int32), np.empty(max_nnz, dtype=np.float32), 0
+    perm, cand_ptr, cand_idx, cand_w, win_idx, win_w, g_idx, g_w = cand_v
+    z_cur, z_best, z_sorted, sort_keys, sort_tmp, part_buf = value_v
+    y_node, t_node, w_node, c_node, order, y_sorted, t_sorted, w_sorted, c_sorted, scratch = label_v
+    stack, top, node_lo, node_hi = pending_v
+    n_nodes = nnz = gw = 0
     grow, pool = False, np.empty(0, dtype=np.int32)
     if workspace is not None:
         grow, pool = growth_pool(X, samples, proj_kind, proj_params, z_sorted, sort_keys, sort_tmp)
@@ -460,16 +485,16 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
         lo, hi, depth, node_batches, size = _open_node(
             stack[top], node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples
         )
-        if supervised and node_value(y, targets, sample_weight, samples, lo, hi, n_classes,
-                                     value[node]):  # fmt: skip
+        if supervised and node_value(borrowed(y), borrowed(targets), sample_weight, samples, lo,
+                                     hi, n_classes, value[node]):  # fmt: skip
             continue  # pure node, or every target equal
         if size < min_samples_split or size < 2 * min_samples_leaf or 0 <= max_depth <= depth:
             continue
         if _all_rows_equal(X, samples, lo, hi):
             continue  # e.g. copies of one point drawn by the bootstrap
         if supervised:
-            gather_node(y, targets, sample_weight, counts, samples, lo, hi, n_classes,
-                        value[node], y_node, t_node, w_node, c_node)  # fmt: skip
+            gather_node(borrowed(y), borrowed(targets), sample_weight, counts, samples, lo, hi,
+                        n_classes, value[node], y_node, t_node, w_node, c_node)  # fmt: skip
         m = hi - lo
         best_j, best_score, best_gain, best_thr, width = -1, -np.inf, -np.inf, 0.0, 0
         grown = False
@@ -497,12 +522,13 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
                         drawn = gw
                         gw = grow_until_resolved(
                             X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, gw, proj_params,
-                            pool, state, sort_keys, sort_tmp,
+                            borrowed(pool), state, sort_keys, sort_tmp,
                         )  # fmt: skip
                         grown = grown or gw != drawn
                     pos, score, g = best_cut(
-                        rule, z_sorted, m, min_samples_leaf, rule_params, workspace, state
-                    )
+                        rule, z_sorted, m, min_samples_leaf, rule_params, borrowed(workspace),
+                        state,
+                    )  # fmt: skip
                     thr = midpoint(z_sorted[pos - 1], z_sorted[pos]) if pos > 0 else np.nan
                 if score > best_score:  # an invalid cut scores -inf
                     best_score, best_gain, best_j, best_thr = score, g, j, thr
@@ -527,4 +553,5 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
         top = _push(stack, top, lo, mid, depth + 1, node, 1, batches)
     tree_arrays = (left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value)
     tree, sample_leaf = _finish(tree_arrays, n_nodes, nnz, node_lo, node_hi, n)
-    return tree, samples, sample_leaf
+    keep_alive(owned)
+    return tree, rows, sample_leaf
