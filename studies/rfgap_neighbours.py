@@ -14,16 +14,25 @@ forest predicts better than a Euclidean 10-NN vote.  If more trees help RF-GAP
 most, its top-k ranking is noise (few co-occurrences per neighbour, weighted
 by bootstrap multiplicity) rather than a poor geometry.
 
-Run: ``python studies/rfgap_neighbours.py`` (about 80 s on 2 cores).
+Run: ``python studies/rfgap_neighbours.py`` (about 80 s on 2 cores);
+``--half report`` evaluates the same settings once on the report half, after
+the choice was made on the selection half (``docs/results/supervised.md``).
 """
 
 from __future__ import annotations
+
+import argparse
 
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
 import geoforest as gf
-from geoforest_experiments.supervised import CLASSIFICATION_SELECTION, load, splits
+from geoforest_experiments.supervised import (
+    CLASSIFICATION_REPORT,
+    CLASSIFICATION_SELECTION,
+    load,
+    splits,
+)
 
 #: Forest settings whose RF-GAP neighbours are compared (keyword overrides).
 CONFIGS = {
@@ -40,9 +49,13 @@ def agreement(y_train: np.ndarray, y_test: np.ndarray, ind: np.ndarray) -> float
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--half", choices=("selection", "report"), default="selection")
+    half = parser.parse_args().half
+    sets = CLASSIFICATION_SELECTION if half == "selection" else CLASSIFICATION_REPORT
     cols = [f"gap {k}" for k in CONFIGS] + ["shared", "euclid"]
     print(f"{'set':<10}" + "".join(f"{c:>15}" for c in cols) + "   accuracy per forest")
-    for name in CLASSIFICATION_SELECTION:
+    for name in sets:
         X, y = load("classification", name, 3000)
         scores = {c: [] for c in cols}
         accs = {k: [] for k in CONFIGS}

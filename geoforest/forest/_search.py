@@ -113,7 +113,9 @@ class NeighborSearchMixin:
             predictions; as a neighbour ranking they are noisier than the
             shared-leaf count of ``"all"``, because only in-bag rows count
             and each weighs its bootstrap multiplicity.  For neighbours of a
-            supervised forest prefer ``"all"`` (``docs/results/supervised.md``).
+            supervised forest prefer ``"all"``; RF-GAP neighbours rank
+            better from larger leaves (``min_samples_leaf=10``), at a cost in
+            accuracy (``docs/results/supervised.md``).
 
         Returns
         -------
