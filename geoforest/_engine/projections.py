@@ -258,22 +258,38 @@ def project_row(X, i, idx, w, start, end):
     return acc
 
 
+#: Rows projected together from a row-major ``X`` (:func:`project_samples`):
+#: their rows stay in the L1 cache while each feature is added.
+_ROW_BLOCK = 64
+
+
 @njit(nogil=True, cache=True)
 def project_samples(X, samples, lo, hi, idx, w, start, end, out):
     """Project rows ``samples[lo:hi]`` into ``out[0:hi - lo]``.
 
-    A row-major ``X`` is read row by row (a sample's features share cache
-    lines); a column-major one feature by feature, each feature's column in
+    A row-major ``X`` is read in blocks of :data:`_ROW_BLOCK` rows (a
+    sample's features share cache lines), feature by feature within a block;
+    a column-major one feature by feature, each feature's column in
     increasing row order (a contiguous gather, much cheaper per value on
     MORF's image patches; ``docs/engine.md``).
     Either way each value sums its terms in the stored order from ``0.0``, so
     it equals :func:`project_row`'s bit for bit.
     """
-    if X.strides[0] != X.itemsize or X.shape[1] == 1:
-        for s in range(lo, hi):
-            out[s - lo] = project_row(X, samples[s], idx, w, start, end)
-        return
     m = hi - lo
+    if X.strides[0] != X.itemsize or X.shape[1] == 1:
+        # Blocks of rows, each feature by feature: every row's sum is its own
+        # chain of additions in the stored order, and the chains of a block
+        # overlap in the core (one row at a time waits on each addition).
+        for b in range(0, m, _ROW_BLOCK):
+            e = min(b + _ROW_BLOCK, m)
+            for s in range(b, e):
+                out[s] = 0.0
+            for q in range(start, end):
+                f = np.uint64(idx[q])
+                wq = w[q]
+                for s in range(b, e):
+                    out[s] += wq * X[np.uint64(samples[np.uint64(lo + s)]), f]
+        return
     for s in range(m):
         out[s] = 0.0
     rows = samples[lo:hi]
