@@ -4,8 +4,8 @@ numba counts references to every array a kernel holds: a called kernel
 increments the count of each array argument on entry and decrements it on
 exit, each an atomic instruction on the array's shared ``MemInfo``.  The
 node loop makes such calls per candidate projection with a dozen arrays
-each, and on the 2-core test machine the atomic updates took about a fifth
-of a tree's fit (``perf``: ``NRT_incref`` / ``NRT_decref``; figures in
+each, and the atomic updates (``NRT_incref`` / ``NRT_decref`` under
+``perf``) were a large share of a tree's fit (figures in
 ``docs/engine.md``).
 
 :func:`borrowed` returns views without a ``MemInfo``, as numba gives arrays
