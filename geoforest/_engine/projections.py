@@ -249,15 +249,6 @@ def draw_node_projections(kind, params, n_proj, perm, state, ptr, idx, w):
     return _draw_sparse(n_proj, params[0], perm, state, ptr, idx, w)
 
 
-@njit(nogil=True, cache=True)
-def project_row(X, i, idx, w, start, end):
-    """Value of row ``i`` of ``X`` under the projection ``idx/w[start:end]``."""
-    acc = 0.0
-    for q in range(start, end):
-        acc += w[q] * X[i, idx[q]]
-    return acc
-
-
 #: Rows projected together from a row-major ``X`` (:func:`project_samples`):
 #: their rows stay in the L1 cache while each feature is added.
 _ROW_BLOCK = 64
@@ -272,8 +263,9 @@ def project_samples(X, samples, lo, hi, idx, w, start, end, out):
     a column-major one feature by feature, each feature's column in
     increasing row order (a contiguous gather, much cheaper per value on
     MORF's image patches; ``docs/engine.md``).
-    Either way each value sums its terms in the stored order from ``0.0``, so
-    it equals :func:`project_row`'s bit for bit.
+    Either way a value is its float32 products ``w[q] * X[row, idx[q]]``
+    added to a float64 from ``0.0`` in the stored order: the same bits for
+    either layout, and the rule the tree walk (``walk._walk``) follows.
     """
     m = hi - lo
     if X.strides[0] != X.itemsize or X.shape[1] == 1:

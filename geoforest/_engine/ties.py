@@ -122,7 +122,7 @@ def grow_until_resolved(
     not with any separation, so one-feature projections of pixels or counts
     win every node with cuts that peel off the mode (``docs/defaults.md``).
     Added terms are summed after the existing ones in the stored order, so
-    the values equal :func:`~.projections.project_row`'s bit for bit.
+    the values equal :func:`~.projections.project_samples`' bit for bit.
     """
     p = X.shape[1]
     tie_limit = max(proj_params[1] * m, 1.0)

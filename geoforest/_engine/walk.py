@@ -42,10 +42,10 @@ def apply_flat(X, lo, hi, nodes, threshold, proj_idx, proj_w, node_offset, out):
 def _walk(X, i, nodes, threshold, proj_idx, proj_w, base):
     """Leaf (local id) of row ``i`` of ``X`` in the tree whose root is global node ``base``.
 
-    The projection is summed here as in :func:`~.projections.project_row`
+    The projection is summed here as in :func:`~.projections.project_samples`
     (float32 products added to a float64 from 0.0, in the stored order), so
-    the values are the same bit for bit.  It is written out rather than
-    calling it because the inlined loop walks faster (``docs/engine.md``).
+    the values are the same bit for bit; written out for one row because the
+    inlined loop walks faster (``docs/engine.md``).
     """
     g = base
     child = nodes[g, 0]

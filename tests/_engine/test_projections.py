@@ -200,3 +200,23 @@ def test_unsupervised_patch_forest_learns_signal_neighbours():
             assert np.all(np.diff(pix) == 1) and pix.size <= 8
     ind = forest.kneighbors(n_neighbors=10, return_distance=False)
     assert np.mean(y[ind] == y[:, None]) > 0.9
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_project_samples_matches_an_ordered_float32_sum(order):
+    """Both layouts (row blocks for C order, columns for F order) give each value as
+    numpy does: float32 products added to a float64 from 0.0 in the stored order,
+    bit for bit, over node ranges that cross the row blocks' boundaries."""
+    rng = np.random.default_rng(7)
+    X = np.asarray(rng.normal(size=(400, 9)), dtype=np.float32, order=order)
+    samples = np.sort(rng.choice(400, 300, replace=False)).astype(np.int64)
+    idx = np.array([4, 0, 8, 4, 2], dtype=np.int32)  # unsorted, one feature twice
+    w = rng.normal(size=5).astype(np.float32)
+    for lo, hi in [(0, 300), (5, 70), (64, 129), (10, 11)]:
+        out = np.full(hi - lo + 3, np.nan)
+        project_samples(X, samples, lo, hi, idx, w, 1, 5, out)
+        expect = np.zeros(hi - lo)
+        for q in range(1, 5):
+            expect += (w[q] * X[samples[lo:hi], idx[q]]).astype(np.float64)
+        np.testing.assert_array_equal(out[: hi - lo], expect)
+        assert np.isnan(out[hi - lo :]).all()

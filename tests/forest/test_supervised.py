@@ -237,7 +237,7 @@ def test_column_major_projection_and_duplicate_check_match_row_major():
     idx = np.array([3, 0, 7, 11, 5], dtype=np.int32)
     w = rng.normal(size=5).astype(np.float32)
     rows = np.array([1, 4, 4, 9, 30, 49])
-    # float32 products summed in float64 from 0.0, in the stored order (project_row)
+    # float32 products summed in float64 from 0.0, in the stored order (project_samples)
     expected = np.array([sum(float(w[q] * X[r, idx[q]]) for q in range(5)) for r in rows[1:5]])
     for layout in (np.ascontiguousarray, np.asfortranarray):
         out = np.empty(4)
