@@ -21,6 +21,10 @@ _OFFSET = np.uint64(0xCBF29CE484222325)
 _S29 = np.uint64(29)
 _S32 = np.uint64(32)
 
+#: ``draw_tree_sample`` sorts by counting when ``n_draw * ratio >= max(order) + 1``:
+#: one pass over ``max(order) + 1`` counters against ``n_draw log n_draw`` comparisons.
+_COUNT_SORT_RATIO = 8
+
 
 @njit(nogil=True, cache=True)
 def _hash_rows(bits):
@@ -49,7 +53,11 @@ def draw_tree_sample(order, n_draw, replace, state):
     """Rows of one tree's sample: ``n_draw`` positions of ``order``, sorted.
 
     Without replacement this is a partial Fisher-Yates shuffle; with
-    replacement, ``n_draw`` independent uniform positions.
+    replacement, ``n_draw`` independent uniform positions.  ``order`` holds
+    row indices (non-negative).  The drawn rows are sorted by counting them
+    when there are many (a sample of nearly every row, the common case, is
+    sorted in one pass over the rows instead of ``n log n`` comparisons) and
+    by ``np.sort`` otherwise; either way the result is the sorted multiset.
     """
     n = order.shape[0]
     out = np.empty(n_draw, dtype=np.int64)
@@ -64,7 +72,18 @@ def draw_tree_sample(order, n_draw, replace, state):
             pos[k] = pos[r]
             pos[r] = tmp
             out[k] = order[pos[k]]
-    out.sort()
+    size = order.max() + 1 if n > 0 else 0
+    if n_draw * _COUNT_SORT_RATIO < size:
+        out.sort()
+        return out
+    counts = np.zeros(size, dtype=np.int64)
+    for k in range(n_draw):
+        counts[out[k]] += 1
+    j = 0
+    for v in range(size):
+        for _ in range(counts[v]):
+            out[j] = v
+            j += 1
     return out
 
 

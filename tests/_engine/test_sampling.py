@@ -17,11 +17,17 @@ from geoforest._engine.sampling import (
 @pytest.mark.parametrize(
     ("n", "n_draw", "replace"),
     [(1, 1, False), (7, 7, False), (1000, 1, False), (1000, 999, False), (5000, 700, False),
-     (5000, 700, True), (3, 10, True)],
+     (5000, 700, True), (3, 10, True), (5000, 100, True), (5000, 100, False)],
 )  # fmt: skip
 @pytest.mark.parametrize("seed", [0, 12345])
-def test_draw_positions_is_draw_tree_sample(n, n_draw, replace, seed):
-    order = np.random.default_rng(seed).permutation(n).astype(np.int64)
+@pytest.mark.parametrize("gaps", [False, True])
+def test_draw_positions_is_draw_tree_sample(n, n_draw, replace, seed, gaps):
+    # Small and large draws (np.sort and counting), and row indices with gaps
+    # (a subset of rows; counting then runs over 20 n counters).
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n).astype(np.int64)
+    if gaps:
+        order = rng.choice(20 * n, size=n, replace=False).astype(np.int64)
     dense, sparse = make_state(seed), make_state(seed)
     expected = draw_tree_sample(order, n_draw, replace, dense)
     pos = draw_positions(n, n_draw, replace, sparse)
