@@ -36,6 +36,12 @@ _NO_POINT = np.iinfo(np.int64).max
 SEARCH_BLOCK = 1 << 18
 
 
+#: A row of co-leaf counts holding at least ``n_ref / COLEAF_SCAN_RATIO``
+#: points is put in column order by one pass over ``n_ref`` counters instead of
+#: a sort (:func:`coleaf_counts`; measured in ``docs/benchmarks.md``).
+COLEAF_SCAN_RATIO = 64
+
+
 def search_block(n_ref: int) -> int:
     """Reference positions counted at a time when searching ``n_ref`` references."""
     return max(1, min(SEARCH_BLOCK, int(n_ref)))
@@ -139,14 +145,20 @@ def gather_block(members, cur, end, r0, r1, n_ref, counts, touched):
 
 @njit(nogil=True, cache=True)
 def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref,
-                  block):  # fmt: skip
+                  block, scan_ratio):  # fmt: skip
     """Co-leaf counts ``L`` of queries ``qorder[lo:hi]`` as CSR pieces (sorted columns).
 
     Row ``pos - lo`` of the piece is query ``qorder[pos]``.  ``members`` hold
     positions ``r`` of the reference points (see :func:`leaf_lists`);
-    ``ref_index[r]`` is the point, which is what the column indices give.
-    The references are counted ``block`` positions at a time (see
-    :func:`search_block`).
+    ``ref_index`` (a permutation of ``range(n_ref)``) maps a position to its
+    point, which is what the column indices give.  The references are
+    counted ``block`` positions at a time (see :func:`search_block`).
+
+    A row's columns are put in order by sorting them, or, when the row holds
+    at least ``n_ref / scan_ratio`` of them (``scan_ratio = 0``: never), by
+    a pass over counters of all ``n_ref`` points: at small ``n`` a forest
+    kernel's rows hold a large share of the points and the pass is cheaper
+    than the sort (:data:`COLEAF_SCAN_RATIO`).  Both give the same row.
     """
     width = min(block, n_ref)
     counts = np.zeros(width, dtype=np.int32)
@@ -158,6 +170,7 @@ def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref
     cap = max(16, 8 * (hi - lo))
     indices = np.empty(cap, dtype=np.int32)
     data = np.empty(cap, dtype=np.int32)
+    by_point = np.zeros(0, dtype=np.int32)  # allocated at the first scanned row
     nnz = 0
     for pos in range(lo, hi):
         i = qorder[pos]
@@ -171,7 +184,6 @@ def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref
                 keys[n_touched] = (np.int64(ref_index[r0 + j]) << 31) | counts[j]
                 counts[j] = 0
                 n_touched += 1
-        row = np.sort(keys[:n_touched])
         if nnz + n_touched > cap:
             cap = max(2 * cap, nnz + n_touched)
             new_indices = np.empty(cap, dtype=np.int32)
@@ -180,10 +192,23 @@ def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref
             new_data[:nnz] = data[:nnz]
             indices = new_indices
             data = new_data
-        for q in range(n_touched):
-            indices[nnz] = row[q] >> 31
-            data[nnz] = row[q] & 0x7FFFFFFF
-            nnz += 1
+        if n_touched * scan_ratio >= n_ref > 0 and scan_ratio > 0:
+            if by_point.shape[0] == 0:
+                by_point = np.zeros(n_ref, dtype=np.int32)
+            for q in range(n_touched):
+                by_point[keys[q] >> 31] = keys[q] & 0x7FFFFFFF
+            for j in range(n_ref):
+                if by_point[j] != 0:
+                    indices[nnz] = j
+                    data[nnz] = by_point[j]
+                    by_point[j] = 0
+                    nnz += 1
+        else:
+            row = np.sort(keys[:n_touched])
+            for q in range(n_touched):
+                indices[nnz] = row[q] >> 31
+                data[nnz] = row[q] & 0x7FFFFFFF
+                nnz += 1
         indptr[pos - lo + 1] = nnz
     return indptr, indices[:nnz].copy(), data[:nnz].copy()
 

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 
+from .. import proximity as _proximity
 from .._counted_search import counted_rows
 from .._engine.builder import Tree
 from .._engine.walk import apply_flat, apply_tree_rows
@@ -158,6 +159,7 @@ def coleaf_matrix(xleaves, yleaves, mask, node_offset, n_jobs: int):
             col_order,
             n_cols,
             search_block(n_cols),
+            _proximity.COLEAF_SCAN_RATIO,
         )  # fmt: skip
         for lo, hi in chunks
     )

@@ -23,13 +23,16 @@ def client():
         yield c
 
 
-#: How the neighbour search keeps its counts: (SEARCH_BLOCK, SCAN_BLOCK, SCAN_RATIO);
-#: SEARCH_BLOCK is that of the searches with tree masks and of proximity().
+#: How the neighbour search keeps its counts: (SEARCH_BLOCK, SCAN_BLOCK, SCAN_RATIO,
+#: COLEAF_SCAN_RATIO); SEARCH_BLOCK is that of the searches with tree masks and of
+#: proximity(), COLEAF_SCAN_RATIO how proximity() orders a row (0: sorted, 10**9:
+#: a pass over all points' counters).
 _SEARCH_MODES = {
     "default": None,
-    "listed-blocks-of-7": (7, 1 << 15, 0),
-    "scan-blocks-of-8": (1 << 18, 8, 10**9),
-    "scan-blocks-of-24": (1 << 18, 24, 10**9),
+    "listed-blocks-of-7": (7, 1 << 15, 0, 0),
+    "scan-blocks-of-8": (1 << 18, 8, 10**9, 10**9),
+    "scan-blocks-of-24": (1 << 18, 24, 10**9, 0),
+    "sorted-blocks-of-5": (5, 1 << 15, 0, 10**9),
 }
 
 
@@ -49,4 +52,5 @@ def search_block(request, monkeypatch):
         monkeypatch.setattr(geoforest._counted_search, "SCAN_BLOCK", mode[1])
         monkeypatch.setattr(geoforest._counted_search, "SCAN_RATIO", mode[2])
         monkeypatch.setattr(geoforest._counted_search, "SCAN_MIN_REFS", 0)
+        monkeypatch.setattr(geoforest.proximity, "COLEAF_SCAN_RATIO", mode[3])
     return request.param

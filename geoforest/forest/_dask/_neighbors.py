@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import proximity as _proximity
 from ..._limits import check_dense_size
 from ..._sparse import as_output_csr
 from ..._validation import check_n_neighbors, is_dask_array
@@ -237,7 +238,7 @@ def _proximity_block(qleaves, index, node_offset, n_ref, n_trees, dense):
     qorder = locality_order(qleaves)
     p_indptr, p_indices, p_data = coleaf_counts(
         qleaves, _EMPTY_MASK, qorder, 0, n_q, node_offset, ptr, members, order, n_ref,
-        search_block(n_ref),
+        search_block(n_ref), _proximity.COLEAF_SCAN_RATIO,
     )  # fmt: skip
     row_nnz = np.empty(n_q, dtype=np.int64)
     row_nnz[qorder] = np.diff(p_indptr)
