@@ -105,17 +105,21 @@ def _partition(samples, z, lo, hi, threshold, buf):
     memory order, which the hardware prefetches (a scrambled order costs
     several times more per value once ``X`` outgrows the L2 cache; see
     ``docs/engine.md``).
-    ``buf`` holds at least ``hi - lo`` entries.
+    ``buf`` holds at least ``hi - lo`` entries.  Branchless: each sample is
+    written both to the next left slot (in place: ``k <= i``, so only samples
+    already read are overwritten) and to the next right slot of ``buf``, and
+    only the slot counters depend on the comparison, whose outcome is a coin
+    flip near the cut (a branch on it mispredicts about half the time).
     """
     k = lo
     r = 0
     for i in range(lo, hi):
-        if z[i - lo] <= threshold:
-            samples[k] = samples[i]
-            k += 1
-        else:
-            buf[r] = samples[i]
-            r += 1
+        s = samples[i]
+        samples[k] = s
+        buf[r] = s
+        left = z[i - lo] <= threshold
+        k += left
+        r += 1 - left
     for j in range(r):
         samples[k + j] = buf[j]
     return k

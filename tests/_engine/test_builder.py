@@ -446,3 +446,22 @@ def test_unknown_code_raises_in_build_tree(code, task):
             TreeLimits(2, 1, -1, -np.inf), make_state(0), labels, targets, w, counts, n_classes,
             workspace,
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_partition_is_stable_and_puts_values_at_the_threshold_left(seed):
+    from geoforest._engine.builder import _partition
+
+    rng = np.random.default_rng(seed)
+    n, lo = 300, 17
+    samples = rng.permutation(1000)[: lo + n + 5].astype(np.int64)
+    z = rng.integers(0, 7, size=n).astype(np.float64)  # many values equal to the threshold
+    threshold = 3.0
+    node = samples[lo : lo + n]
+    expected = np.concatenate([node[z <= threshold], node[z > threshold]])
+    out = samples.copy()
+    mid = _partition(out, z, lo, lo + n, threshold, np.empty(n, dtype=np.int64))
+    assert mid == lo + np.count_nonzero(z <= threshold)
+    np.testing.assert_array_equal(out[lo : lo + n], expected)  # order kept on both sides
+    np.testing.assert_array_equal(out[:lo], samples[:lo])  # nothing outside the node moves
+    np.testing.assert_array_equal(out[lo + n :], samples[lo + n :])
