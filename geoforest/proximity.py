@@ -38,7 +38,7 @@ SEARCH_BLOCK = 1 << 18
 
 #: A row of co-leaf counts holding at least ``n_ref / COLEAF_SCAN_RATIO``
 #: points is put in column order by one pass over ``n_ref`` counters instead of
-#: a sort (:func:`coleaf_counts`; measured in ``docs/benchmarks.md``).
+#: a sort (:func:`coleaf_counts`; the figures behind 64 are in ``docs/benchmarks.md``).
 COLEAF_SCAN_RATIO = 64
 
 
