@@ -22,8 +22,9 @@ _S29 = np.uint64(29)
 _S32 = np.uint64(32)
 
 #: ``draw_tree_sample`` sorts by counting when ``n_draw * ratio >= max(order) + 1``:
-#: one pass over ``max(order) + 1`` counters against ``n_draw log n_draw`` comparisons.
-_COUNT_SORT_RATIO = 8
+#: one pass over ``max(order) + 1`` counters against ``n_draw log n_draw``
+#: comparisons (figures for the switch point in ``docs/engine.md``).
+_COUNT_SORT_RATIO = 32
 
 
 @njit(nogil=True, cache=True)
@@ -76,7 +77,7 @@ def draw_tree_sample(order, n_draw, replace, state):
     if n_draw * _COUNT_SORT_RATIO < size:
         out.sort()
         return out
-    counts = np.zeros(size, dtype=np.int64)
+    counts = np.zeros(size, dtype=np.int32)  # a row's count is at most n_draw
     for k in range(n_draw):
         counts[out[k]] += 1
     j = 0

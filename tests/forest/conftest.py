@@ -32,7 +32,7 @@ _SEARCH_MODES = {
     "listed-blocks-of-7": (7, 1 << 15, 0, 0),
     "scan-blocks-of-8": (1 << 18, 8, 10**9, 10**9),
     "scan-blocks-of-24": (1 << 18, 24, 10**9, 0),
-    "sorted-blocks-of-5": (5, 1 << 15, 0, 10**9),
+    "counter-pass-blocks-of-5": (5, 1 << 15, 0, 10**9),
 }
 
 
@@ -41,7 +41,9 @@ def search_block(request, monkeypatch):
     """How the neighbour search keeps its counts: as the data decide, or forced to
     listed counters (in blocks of 7 references where tree masks count), or
     scanned in blocks of 8 or 24, so the tests' small data cross many block
-    boundaries; the answers must not change (``geoforest/_counted_search.py``,
+    boundaries, and proximity() rows ordered by a sort or by a pass over all
+    points' counters (with blocks of 5 or 7 references and without); the
+    answers must not change (``geoforest/_counted_search.py``,
     ``geoforest/proximity.py``)."""
     mode = _SEARCH_MODES[request.param]
     if mode is not None:
