@@ -30,10 +30,11 @@ import numpy as np
 
 from .._jit import njit
 from .borrow import borrowed, keep_alive
+from .cuts import uniform_cut_unsorted
 from .labels import gather_node, label_buffers, node_value, supervised_cut
 from .projections import draw_node_projections, project_samples
 from .sorting import sort_values
-from .splits import best_cut, midpoint
+from .splits import UNIFORM, best_cut, midpoint
 from .ties import grow_until_resolved, growth_pool
 
 #: scikit-learn's tolerance in its ``min_impurity_decrease`` test.
@@ -437,7 +438,9 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     goes").  Hence the shape of the task branches below: ``if supervised:``
     (``y is not None``, false in the unsupervised kernel) then ``elif
     workspace is not None:`` (false in the supervised one), each tested
-    directly on the argument.
+    directly on the argument; the random projection forest's uniform cut,
+    which needs no sort, is an ``elif workspace is not None and unsorted:``
+    before the sorted rules, so the supervised kernel holds none of it.
 
     Supervised trees take each drawn row once: ``samples`` holds distinct
     rows and ``counts`` (int32, one per row of ``X``) how often the bootstrap
@@ -481,6 +484,9 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
     if workspace is not None:
         grow, pool = growth_pool(X, samples, proj_kind, proj_params, z_sorted, sort_keys, sort_tmp)
     min_gain, min_weight = _weight_bounds(min_gain, decrease, weight_frac, sample_weight, samples)
+    # Where the gain decides nothing (one candidate, one batch, no gain bound) and no
+    # candidate grows, the uniform cut skips the sort (cuts.uniform_cut_unsorted).
+    unsorted = rule == UNIFORM and n_proj == n_batches == 1 and min_gain == -np.inf and not grow
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:
@@ -510,15 +516,17 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
             for j in range(k):
                 # The candidate in ``g_idx/g_w[:gw]``, where it may grow.
                 gw = _copy_projection(cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], g_idx, g_w)
-                project_samples(
-                    X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1], z_cur
-                )
+                project_samples(X, samples, lo, hi, cand_idx, cand_w, cand_ptr[j], cand_ptr[j + 1],
+                                z_cur)  # fmt: skip
                 if supervised:
                     if _constant(z_cur, m):
                         continue  # no cut between distinct values: skip the sort
                     thr, score, g = supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node,
                         t_node, w_node, c_node, z_sorted, order, y_sorted, t_sorted, w_sorted,
                         c_sorted, min_samples_leaf, min_weight, scratch, state)  # fmt: skip
+                elif workspace is not None and unsorted:  # the rpTree's cut needs no sort
+                    thr, score, g = uniform_cut_unsorted(z_cur, m, min_samples_leaf, state,
+                                                         z_sorted)  # fmt: skip
                 elif workspace is not None:
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
@@ -526,13 +534,10 @@ def build_tree(X, samples, cfg, limits, state, y, targets, sample_weight, counts
                         drawn = gw
                         gw = grow_until_resolved(
                             X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, gw, proj_params,
-                            borrowed(pool), state, sort_keys, sort_tmp,
-                        )  # fmt: skip
+                            borrowed(pool), state, sort_keys, sort_tmp)  # fmt: skip
                         grown = grown or gw != drawn
-                    pos, score, g = best_cut(
-                        rule, z_sorted, m, min_samples_leaf, rule_params, borrowed(workspace),
-                        state,
-                    )  # fmt: skip
+                    pos, score, g = best_cut(rule, z_sorted, m, min_samples_leaf, rule_params,
+                                             borrowed(workspace), state)  # fmt: skip
                     thr = midpoint(z_sorted[pos - 1], z_sorted[pos]) if pos > 0 else np.nan
                 if score > best_score:  # an invalid cut scores -inf
                     best_score, best_gain, best_j, best_thr = score, g, j, thr

@@ -14,6 +14,7 @@ import numpy as np
 from .._jit import njit
 from .fastlog import APPROX_LOG_ERR, POLY_LOG_ERR, approx_log, float_bits, poly_log
 from .rng import uniform
+from .sorting import _heapsort
 
 _LOG_2PI = np.log(2.0 * np.pi)
 
@@ -509,6 +510,64 @@ def _uniform_cut(z, n, min_leaf, state):
         return -1, -np.inf, -np.inf
     g = _sse_reduction(z, n, pos)
     return pos, g, g
+
+
+@njit(nogil=True, cache=True, inline="always")
+def midpoint(a, b):
+    """The threshold between sorted values ``a < b``: the midpoint, or ``a`` if that rounds up."""
+    thr = a + 0.5 * (b - a)
+    return thr if thr < b else a
+
+
+@njit(nogil=True, cache=True)
+def uniform_cut_unsorted(z, n, min_leaf, state, z_sorted):
+    """The rpTree's uniform cut of *unsorted* ``z[:n]``: ``(threshold, score, gain)``.
+
+    The threshold of :func:`_uniform_cut` on the sorted values followed by
+    :func:`midpoint` (the same draw from ``state``, cut position and values
+    on either side of it), from two passes over ``z`` and no sort: the range,
+    then the count below the draw, the largest value below it, the smallest
+    above it and the two sides' sums.  Only the gain, the SSE reduction, can
+    differ in its last bits, as the sides are summed in ``z``'s order: the
+    node loop takes this path only where the gain decides nothing (one
+    candidate, one batch, no gain threshold: the random projection forest).
+    When a side of the draw holds fewer than ``min_leaf`` values (the cut
+    moves to the nearest valid position), the values are sorted into
+    ``z_sorted`` (by heapsort) and the cut continues as :func:`_uniform_cut`
+    does, with the same draw.
+    """
+    lo = z[0]
+    hi = z[0]
+    for i in range(1, n):
+        lo = min(lo, z[i])
+        hi = max(hi, z[i])
+    if not lo < hi:
+        return np.nan, -np.inf, -np.inf
+    t = lo + uniform(state) * (hi - lo)
+    count = 0
+    below = -np.inf
+    above = np.inf
+    s_left = 0.0
+    s_right = 0.0
+    for i in range(n):
+        v = z[i]
+        left = v <= t
+        count += left
+        below = max(below, v if left else -np.inf)
+        above = min(above, np.inf if left else v)
+        s_left += v if left else 0.0
+        s_right += 0.0 if left else v
+    if min_leaf <= count <= n - min_leaf:  # z_sorted[count - 1] = below < above = z_sorted[count]
+        diff = s_left / count - s_right / (n - count)
+        g = count * (n - count) / n * diff * diff
+        return midpoint(below, above), g, g
+    z_sorted[:n] = z[:n]
+    _heapsort(z_sorted, 0, n)  # small code: this path is rare and compiles with every tree
+    pos = _valid_position(z_sorted, n, count, min_leaf)  # count: searchsorted(t, "right")
+    if pos < 0:
+        return np.nan, -np.inf, -np.inf
+    g = _sse_reduction(z_sorted, n, pos)
+    return midpoint(z_sorted[pos - 1], z_sorted[pos]), g, g
 
 
 @njit(nogil=True, cache=True)

@@ -115,6 +115,7 @@ from .cuts import (
     _uniform_cut,
     _valid_position,  # noqa: F401 (tests import it from here)
     fastbic_workspace,
+    midpoint,
 )
 from .rng import uniform
 
@@ -447,13 +448,6 @@ def best_regression_cut(rule, z, ts, ws, cs, n, min_leaf, min_weight, sums):
     if rule == SQUARED_ERROR:
         return _squared_error_cut(z, ts, ws, cs, n, min_leaf, min_weight, sums)
     raise ValueError("unknown split rule code")
-
-
-@njit(nogil=True, cache=True, inline="always")
-def midpoint(a, b):
-    """The threshold between sorted values ``a < b``: the midpoint, or ``a`` if that rounds up."""
-    thr = a + 0.5 * (b - a)
-    return thr if thr < b else a
 
 
 @njit(nogil=True, cache=True, inline="always")

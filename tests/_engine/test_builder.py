@@ -465,3 +465,38 @@ def test_partition_is_stable_and_puts_values_at_the_threshold_left(seed):
     np.testing.assert_array_equal(out[lo : lo + n], expected)  # order kept on both sides
     np.testing.assert_array_equal(out[:lo], samples[:lo])  # nothing outside the node moves
     np.testing.assert_array_equal(out[lo + n :], samples[lo + n :])
+
+
+@pytest.mark.parametrize("min_leaf", [1, 6])
+@pytest.mark.parametrize("seed", range(3))
+def test_uniform_trees_without_the_sort_are_the_sorted_trees(min_leaf, seed):
+    # With one candidate, one batch and no gain bound the uniform rule skips
+    # the sort (cuts.uniform_cut_unsorted).  A finite gain bound below every
+    # gain (-1e300) decides exactly as none does but keeps the sorted path.
+    # The trees must agree in every array but the gain, which the unsorted
+    # path sums in another order; min_leaf = 6 and tied rows make some cuts
+    # move (the unsorted path's sorted fallback) and some nodes uncuttable.
+    from geoforest._engine.builder import Tree
+    from geoforest._engine.projections import GAUSSIAN
+
+    rng = np.random.default_rng(seed)
+    X = np.asfortranarray(rng.normal(size=(500, 6)).astype(np.float32))
+    X[:50] = X[0]  # ties: many equal projected values
+    cfg = EngineConfig(GAUSSIAN, np.zeros(1), 6, UNIFORM, default_params(UNIFORM), 1).typed()
+    trees = []
+    for min_gain in (-np.inf, -1e300):
+        tree, rows, leaf = build_tree(
+            X, np.arange(500, dtype=np.int64), cfg, TreeLimits(12, min_leaf, -1, min_gain),
+            make_state(seed), None, None, np.zeros(0), np.zeros(0, np.int32), 0,
+            make_workspace(UNIFORM, 500),
+        )  # fmt: skip
+        trees.append((Tree(*tree), rows, leaf))
+    (a, rows_a, leaf_a), (b, rows_b, leaf_b) = trees
+    assert len(a.left) > 20
+    for name in a._fields:
+        if name == "gain":
+            np.testing.assert_allclose(a.gain, b.gain, rtol=1e-12)
+        else:
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    np.testing.assert_array_equal(rows_a, rows_b)
+    np.testing.assert_array_equal(leaf_a, leaf_b)

@@ -95,3 +95,45 @@ def test_random_cuts_refuse_small_sides_constant_values_and_unknown_rules():
         random_regression_cut(GINI, z, ts, ws, cs, 5, 1, 0.0, np.zeros(2), make_state(0))
     with pytest.raises(ValueError, match="unknown split rule code"):
         random_class_cut(SQUARED_ERROR, z, ys, ws, cs, 5, 2, 1, 0.0, np.zeros(4), make_state(0))
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "constant", "two values"])
+@pytest.mark.parametrize("min_leaf", [1, 5, 40])
+@pytest.mark.parametrize("seed", range(8))
+def test_uniform_cut_unsorted_is_the_sorted_cut(kind, min_leaf, seed):
+    # The random projection forest's cut without a sort: the threshold (bit for
+    # bit) and the generator's state as the sorted rule leaves them, the gain
+    # up to summation order; min_leaf = 40 of 60 values has no valid cut and
+    # 5 often moves the cut, which takes the sorted fallback.
+    from geoforest._engine.cuts import _uniform_cut, midpoint, uniform_cut_unsorted
+
+    rng = np.random.default_rng(seed)
+    n = 60
+    z = {
+        "normal": rng.normal(size=n),
+        "ties": rng.integers(0, 4, size=n).astype(np.float64),
+        "constant": np.full(n, 2.5),
+        "two values": np.where(rng.random(n) < 0.1, 1.0, -0.0),
+    }[kind]
+    s_sorted, s_unsorted = make_state(seed), make_state(seed)
+    zs = np.sort(z)
+    pos, score, gain = _uniform_cut(zs, n, min_leaf, s_sorted)
+    thr = midpoint(zs[pos - 1], zs[pos]) if pos > 0 else np.nan
+    thr2, score2, gain2 = uniform_cut_unsorted(z.copy(), n, min_leaf, s_unsorted, np.empty(n))
+    np.testing.assert_array_equal(thr2, thr)  # NaN where there is no cut
+    np.testing.assert_allclose([score2, gain2], [score, gain], rtol=1e-12)
+    assert s_unsorted[0] == s_sorted[0]  # the same draws
+    if pos > 0:
+        assert min(np.sum(z <= thr2), np.sum(z > thr2)) >= min_leaf
+
+
+def test_uniform_cut_unsorted_puts_a_value_equal_to_the_draw_left():
+    # A drawn threshold equal to a data value: the sorted rule cuts after it.
+    from geoforest._engine.cuts import uniform_cut_unsorted
+
+    u = uniform(make_state(3))  # the draw make_state(3) gives first
+    z = np.array([0.75, 1.0, u, 0.0, u, 0.25])  # range [0, 1], so the draw is u itself
+    thr, _, _ = uniform_cut_unsorted(z, 6, 1, make_state(3), np.empty(6))
+    zs = np.sort(z)
+    pos = np.searchsorted(zs, u, side="right")
+    assert np.sum(z <= thr) == pos and thr == zs[pos - 1] + 0.5 * (zs[pos] - zs[pos - 1])
