@@ -519,6 +519,17 @@ def midpoint(a, b):
     return thr if thr < b else a
 
 
+@njit(nogil=True, cache=True, inline="always")
+def value_range(z, n):
+    """``(min, max)`` of the unsorted ``z[:n]`` (``n >= 1``)."""
+    lo = z[0]
+    hi = z[0]
+    for i in range(1, n):
+        lo = min(lo, z[i])
+        hi = max(hi, z[i])
+    return lo, hi
+
+
 @njit(nogil=True, cache=True)
 def uniform_cut_unsorted(z, n, min_leaf, state, z_sorted):
     """The rpTree's uniform cut of *unsorted* ``z[:n]``: ``(threshold, score, gain)``.
@@ -536,11 +547,7 @@ def uniform_cut_unsorted(z, n, min_leaf, state, z_sorted):
     ``z_sorted`` (by heapsort) and the cut continues as :func:`_uniform_cut`
     does, with the same draw.
     """
-    lo = z[0]
-    hi = z[0]
-    for i in range(1, n):
-        lo = min(lo, z[i])
-        hi = max(hi, z[i])
+    lo, hi = value_range(z, n)
     if not lo < hi:
         return np.nan, -np.inf, -np.inf
     t = lo + uniform(state) * (hi - lo)

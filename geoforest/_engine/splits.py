@@ -116,6 +116,7 @@ from .cuts import (
     _valid_position,  # noqa: F401 (tests import it from here)
     fastbic_workspace,
     midpoint,
+    value_range,
 )
 from .rng import uniform
 
@@ -454,11 +455,7 @@ def best_regression_cut(rule, z, ts, ws, cs, n, min_leaf, min_weight, sums):
 def _drawn_threshold(z, n, state):
     """A threshold drawn uniformly in ``[min z, max z)`` of the unsorted ``z[:n]``
     (``nan`` when every value is equal)."""
-    lo = z[0]
-    hi = z[0]
-    for i in range(1, n):
-        lo = min(lo, z[i])
-        hi = max(hi, z[i])
+    lo, hi = value_range(z, n)
     if not lo < hi:
         return np.nan
     t = lo + uniform(state) * (hi - lo)
