@@ -54,9 +54,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._counted_search import counted_rows
+from .._engine.sampling import canonical_order
 from .._jit import njit
-from ._flat import kneighbors_rows
 
 #: Proximity candidates ranked per requested neighbour.
 CANDIDATES_PER_NEIGHBOR = 6
@@ -169,63 +168,124 @@ def drop_self(ind: np.ndarray, dist: np.ndarray, rows: np.ndarray, k: int):
 
 
 @njit(nogil=True, cache=True)
-def _rank_rows(Xq, Xref, cand, sim, n_out, weights, k, out_ind, out_dist):
-    """Rank each row's ``n_out`` candidates (best proximity first); ``Xq``,
-    ``Xref`` and ``weights`` hold the features of nonzero weight only."""
-    d = np.empty(cand.shape[1])
-    key = np.empty(cand.shape[1])
+def _metric_distances(Xq, Xref, cand, n_out, weights, out):
+    """``out[i, c]``: the metric's squared distance from query ``i`` to its
+    candidate ``cand[i, c]`` (``c < n_out[i]``); ``Xq``, ``Xref`` and
+    ``weights`` hold the features of nonzero weight only."""
     for i in range(cand.shape[0]):
-        m = n_out[i]
-        n_shared = 0
-        for c in range(m):
+        for c in range(n_out[i]):
             acc = 0.0
             r = cand[i, c]
             for j in range(weights.shape[0]):
                 t = np.float64(Xq[i, j]) - np.float64(Xref[r, j])
                 acc += weights[j] * t * t
-            d[c] = acc
-            # Candidates sharing no leaf go after every one that shares a leaf.
+            out[i, c] = acc
+
+
+@njit(nogil=True, cache=True)
+def _rank_rows(cand, sim, n_out, d2, k, out_ind, out_dist):
+    """The ``k`` neighbours of each row from its ``n_out`` candidates (best
+    proximity first) and their squared metric distances ``d2``.
+
+    Which ``k``: the candidates sharing a leaf with the query, nearest first;
+    if fewer than ``k`` share one, the nearest of the others complete the set.
+    In what order: ascending distance, always (equal distances keep the
+    proximity order, then the lower index).  Candidates sharing no leaf are
+    arbitrary points at proximity 0, so they only fill a set the forest left
+    short; but once in it, they are placed by their distance like every other
+    neighbour, or the distances would not be sorted.
+    """
+    key = np.empty(cand.shape[1])
+    pick = np.empty(k, dtype=np.int64)
+    for i in range(cand.shape[0]):
+        m = n_out[i]
+        n_shared = 0
+        for c in range(m):
             if sim[i, c] > 0.0:
-                key[c] = acc
+                key[c] = d2[i, c]
                 n_shared += 1
             else:
                 key[c] = np.inf
-        # Stable: equal distances keep the proximity order (then lower index).
+        # Stable sorts: equal distances keep the proximity order (then lower index).
         order = np.argsort(key[:m], kind="mergesort")
-        pos = 0
-        for c in order[:n_shared]:
-            if pos == k:
-                break
-            out_ind[i, pos] = cand[i, c]
-            out_dist[i, pos] = np.sqrt(d[c])
-            pos += 1
-        if pos < k:
-            rest = np.argsort(d[:m], kind="mergesort")
+        n_pick = 0
+        for c in order[: min(n_shared, k)]:
+            pick[n_pick] = c
+            n_pick += 1
+        if n_pick < k:
+            rest = np.argsort(d2[i, :m], kind="mergesort")
             for c in rest:
-                if pos == k:
+                if n_pick == k:
                     break
                 if not sim[i, c] > 0.0:
-                    out_ind[i, pos] = cand[i, c]
-                    out_dist[i, pos] = np.sqrt(d[c])
-                    pos += 1
+                    pick[n_pick] = c
+                    n_pick += 1
+        if n_shared < k:  # the completed set, in ascending distance as well
+            for c in range(n_pick):
+                key[c] = d2[i, pick[c]]
+            final = pick[np.argsort(key[:n_pick], kind="mergesort")]
+            pick[:n_pick] = final
+        for pos in range(n_pick):
+            c = pick[pos]
+            out_ind[i, pos] = cand[i, c]
+            out_dist[i, pos] = np.sqrt(d2[i, c])
+
+
+def candidate_counts(k: int, n_train: int, is_train: bool, per_neighbor: int):
+    """``(n_cand, n_request)``: the candidates ranked per query and the most
+    asked of the proximity search (``n_cand`` and those tied with the last of
+    them, up to :data:`TIE_LIMIT` times as many).
+
+    A training point counts itself, so ``kneighbors(X_train, k + 1)`` is each
+    point and its ``kneighbors(None, k)``; a tie must not be cut by index, or a
+    block of points sharing every leaf would keep only its lowest indices.
+    """
+    n_cand = min(per_neighbor * (k + is_train) - is_train, n_train - is_train)
+    return n_cand, min(TIE_LIMIT * n_cand, n_train - is_train)
+
+
+class LearnedMetric:
+    """The fitted ranking of an ``UnsupervisedForest``: everything it learned
+    about ordering proximity candidates, in one place.
+
+    Parameters
+    ----------
+    relevance : ndarray of float64, shape (n_features,)
+        ``rho_j`` (``feature_relevance_``).
+    weights : ndarray of float64, shape (n_features,)
+        The metric ``d(x, y)^2 = sum_j weights_j (x_j - y_j)^2``.
+    per_neighbor : int
+        Proximity candidates ranked per requested neighbour.
+    """
+
+    def __init__(self, relevance: np.ndarray, weights: np.ndarray,
+                 per_neighbor: int = CANDIDATES_PER_NEIGHBOR):  # fmt: skip
+        self.relevance = relevance
+        self.weights = weights
+        self.per_neighbor = int(per_neighbor)
+
+    def candidate_counts(self, k: int, n_train: int, is_train: bool):
+        """See :func:`candidate_counts`."""
+        return candidate_counts(k, n_train, is_train, self.per_neighbor)
+
+    def ranker(self, Xq: np.ndarray, Xref: np.ndarray, k: int, is_train: bool) -> Ranker:
+        """A :class:`Ranker` of ``k`` neighbours of the queries ``Xq`` among ``Xref``."""
+        return Ranker(self, Xq, Xref, k, is_train)
+
+    def pair_distances(self, X: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Distances between rows ``a[i]`` and ``b[i]`` of ``X``."""
+        diff = X[a].astype(np.float64) - X[b]
+        return np.sqrt((diff * diff * self.weights).sum(axis=1))
 
 
 class Ranker:
-    """Ranks blocks of proximity candidates of the queries ``Xq`` under the metric.
+    """Ranks blocks of proximity candidates of the queries ``Xq`` under a
+    :class:`LearnedMetric`: ``n_cand`` candidates per query and up to
+    ``n_request`` with ties (:func:`candidate_counts`)."""
 
-    ``n_request`` candidates are asked of the proximity search per query: the
-    first ``n_cand`` (``CANDIDATES_PER_NEIGHBOR x k``; a training point counts
-    itself, so ``kneighbors(X_train, k + 1)`` is each point and its
-    ``kneighbors(None, k)``) and up to ``TIE_LIMIT`` times as many tied in
-    proximity with the last of them: a tie must not be cut by index, or a
-    block of points sharing every leaf would keep only its lowest indices.
-    """
-
-    def __init__(self, Xq, Xref, weights, k: int, is_train: bool):
-        n_train = Xref.shape[0]
-        n_cand = CANDIDATES_PER_NEIGHBOR * (k + is_train) - is_train
-        self.n_cand = min(n_cand, n_train - is_train)
-        self.n_request = min(TIE_LIMIT * self.n_cand, n_train - is_train)
+    def __init__(self, metric: LearnedMetric, Xq, Xref, k: int, is_train: bool):
+        self.n_cand, self.n_request = metric.candidate_counts(k, Xref.shape[0], is_train)
+        weights = metric.weights
         active = np.flatnonzero(weights > 0)
         # The features that count, gathered once: the kernel then reads rows
         # contiguously (the same values, summed in the same order).
@@ -233,35 +293,94 @@ class Ranker:
         self.Xref = Xref if self.all_active else np.ascontiguousarray(Xref[:, active])
         self.Xq, self.active, self.weights, self.k = Xq, active, weights[active], k
 
-    def search(self, qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train,
-               is_train):  # fmt: skip
-        """``(ind, dist)`` of queries ``qorder[lo:hi]``: their candidates, ranked."""
-        n_q = hi - lo
-        if qmask.shape[0] == 0:
-            cand, sim, n_out = counted_rows(
-                qleaves, qorder, lo, hi, offset, ptr, members, ref_order, n_train, self.n_cand,
-                self.n_request, is_train,
-            )  # fmt: skip
-        else:  # tree masks (method="inbag"/"oob"): proximities are not counts of one T
-            cand, sim = kneighbors_rows(
-                qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train,
-                self.n_request, is_train,
-            )  # fmt: skip
-            # The n_cand first, and the next ones while tied with the last of them.
-            tied = np.hstack(
-                [sim[:, self.n_cand :] == sim[:, self.n_cand - 1 : self.n_cand],
-                 np.zeros((n_q, 1), dtype=bool)]
-            )  # fmt: skip
-            n_out = self.n_cand + tied.argmin(axis=1)
-        rows = qorder[lo:hi]
+    def rank(self, rows: np.ndarray, cand: np.ndarray, sim: np.ndarray, n_out: np.ndarray):
+        """``(ind, dist)`` of the queries ``Xq[rows]`` from their candidates
+        ``cand`` (best proximity first, ``sim`` their proximities, the first
+        ``n_out[i]`` of row ``i`` valid)."""
         Xq = self.Xq[rows] if self.all_active else self.Xq[np.ix_(rows, self.active)]
+        d2 = np.empty(cand.shape, dtype=np.float64)
+        _metric_distances(Xq, self.Xref, cand, n_out, self.weights, d2)
+        n_q = cand.shape[0]
         ind = np.empty((n_q, self.k), dtype=np.int64)
         dist = np.empty((n_q, self.k), dtype=np.float64)
-        _rank_rows(Xq, self.Xref, cand, sim, n_out, self.weights, self.k, ind, dist)
+        _rank_rows(cand, sim, n_out, d2, self.k, ind, dist)
         return ind, dist
 
 
-def pair_distances(X: np.ndarray, a: np.ndarray, b: np.ndarray, weights: np.ndarray):
-    """Relevance distances between rows ``a[i]`` and ``b[i]`` of ``X``."""
-    diff = X[a].astype(np.float64) - X[b]
-    return np.sqrt((diff * diff * weights).sum(axis=1))
+def estimate_metric(forest, order: np.ndarray | None) -> LearnedMetric:
+    """The metric a fitted forest learns from its own proximity neighbours.
+
+    At most :data:`ESTIMATE_ROWS` training rows (:func:`estimate_rows`) ask
+    the forest, ranked by proximity, for their pool of
+    :data:`ESTIMATE_POOL` neighbours; :func:`relevance` turns the pools into
+    ``rho`` and the weights.  ``order`` is the canonical row order
+    (``None``: computed here).
+    """
+    X = forest._X_fit
+    rows = estimate_rows(canonical_order(X) if order is None else order)
+    pool = min(ESTIMATE_POOL, X.shape[0] - 1)
+    near = min(ESTIMATE_NEIGHBORS, pool)
+    # The rows as new points (already the forest's float32, so not shifted by
+    # the centring offset again): each finds itself among its candidates.
+    dist, ind = forest._kneighbors(X[rows], pool + 1, True, "all", None, prepared=True)
+    var = column_variances(X)
+    neighbors, dist = drop_self(ind, dist, rows, pool)
+    # Proximity distances are 1 - proximity: those below 1 share a leaf.
+    n_shared = (dist < 1.0).sum(axis=1)
+    rho, weights = relevance(X, rows, neighbors, n_shared, var, near)
+    return LearnedMetric(rho, weights)
+
+
+class LearnedRankingMixin:
+    """The ``distance`` of an ``UnsupervisedForest``: where its learned ranking
+    is fitted (:meth:`_finish_fit`), chosen at query time (:meth:`_ranking`)
+    and said (:attr:`distance_`).
+
+    The fitted metric lives in ``_metric`` (a :class:`LearnedMetric`, or
+    ``None`` when the forest was fitted with ``distance="proximity"``).
+    ``distance`` is read at every query, so ``set_params(distance=...)``
+    changes the ranking of a fitted forest without refitting, and
+    ``distance_`` always names the ranking the next query will use.
+    """
+
+    @property
+    def distance_(self) -> str:
+        """``"relevance"`` or ``"proximity"``: what :meth:`kneighbors` ranks by now."""
+        if not hasattr(self, "_metric"):
+            raise AttributeError("distance_ is set by fit")
+        if self.distance == "proximity" or self._metric is None:
+            return "proximity"
+        return "relevance"
+
+    def _check_dask_fit(self) -> None:
+        from ._dask import refuse
+
+        if self.distance == "relevance":
+            refuse("distance='relevance' (pass distance='auto' or 'proximity')")
+
+    def _finish_fit(self, order: np.ndarray | None) -> None:
+        self._metric = None
+        if self.distance == "proximity" or self._fitted_on_dask:
+            return
+        self._metric = estimate_metric(self, order)
+        self.feature_relevance_ = self._metric.relevance
+
+    def _ranking(self) -> LearnedMetric | None:
+        if self.distance == "proximity":
+            return None
+        if self._metric is None and self.distance == "relevance":
+            if self._fitted_on_dask:
+                from ._dask import refuse
+
+                refuse("distance='relevance' (pass distance='proximity')")
+            raise ValueError(
+                "this forest has no relevance metric (fitted with distance='proximity'); "
+                "refit it, or set distance='proximity'"
+            )
+        return self._metric
+
+    def _training_pair_distances(self, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
+        metric = self._ranking()
+        if metric is None:
+            return super()._training_pair_distances(a, b, method)
+        return metric.pair_distances(self._X_fit, a, b)

@@ -3,10 +3,10 @@
 The search walks each query's leaves and counts co-leaf training points
 (``_flat.kneighbors_rows``, blocks of at most 2,048 queries in parallel
 threads).  What ranks the co-leaf points is the forest's distance:
-``1 - proximity`` for every forest, or, where :meth:`_metric_weights` gives
-weights (``UnsupervisedForest(distance="relevance")``), each query's
-highest-proximity candidates ranked by the learned metric of
-``_relevance.py``, block by block, so nothing larger than a block of
+``1 - proximity`` for every forest, or, where :meth:`_ranking` gives a
+learned metric (``UnsupervisedForest(distance="relevance")``), each query's
+highest-proximity candidates (:meth:`_SearchIndex.candidates`) ranked by it
+(``_relevance.py``), block by block, so nothing larger than a block of
 candidates is held.  Both methods first ask ``forest/_dask/`` whether Dask
 has a part in the call (a Dask array given, or a forest grown from one).
 """
@@ -14,6 +14,7 @@ has a part in the call (a Dask array given, or a forest grown from one).
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,6 +22,7 @@ from joblib import Parallel, delayed
 from scipy.sparse.csgraph import connected_components
 from sklearn.utils.validation import check_is_fitted
 
+from .._counted_search import counted_rows
 from .._progress import progress as _progress
 from .._sparse import (
     ZERO_DISTANCE,
@@ -66,27 +68,62 @@ def warn_search_cost(ptr: np.ndarray, n_train: int, n_queries: int, n_trees: int
     )
 
 
-def _search_block(qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train,
-                  n_req, is_train, ranker):  # fmt: skip
-    """One block of queries (``qorder[lo:hi]``): their ``n_req`` highest-proximity
-    points, or the candidates ``ranker`` asks for, ranked; ``(ind, dist)``."""
-    if ranker is not None:
-        return ranker.search(
-            qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train, is_train
+class _SearchIndex(NamedTuple):
+    """Everything a block of queries needs to find its forest neighbours: the
+    queries' leaves (``qmask``: which trees count per point, empty for all),
+    the order they are visited in, and the training points' leaf lists."""
+
+    qleaves: np.ndarray
+    qmask: np.ndarray
+    qorder: np.ndarray
+    node_offset: np.ndarray
+    ptr: np.ndarray
+    members: np.ndarray
+    ref_order: np.ndarray
+    n_train: int
+    is_train: bool
+
+    def top(self, lo: int, hi: int, k: int):
+        """``(ind, sim)``: the ``k`` highest-proximity training points of queries
+        ``qorder[lo:hi]`` (ties to the lower index, short rows padded)."""
+        return kneighbors_rows(
+            self.qleaves, self.qmask, self.qorder, lo, hi, self.node_offset, self.ptr,
+            self.members, self.ref_order, self.n_train, k, self.is_train,
+        )  # fmt: skip
+
+    def candidates(self, lo: int, hi: int, n_cand: int, width: int):
+        """``(cand, sim, n_out)``: each query's ``n_cand`` highest-proximity
+        training points and those tied with the last of them, ``n_out[i]`` in
+        all (at most ``width``), best first."""
+        if self.qmask.shape[0] == 0:
+            return counted_rows(
+                self.qleaves, self.qorder, lo, hi, self.node_offset, self.ptr, self.members,
+                self.ref_order, self.n_train, n_cand, width, self.is_train,
+            )  # fmt: skip
+        # Tree masks (method="inbag"/"oob"): proximities are not counts of one T.
+        cand, sim = self.top(lo, hi, width)
+        tied = np.hstack(
+            [sim[:, n_cand:] == sim[:, n_cand - 1 : n_cand], np.zeros((hi - lo, 1), dtype=bool)]
         )
-    ind, sim = kneighbors_rows(
-        qleaves, qmask, qorder, lo, hi, offset, ptr, members, ref_order, n_train, n_req,
-        is_train,
-    )  # fmt: skip
-    return ind, 1.0 - sim
+        return cand, sim, n_cand + tied.argmin(axis=1)
+
+
+def _search_block(index: _SearchIndex, lo: int, hi: int, k: int, ranker):
+    """One block of queries (``qorder[lo:hi]``): their ``k`` highest-proximity
+    points, or the candidates ``ranker`` asks for, ranked; ``(ind, dist)``."""
+    if ranker is None:
+        ind, sim = index.top(lo, hi, k)
+        return ind, 1.0 - sim
+    cand, sim, n_out = index.candidates(lo, hi, ranker.n_cand, ranker.n_request)
+    return ranker.rank(index.qorder[lo:hi], cand, sim, n_out)
 
 
 class NeighborSearchMixin:
     """``kneighbors``, ``kneighbors_graph`` and the training graph of a forest."""
 
-    def _metric_weights(self) -> np.ndarray | None:
-        """Feature weights of a learned metric ranking the proximity candidates,
-        or ``None``: rank by ``1 - proximity``."""
+    def _ranking(self) -> _relevance.LearnedMetric | None:
+        """The learned metric ranking the proximity candidates, or ``None``:
+        rank by ``1 - proximity``."""
         return None
 
     def kneighbors(
@@ -140,10 +177,10 @@ class NeighborSearchMixin:
             ``method="all"`` and ranking by proximity there.
         """
         check_is_fitted(self)
-        return self._kneighbors(X, n_neighbors, return_distance, method, self._metric_weights())
+        return self._kneighbors(X, n_neighbors, return_distance, method, self._ranking())
 
-    def _kneighbors(self, X, n_neighbors, return_distance, method, weights, prepared=False):
-        """``kneighbors`` ranked by ``weights`` (``None``: proximity); ``prepared``:
+    def _kneighbors(self, X, n_neighbors, return_distance, method, metric, prepared=False):
+        """``kneighbors`` ranked by ``metric`` (``None``: proximity); ``prepared``:
         ``X`` is already the forest's float32 (rows of ``_X_fit``), not user input."""
         if method == "rfgap":  # supervised forests: neighbours by RF-GAP proximity
             return self._rfgap_neighbors(X, n_neighbors, return_distance)
@@ -158,10 +195,9 @@ class NeighborSearchMixin:
             Xq = X if prepared else self._validate_X(X, reset=False)
             qleaves, is_train = self._apply(Xq), False
         check_n_neighbors(n_neighbors, n_train, is_train)
-        ranker, n_req = None, n_neighbors
-        if weights is not None:
-            ranker = _relevance.Ranker(Xq, self._X_fit, weights, n_neighbors, is_train)
-            n_req = ranker.n_request
+        ranker = None
+        if metric is not None:
+            ranker = metric.ranker(Xq, self._X_fit, n_neighbors, is_train)
         mask = self._masks(method, is_train)
         empty = np.zeros((0, 0), dtype=np.uint8)
         train_leaves, _ = self._leaves_of(None)
@@ -181,23 +217,12 @@ class NeighborSearchMixin:
         parallel = Parallel(
             n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
         )
+        index = _SearchIndex(
+            qleaves, qmask, qorder, self._flat.node_offset, ptr, members, ref_order, n_train,
+            is_train,
+        )  # fmt: skip
         blocks = parallel(
-            delayed(_search_block)(
-                qleaves,
-                qmask,
-                qorder,
-                lo,
-                hi,
-                self._flat.node_offset,
-                ptr,
-                members,
-                ref_order,
-                n_train,
-                n_req,
-                is_train,
-                ranker,
-            )  # fmt: skip
-            for lo, hi in chunks
+            delayed(_search_block)(index, lo, hi, n_neighbors, ranker) for lo, hi in chunks
         )
         for (lo, hi), (b_ind, b_dist) in _progress(
             zip(chunks, blocks, strict=True), len(chunks), self.verbose, "neighbours"

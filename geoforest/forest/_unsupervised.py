@@ -17,15 +17,13 @@ from .._engine.projections import (
     max_nonzeros,
     patch_params,
 )
-from .._engine.sampling import canonical_order
 from .._engine.splits import CRITERIA, default_params
-from . import _relevance
 from ._base import BaseForest
-from ._dask import refuse
 from ._growth import EngineConfig, resolve_max_features
+from ._relevance import LearnedRankingMixin
 
 
-class UnsupervisedForest(TransformerMixin, BaseForest):
+class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
     """Unsupervised randomer forest (URerF) for geodesic neighbours and kernels.
 
     Each tree recursively splits its sample without labels: at every node it
@@ -339,52 +337,3 @@ class UnsupervisedForest(TransformerMixin, BaseForest):
 
     def _min_gain(self) -> float:
         return -np.inf if self.min_gain is None else float(self.min_gain)
-
-    # ------------------------------------------------------------------ distance
-    def _check_dask_fit(self) -> None:
-        if self.distance == "relevance":
-            refuse("distance='relevance' (pass distance='auto' or 'proximity')")
-
-    def _finish_fit(self, order: np.ndarray | None) -> None:
-        self._relevance_weights = None
-        on_dask = self._fitted_on_dask
-        self.distance_ = "proximity" if self.distance == "proximity" or on_dask else "relevance"
-        if self.distance_ != "relevance":
-            return
-        X = self._X_fit
-        rows = _relevance.estimate_rows(canonical_order(X) if order is None else order)
-        pool = min(_relevance.ESTIMATE_POOL, X.shape[0] - 1)
-        near = min(_relevance.ESTIMATE_NEIGHBORS, pool)
-        # The rows as new points (already the forest's float32, so not shifted by
-        # the centring offset again): each finds itself among its candidates.
-        dist, ind = self._kneighbors(X[rows], pool + 1, True, "all", None, prepared=True)
-        var = _relevance.column_variances(X)
-        neighbors, dist = _relevance.drop_self(ind, dist, rows, pool)
-        # Proximity distances are 1 - proximity: those below 1 share a leaf.
-        n_shared = (dist < 1.0).sum(axis=1)
-        rho, weights = _relevance.relevance(X, rows, neighbors, n_shared, var, near)
-        self.feature_relevance_ = rho
-        self._relevance_weights = weights
-
-    def _metric_weights(self) -> np.ndarray | None:
-        # ``distance`` is read at query time, so set_params(distance="proximity")
-        # ranks a relevance-fitted forest's neighbours by proximity.
-        if self.distance == "proximity":
-            return None
-        weights = getattr(self, "_relevance_weights", None)
-        if weights is None:
-            if self.distance == "auto" and getattr(self, "distance_", None) == "proximity":
-                return None
-            if self._fitted_on_dask:
-                refuse("distance='relevance' (pass distance='proximity')")
-            raise ValueError(
-                "this forest has no relevance metric (fitted with distance='proximity'); "
-                "refit it, or set distance='proximity'"
-            )
-        return weights
-
-    def _training_pair_distances(self, a: np.ndarray, b: np.ndarray, method: str) -> np.ndarray:
-        weights = self._metric_weights()
-        if weights is None:
-            return super()._training_pair_distances(a, b, method)
-        return _relevance.pair_distances(self._X_fit, a, b, weights)

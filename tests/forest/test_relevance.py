@@ -70,6 +70,14 @@ def _brute_weights(X, S, k_near, pool):
     return rho, rho**POWER / allp
 
 
+def _brute_rank(d, shared, k):
+    """Positions of the ``k`` neighbours among candidates (best proximity first):
+    those sharing a leaf, nearest first, completed by the nearest of the others;
+    then the whole set in ascending distance (stable: proximity order on ties)."""
+    taken = np.lexsort((np.arange(d.size), d, ~shared))[:k]
+    return taken[np.argsort(d[taken], kind="stable")]
+
+
 @pytest.mark.parametrize("method", ["all", "oob"])
 def test_relevance_and_neighbours_match_brute_force(helix_noise, method, search_block):
     # "all": candidates counted (proximities share one T); "oob": per-pair tree masks.
@@ -86,8 +94,7 @@ def test_relevance_and_neighbours_match_brute_force(helix_noise, method, search_
         for i in range(X.shape[0]):
             cand = _brute_candidates(S[i], n_cand, exclude=i)
             d = np.sqrt((((X64[cand] - X64[i]) ** 2) * w).sum(axis=1))
-            # Sharing a leaf first, then the metric (stable: proximity order on ties).
-            best = np.lexsort((np.arange(cand.size), d, S[i, cand] == 0))[:k]
+            best = _brute_rank(d, S[i, cand] > 0, k)
             np.testing.assert_array_equal(ind[i], cand[best])
             np.testing.assert_allclose(dist[i], d[best], rtol=1e-5)
 
@@ -140,18 +147,24 @@ def test_same_result_for_any_n_jobs(helix_noise):
         np.testing.assert_array_equal(da, db)
 
 
-def test_points_sharing_no_leaf_come_last():
+def test_points_sharing_a_leaf_are_taken_first_and_distances_ascend():
     # Few trees and method="oob": some rows share no out-of-bag leaf with many others.
     X = np.random.default_rng(0).normal(size=(120, 3))
     f = gf.UnsupervisedForest(
         n_estimators=4, min_samples_split=6, random_state=0, distance="relevance"
     ).fit(X)
     S = f.proximity(method="oob", dense=True)
-    ind = f.kneighbors(n_neighbors=40, method="oob", return_distance=False)
+    np.fill_diagonal(S, 0.0)
+    k = 40
+    dist, ind = f.kneighbors(n_neighbors=k, method="oob")
     shared = np.take_along_axis(S, ind, axis=1) > 0
-    # Within every row: all shared neighbours first.
-    assert np.all(np.diff(shared.astype(int), axis=1) <= 0)
+    # A row takes a point sharing no leaf only when the forest gave it fewer than
+    # k sharing one (all of which it then holds) ...
+    n_sharing = (S > 0).sum(axis=1)
+    np.testing.assert_array_equal(shared.sum(axis=1), np.minimum(n_sharing, k))
     assert np.any(~shared)
+    # ... and the distances ascend in every row all the same.
+    assert np.all(np.diff(dist, axis=1) >= 0)
 
 
 def test_neighbours_sharing_no_leaf_match_brute_force(search_block):
@@ -169,7 +182,7 @@ def test_neighbours_sharing_no_leaf_match_brute_force(search_block):
         n_cand = min(CANDIDATES_PER_NEIGHBOR * (k + 1) - 1, X.shape[0] - 1)
         cand = _brute_candidates(S[i], n_cand, exclude=i)
         d = np.sqrt((((X64[cand] - X64[i]) ** 2) * w).sum(axis=1))
-        best = np.lexsort((np.arange(cand.size), d, S[i, cand] == 0))[:k]
+        best = _brute_rank(d, S[i, cand] > 0, k)
         np.testing.assert_array_equal(ind[i], cand[best])
         np.testing.assert_allclose(dist[i], d[best], rtol=1e-5)
         n_unshared += np.count_nonzero(S[i, ind[i]] == 0)
