@@ -17,7 +17,8 @@ from geoforest_experiments import ExperimentConfig, run_experiment
 from geoforest_experiments import clustering_suite as suite
 from geoforest_experiments import neighbours as nb
 
-COLUMNS = ["half", "dataset", "noise", "method", "metric", "value", "seconds", "n", "p", "error"]
+COLUMNS = ["half", "family", "dataset", "noise", "method", "metric", "value", "best_euclid",
+           "chance", "seconds", "n", "p", "error"]  # fmt: skip
 
 
 def _brute_top_k(score: np.ndarray, k: int) -> np.ndarray:
@@ -123,10 +124,123 @@ def test_noise_columns():
     assert nb.with_noise(X, 0, 0, "wine-raw") is X
 
 
+def test_sheet_and_rotated_halves_are_disjoint_balanced_and_complete():
+    sheets = set(nb.SHEET_SELECTION) | set(nb.SHEET_REPORT)
+    assert not set(nb.SHEET_SELECTION) & set(nb.SHEET_REPORT) and sheets == set(nb.SHEETS)
+    assert not set(nb.ROTATED_SELECTION) & set(nb.ROTATED_REPORT)
+    # each sheet half has a strip, a roll, a closed surface, a curved patch and uneven density
+    for half in (nb.SHEET_SELECTION, nb.SHEET_REPORT):
+        kinds = {nb.SHEETS[name][0] for name in half}
+        assert {"strip", "roll", "paraboloid", "uneven"} <= kinds
+        assert kinds & {"torus", "cylinder"}
+    for half in (nb.ROTATED_SELECTION, nb.ROTATED_REPORT):
+        assert sum(name in nb.SIMULATIONS for name in half) == 2
+        assert sum(name in nb.SHEETS for name in half) == 1
+    # a rotated sheet stays on its sheet's side
+    for name in nb.ROTATED_SELECTION + nb.ROTATED_REPORT:
+        if name in nb.SHEETS:
+            assert nb.half_of("rotated", name) == nb.half_of("sheet", name)
+    assert nb.half_of("real", "iris") == "selection" and nb.half_of("simulation", "x") == (
+        "simulation"
+    )
+    with pytest.raises(ValueError, match="not a sheet data set"):
+        nb.half_of("sheet", "helix")
+    with pytest.raises(ValueError, match="not a real data set"):
+        nb.half_of("real", "digits")
+
+
+def test_cells_of_one_family_and_half(monkeypatch):
+    loaded = []
+    real_load = nb.load_real
+    monkeypatch.setattr(nb, "load_real", lambda name, max_n=3000: loaded.append(name)
+                        or real_load(name, max_n))  # fmt: skip
+    real = list(nb.cells_of("real", "report", quick=True))
+    assert loaded == ["wine"] and {c["dataset"] for c in real} == {"wine"}
+    assert not set(loaded) & set(RESERVED_DATASETS)
+    for family, half, expected in [("sheet", "selection", {"strip-10"}),
+                                   ("sheet", "report", {"roll-10"}),
+                                   ("rotated", "selection", {"helix"}),
+                                   ("rotated", "report", set()),
+                                   ("simulation", "simulation", {"helix", "sphere"})]:  # fmt: skip
+        got = list(nb.cells_of(family, half, quick=True, seed=1))
+        assert {c["dataset"] for c in got} == expected, (family, half)
+        for c in got:
+            assert c["family"] == family and c["half"] == half and c["k"] == 30
+            assert c["X"].shape[0] == 300
+            ind = nb.euclid_raw(c["X"], c["k"], 0, 1)
+            assert 0.0 <= c["score"](ind) <= 1.0
+    full = list(nb.cells_of("sheet", "report"))
+    assert {c["dataset"] for c in full} == set(nb.SHEET_REPORT)
+    assert {c["noise"] for c in full} == {0, 10, 100, 1000}
+    assert all(c["k"] == 50 and c["X"].shape[0] == 1000 for c in full)
+    with pytest.raises(ValueError, match="family must be one of"):
+        next(nb.cells_of("sheets", "selection"))
+    with pytest.raises(ValueError, match="half must be"):
+        next(nb.cells_of("sheet", "simulation"))
+    with pytest.raises(ValueError, match="half must be"):
+        next(nb.cells_of("simulation", "selection"))
+
+
+def test_sheet_noise_and_truth():
+    X, truth_kw = nb.sheet_data("strip-10", 300, 0)
+    cells = {c["noise"]: c for c in nb._family_cells("sheet", nb.settings(True), 0, ("strip-10",))}
+    np.testing.assert_array_equal(cells[0]["X"], X)
+    noisy = cells[10]["X"]
+    np.testing.assert_array_equal(noisy[:, :3], X)
+    assert noisy[:, 3:].std() == pytest.approx(np.median(X.std(axis=0)), rel=0.1)
+    # the strip's truth is its latent coordinates: the cell scores them perfectly
+    lat = truth_kw["latent"]
+    d = cdist(lat, lat)
+    assert cells[10]["score"](_brute_top_k(-d, 30)) == 1.0
+    assert cells[0]["score"](_brute_top_k(-cdist(X, X), 30)) == 1.0  # flat: Euclid is exact
+
+
+def test_rotated_data_keep_the_truth_and_pairwise_distances():
+    from geoforest_experiments._runner import simulation
+
+    X, truth_kw = nb.rotated_data("helix", 0.5, 200, 3)
+    assert X.shape == (200, 3 + nb.ROTATED_DIMS)
+    signal, latent = simulation("helix", 200, random_state=3)
+    np.testing.assert_array_equal(truth_kw["latent"], latent)
+    # no column is the signal: every one carries noise
+    assert all(np.corrcoef(X[:, j], signal[:, 2])[0, 1] < 0.99 for j in range(X.shape[1]))
+    np.testing.assert_array_equal(X, nb.rotated_data("helix", 0.5, 200, 3)[0])
+    assert not np.array_equal(X, nb.rotated_data("helix", 1.0, 200, 3)[0])
+    X, truth_kw = nb.rotated_data("mixture", 0.25, 200, 0)
+    assert set(truth_kw) == {"labels"}
+    counts = np.bincount(truth_kw["labels"])
+    expected = np.sum(counts * (counts - 1)) / (200 * 199)
+    assert nb.chance_level(50, 200, truth_kw["labels"]) == pytest.approx(expected)
+    assert nb.chance_level(50, 201) == pytest.approx(0.25)
+
+
+def test_summary_groups_by_family_and_counts_the_rotated_bar():
+    rows = [
+        {"half": "selection", "family": f, "dataset": d, "noise": 0.5, "method": m,
+         "metric": "precision@50", "value": v, "chance": 0.05, "error": ""}
+        for f in ("rotated", "sheet")
+        for d, vals in {"a": (0.5, 0.2, 0.48), "b": (0.08, 0.02, 0.01)}.items()
+        for m, v in zip(("Euclid raw", "Euclid z-scored", "URerF"), vals, strict=True)
+    ]  # fmt: skip
+    rows[-1] = {**rows[-1], "value": 0.9}  # only the sheet's "b" changes
+    summary = {(e["family"], e["method"]): e for e in nb.summarise(rows)}
+    assert len(summary) == 6
+    rot = summary["rotated", "URerF"]
+    # "a": Euclid 0.5 > 2 x chance, ratio 0.96; "b": Euclid 0.08 < 0.1, not counted
+    assert (rot["n_euclid_gt_2chance"], rot["n_ratio_ge_0.95_there"]) == (1, 1)
+    assert rot["min_ratio"] == pytest.approx(0.01 / 0.08)
+    assert summary["sheet", "URerF"]["min_ratio"] == pytest.approx(0.96)
+    rows[2] = {**rows[2], "value": 0.45}  # rotated "a": ratio 0.9
+    rot = {(e["family"], e["method"]): e for e in nb.summarise(rows)}["rotated", "URerF"]
+    assert (rot["n_euclid_gt_2chance"], rot["n_ratio_ge_0.95_there"]) == (1, 0)
+    table = nb.text_table(nb.summarise(rows))
+    assert "x0.5sd" in table and "+0.5" in table  # rotated level, sheet noise columns
+
+
 def test_summary_ratios_by_hand():
     rows = [
-        {"half": "report", "dataset": d, "noise": 0, "method": m, "metric": "agreement@10",
-         "value": v, "error": ""}
+        {"half": "report", "family": "real", "dataset": d, "noise": 0, "method": m,
+         "metric": "agreement@10", "value": v, "chance": 0.3, "error": ""}
         for d, vals in {"a": (0.8, 0.9, 0.99), "b": (0.5, 0.4, 0.45)}.items()
         for m, v in zip(("Euclid raw", "Euclid z-scored", "URerF"), vals, strict=True)
     ]  # fmt: skip
@@ -144,8 +258,9 @@ def test_a_failing_method_is_a_row_not_a_crash():
     def broken(X, k, seed, n_jobs):
         raise RuntimeError("boom")
 
-    cell = {"half": "report", "dataset": "x", "noise": 0, "X": np.zeros((5, 2)), "k": 2,
-            "metric": "agreement@2", "score": lambda ind: 1.0}  # fmt: skip
+    cell = {"half": "report", "family": "real", "dataset": "x", "noise": 0,
+            "X": np.zeros((5, 2)), "k": 2, "metric": "agreement@2", "chance": 0.5,
+            "score": lambda ind: 1.0}  # fmt: skip
     row = nb.run_cell(cell, "broken", broken, ExperimentConfig(out=None), 10)
     assert row["error"] == "RuntimeError: boom" and np.isnan(row["value"])
     assert list(row) == COLUMNS
@@ -187,26 +302,53 @@ def test_quick_run_writes_its_files(tmp_path):
     methods = {*nb.FOREST_VARIANTS, "Euclid raw", "Euclid z-scored", "RPF",
                "RandomTreesEmbedding", "UMAP graph"}  # fmt: skip
     assert {r["method"] for r in rows} == methods
-    assert len(rows) == (3 * 2 + 2 * 2) * len(methods)
+    # real 3 x 2, simulations 2 x 2, sheets 2 x 2, rotated 1 x 1
+    assert len(rows) == (3 * 2 + 2 * 2 + 2 * 2 + 1) * len(methods)
+    families = {(r["family"], r["half"], r["dataset"]) for r in rows if r["family"] != "real"}
+    assert families == {
+        ("simulation", "simulation", "helix"), ("simulation", "simulation", "sphere"),
+        ("sheet", "selection", "strip-10"), ("sheet", "report", "roll-10"),
+        ("rotated", "selection", "helix"),
+    }  # fmt: skip
+    for r in rows:  # every row carries its cell's best Euclid and chance level
+        assert float(r["best_euclid"]) == max(
+            float(e["value"]) for e in rows if e["method"] in nb.EUCLID
+            and [e[c] for c in COLUMNS[:4]] == [r[c] for c in COLUMNS[:4]]
+        )  # fmt: skip
+        if r["family"] != "real":
+            assert float(r["chance"]) == pytest.approx(30 / 299, abs=1e-6)  # CSV: 6 digits
     summary = list(csv.DictReader((tmp_path / "neighbours_summary.csv").open()))
-    assert {"half", "noise", "method", "median_ratio", "min_ratio", "n_ratio_ge_0.97",
-            "n_beats_euclid"} <= set(summary[0])  # fmt: skip
-    best = {(r["half"], r["noise"]): max(float(e["median_ratio"]) for e in summary
-            if (e["half"], e["noise"]) == (r["half"], r["noise"]) and e["method"] in nb.EUCLID)
+    assert {"half", "family", "noise", "method", "median_ratio", "min_ratio",
+            "n_ratio_ge_0.97", "n_beats_euclid", "n_euclid_gt_2chance",
+            "n_ratio_ge_0.95_there"} <= set(summary[0])  # fmt: skip
+    # one metric per (half, family): agreement and precision are never pooled
+    groups = {(e["half"], e["family"]): set() for e in summary}
+    for e in summary:
+        groups[e["half"], e["family"]].add(e["metric"])
+    assert all(len(m) == 1 for m in groups.values()) and len(groups) == 6
+    best = {(r["half"], r["family"], r["noise"]): max(
+            float(e["median_ratio"]) for e in summary if e["method"] in nb.EUCLID
+            and (e["half"], e["family"], e["noise"]) == (r["half"], r["family"], r["noise"]))
             for r in summary}  # fmt: skip
     assert all(v <= 1.0 + 1e-12 for v in best.values())
+    # clean sheets: Euclidean neighbours are (nearly) the true geodesic ones
+    value = {(r["family"], r["dataset"], r["noise"], r["method"]): float(r["value"])
+             for r in rows}  # fmt: skip
+    assert value["sheet", "strip-10", "0", "Euclid raw"] == 1.0
+    assert value["sheet", "roll-10", "0", "Euclid raw"] > 0.95
     # The URerF paper's claim at the quick size: with 10 noise dimensions the forest's
     # geodesic neighbours beat the best Euclidean ones on the helix and the sphere (x1.9-2.4).
-    value = {(r["dataset"], r["noise"], r["method"]): float(r["value"]) for r in rows}
     for sim in ("helix", "sphere"):
-        best_euclid = max(value[sim, "10", m] for m in nb.EUCLID)
-        assert value[sim, "10", "URerF"] > 1.2 * best_euclid
+        best_euclid = max(value["simulation", sim, "10", m] for m in nb.EUCLID)
+        assert value["simulation", sim, "10", "URerF"] > 1.2 * best_euclid
     assert (tmp_path / "neighbours.png").stat().st_size > 10_000
     record = json.loads((tmp_path / "neighbours.json").read_text())
     assert record["experiment"] == "neighbours" and record["quick"] is True
     assert "Isolation Kernel" in record["notes"]["skipped"]
     assert record["notes"]["settings"]["k_sim"] == 30
     assert "precision@30" in result.summary and "agreement@10" in result.summary
+    assert "x0.5sd" in result.summary and "rotated" in result.summary
+    assert record["notes"]["halves"]["sheet"]["selection"] == list(nb.SHEET_SELECTION)
 
 
 def test_a_run_without_ikpykit_says_so_and_records_it(monkeypatch, tmp_path, capsys):
