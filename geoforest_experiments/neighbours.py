@@ -2,14 +2,20 @@
 
 How good are the ``k`` nearest neighbours an unsupervised forest gives, next to
 the Euclidean ones and other unsupervised neighbour finders, on labelled real
-data (clean and with appended noise columns) and on the URerF paper's
-simulations?  Every method returns, for every point, its ``k`` nearest *other*
-points (never itself), in the format of
+data (clean and with appended noise columns), on clean 2-D sheets, on rotated
+noisy problems and on the URerF paper's simulations?  Every method returns, for
+every point, its ``k`` nearest *other* points (never itself), in the format of
 ``UnsupervisedForest.kneighbors(n_neighbors=k, return_distance=False)``.
 
 Data
 ----
-Real (half ``"selection"`` or ``"report"``, as in the clustering suite): every
+Every cell has a *family* (:data:`FAMILIES`: ``"real"``, ``"sheet"``,
+``"rotated"``, ``"simulation"``) and a *half* (``"selection"``, ``"report"``;
+``"simulation"`` for the simulations).  Defaults are chosen by looking at the
+selection half only and reported on the report half (DESIGN 2.10, 2.11);
+:func:`cells_of` gives a study the cells of one family and one half.
+
+Real (family ``"real"``, half ``"selection"`` or ``"report"``, as in the clustering suite): every
 real data set of :mod:`~geoforest_experiments.clustering_suite`
 (``SELECTION + REPORT``; not its synthetic controls), loaded with
 ``load_suite_data(name, max_n=3000)``: its stratified subsample (seed 0, the
@@ -21,22 +27,59 @@ column standard deviations (the scale of a typical column), drawn with
 data sets (``digits``, ``optdigits``, ``fashion-mnist``) are never loaded:
 :func:`load_real` refuses every name outside the two halves.
 
-Simulations (half ``"simulation"``): linear, helix, sphere and mixture of the
-URerF paper, N = 1000, with 0, 10, 100 and 1000 iid ``N(0, 70)`` noise
-dimensions (:func:`~geoforest_experiments._runner.simulation`, seed
-``--seed``, as the noise sweep).
+Simulations (family and half ``"simulation"``): linear, helix, sphere and
+mixture of the URerF paper, N = 1000, with 0, 10, 100 and 1000 iid
+``N(0, 70)`` noise dimensions (:func:`~geoforest_experiments._runner.simulation`,
+seed ``--seed``, as the noise sweep).
+
+Sheets (family ``"sheet"``; :data:`SHEETS`): clean 2-D surfaces in 3-D with
+unequal in-plane extents (``gf.datasets.make_sheet``, N = 1000, seed
+``--seed``): flat strips at aspect 3 and 10, rolled sheets (an isometric
+swiss roll) at 3 and 10, a ring-shaped cylinder, a torus with radii 3 : 1,
+paraboloid patches at 3 and 10 and a strip whose density changes twentyfold
+along its length at 3 and 10.  They test that a ranking does not distort a
+direction the forest resolved.  Each comes with 0, 10, 100 and 1000 appended
+iid ``N(0, sigma^2)`` columns, ``sigma`` the median column sd of the clean 3-D
+points (:func:`with_noise`, as the real data: noise at the scale of a typical
+coordinate of the surface, about its short side, so that it hides the short
+direction before the long one).  Truth (``gf.datasets.sheet_geodesic_truth``):
+the intrinsic coordinates, exact, for the strips, rolls and uneven strips; the
+closed form for the cylinder; shortest paths over a 15-NN graph of the points
+and 4,000 more on the surface for the torus and the paraboloids, an
+approximation that shares 98 % of the 50 nearest with the exact distance on the
+cylinder and with a ten times denser graph.
+
+Rotated sets (family ``"rotated"``): the 3-D signal of a simulation or a sheet
+plus :data:`ROTATED_DIMS` iid Gaussian columns of sd ``level`` x (the median
+signal column sd), the whole matrix multiplied by a random orthogonal matrix
+(``gf.datasets.add_rotated_noise``; noise and rotation seeded by
+``crc32("{seed}/{name}/{level}")``), at levels :data:`ROTATED_LEVELS`.  The
+noise lies along no axis; the truth is the signal's.  They test that a forest
+which finds nothing to learn falls back to Euclidean quality.
+
+Halves of the new families (fixed in :data:`SHEET_SELECTION`,
+:data:`SHEET_REPORT`, :data:`ROTATED_SELECTION`, :data:`ROTATED_REPORT`, each
+with one of every kind of difficulty): sheets strip-10, roll-3, torus-3,
+paraboloid-10, uneven-3 | strip-3, roll-10, cylinder-3, paraboloid-3,
+uneven-10; rotated helix, mixture, roll-3 | linear, sphere, roll-10.
 
 Metrics
 -------
 ``agreement@10`` (real data): the mean over points of the fraction of their 10
 neighbours that share their class (:func:`label_agreement`).
-``precision@50`` (simulations): geodesic precision at 50
-(``gf.metrics.geodesic_precision_recall`` with the simulation's ground truth,
-as the noise sweep).  ``seconds``: fit + neighbour query of the method (each
-method first runs once on a small random set, so no timing holds one-off
-JIT compilation).
-The summary divides every value by the best Euclidean value of its cell (the
-larger of ``Euclid raw`` and ``Euclid z-scored``).
+``precision@50`` (simulations, sheets, rotated sets): geodesic precision at 50
+(``gf.metrics.geodesic_precision_recall`` with the data set's ground truth,
+as the noise sweep; for the mixture the fraction of neighbours in the point's
+component).  ``chance``: the value of random neighbours (:func:`chance_level`:
+``k / (n - 1)``, or the expected share of a point's class for labels).
+``best_euclid``: the best Euclidean value of the cell.  ``seconds``: fit +
+neighbour query of the method (each method first runs once on a small random
+set, so no timing holds one-off JIT compilation).
+The summary, per half, family and noise level (never pooling two families,
+whose metrics differ), divides every value by the best Euclidean value of its
+cell (the larger of ``Euclid raw`` and ``Euclid z-scored``), and counts the bar
+of the rotated sets: cells with ratio >= 0.95 among those where the best
+Euclid is above twice chance.
 
 Methods (:data:`METHODS`; each ``method(X, k, seed, n_jobs) -> (n, k)`` int64)
 -----------------------------------------------------------------------------
@@ -97,9 +140,10 @@ as the forests' own ``kneighbors`` does.  A method that raises gives a row with
 its ``error`` and a NaN value.
 
 ``--quick``: iris, wine, raw WDBC (no data wheel needed), clean and with 10
-noise columns; helix and sphere at N = 300 with 0 and 10 noise dimensions and
-geodesic precision@30; 20 trees per ensemble; only the anchors of the ``dev``
-extra (no Isolation Kernel).
+noise columns; helix and sphere at N = 300 with 0 and 10 noise dimensions,
+strip-10 and roll-10 at N = 300 with 0 and 10, the rotated helix at N = 300
+and level 0.5, geodesic precision@30; 20 trees per ensemble; only the anchors
+of the ``dev`` extra (no Isolation Kernel).
 """
 
 from __future__ import annotations
