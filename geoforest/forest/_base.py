@@ -7,9 +7,9 @@ here, and the neighbour search (``kneighbors``, ``kneighbors_graph``) in
 ``_search.py``.  The flat copy of the trees that queries read, and the
 parallel query tasks, are in ``_flat.py``; ``merge_forests`` is in
 ``_merge.py``; how one tree grows is in ``_growth.py``.  Every public method
-first asks ``forest/_dask/`` (:func:`~geoforest.forest._dask.route`) whether
-Dask has a part in the call — a Dask array given, or a forest grown from one —
-and goes on in memory when it has not.
+first asks its own entry point in ``forest/_dask/`` (``dask_fit``,
+``dask_apply``, ...) whether Dask has a part in the call — a Dask array
+given, or a forest grown from one — and goes on in memory when it has not.
 """
 
 from __future__ import annotations
@@ -32,7 +32,14 @@ from .._progress import progress as _progress
 from .._sparse import as_output_csr
 from .._validation import N_JOBS, is_dask_array, validate_data
 from ..proximity import ProximityCounts
-from ._dask import LOCAL, route
+from ._dask import (
+    LOCAL,
+    dask_apply,
+    dask_fit,
+    dask_proximity,
+    dask_proximity_counts,
+    dask_transform,
+)
 from ._flat import (
     FlatForest,
     apply_rows,
@@ -145,7 +152,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             The fitted forest.
         """
         self._validate_params()
-        if (fitted := route(self, "fit", X)) is not LOCAL:
+        if (fitted := dask_fit(self, X)) is not LOCAL:
             return fitted
         X = self._validate_X(X, reset=True)
         warn_if_constant(X)
@@ -382,7 +389,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             on the workers when asked for).
         """
         check_is_fitted(self)
-        if (leaves := route(self, "apply", X)) is not LOCAL:
+        if (leaves := dask_apply(self, X)) is not LOCAL:
             return leaves
         if X is None:
             leaves = self._leaves_of(None)[0].view()
@@ -423,7 +430,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             row chunk (``docs/scale.md``).
         """
         check_is_fitted(self)
-        if (embedding := route(self, "transform", X)) is not LOCAL:
+        if (embedding := dask_transform(self, X)) is not LOCAL:
             return embedding
         leaves = self._apply(self._validate_X(X, reset=False))
         col_of_node = np.full(self._flat.left.shape[0], -1, dtype=np.int64)
@@ -493,7 +500,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         counts : ProximityCounts
         """
         check_is_fitted(self)
-        route(self, "proximity_counts", X)  # refused for a Dask fit
+        dask_proximity_counts(self, X)  # refuses wherever Dask is involved
         xleaves, x_train = self._leaves_of(X)
         yleaves, y_train = self._leaves_of(Y)
         mask = self._masks(method, x_train and y_train)
@@ -551,8 +558,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         """
         if method == "rfgap":
             return self._rfgap_proximity(X, Y, dense, max_bytes)
-        kwargs = {"Y": Y, "method": method, "dense": dense, "max_bytes": max_bytes}
-        if (S := route(self, "proximity", X, **kwargs)) is not LOCAL:
+        if (S := dask_proximity(self, X, Y, method, dense, max_bytes)) is not LOCAL:
             return S
         if dense:
             check_is_fitted(self, "trees_")

@@ -17,7 +17,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from .._engine.splits import CLASS_CRITERIA
-from ._dask import LOCAL, route
+from ._dask import LOCAL, dask_predict, dask_predict_proba
 from ._growth import EngineConfig
 from ._merge import targets_digest
 from ._supervised import (
@@ -127,7 +127,7 @@ class _ForestClassifier(ClassifierMixin, SupervisedForest):
             gives a Dask array with ``X``'s row chunks (``docs/scale.md``).
         """
         check_is_fitted(self)
-        if (proba := route(self, "predict_proba", X)) is not LOCAL:
+        if (proba := dask_predict_proba(self, X)) is not LOCAL:
             return proba
         return self._leaf_sums(X, self._leaf_proba)
 
@@ -144,7 +144,7 @@ class _ForestClassifier(ClassifierMixin, SupervisedForest):
             A Dask array, with ``X``'s row chunks, for a ``dask.array.Array`` ``X``.
         """
         check_is_fitted(self)
-        if (labels := route(self, "predict", X)) is not LOCAL:
+        if (labels := dask_predict(self, X)) is not LOCAL:
             return labels
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._engine.splits import REGRESSION_CRITERIA
-from ._dask import LOCAL, route
+from ._dask import LOCAL, dask_predict
 from ._growth import NO_LABELS, EngineConfig
 from ._merge import targets_digest
 from ._supervised import (
@@ -115,7 +115,7 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
             array with ``X``'s row chunks (``docs/scale.md``).
         """
         check_is_fitted(self)
-        if (pred := route(self, "predict", X)) is not LOCAL:
+        if (pred := dask_predict(self, X)) is not LOCAL:
             return pred
         pred = self._leaf_sums(X, self._leaf_values)
         return pred if self._y_columns else pred[:, 0]

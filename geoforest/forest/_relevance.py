@@ -314,19 +314,24 @@ def estimate_metric(forest, order: np.ndarray | None) -> LearnedMetric:
     the forest, ranked by proximity, for their pool of
     :data:`ESTIMATE_POOL` neighbours; :func:`relevance` turns the pools into
     ``rho`` and the weights.  ``order`` is the canonical row order
-    (``None``: computed here).
+    (``None``: computed here).  A forest grown from a Dask array gathers the
+    same rows, pools and variances where its rows are (:func:`_dask_pools`)
+    and goes on as in memory.
     """
     X = forest._X_fit
-    rows = estimate_rows(canonical_order(X) if order is None else order)
     pool = min(ESTIMATE_POOL, X.shape[0] - 1)
     near = min(ESTIMATE_NEIGHBORS, pool)
-    # The rows as new points (already the forest's float32, so not shifted by
-    # the centring offset again): each finds itself among its candidates.
-    dist, ind = forest._kneighbors(X[rows], pool + 1, True, "all", None, prepared=True)
-    var = column_variances(X)
-    neighbors, dist = drop_self(ind, dist, rows, pool)
-    # Proximity distances are 1 - proximity: those below 1 share a leaf.
-    n_shared = (dist < 1.0).sum(axis=1)
+    if forest._fitted_on_dask:
+        X, rows, neighbors, n_shared, var = _dask_pools(forest, order, pool)
+    else:
+        rows = estimate_rows(canonical_order(X) if order is None else order)
+        # The rows as new points (already the forest's float32, so not shifted by
+        # the centring offset again): each finds itself among its candidates.
+        dist, ind = forest._kneighbors(X[rows], pool + 1, True, "all", None, prepared=True)
+        var = column_variances(X)
+        neighbors, dist = drop_self(ind, dist, rows, pool)
+        # Proximity distances are 1 - proximity: those below 1 share a leaf.
+        n_shared = (dist < 1.0).sum(axis=1)
     rho, weights = relevance(X, rows, neighbors, n_shared, var, near)
     return LearnedMetric(rho, weights)
 
@@ -352,15 +357,11 @@ class LearnedRankingMixin:
             return "proximity"
         return "relevance"
 
-    def _check_dask_fit(self) -> None:
-        from ._dask import refuse
-
-        if self.distance == "relevance":
-            refuse("distance='relevance' (pass distance='auto' or 'proximity')")
-
-    def _finish_fit(self, order: np.ndarray | None) -> None:
+    def _finish_fit(self, order) -> None:
+        # order: the canonical row order (an ndarray; a Dask fit's lookup of it,
+        # ``_dask.CanonicalOrder``; None: not computed).
         self._metric = None
-        if self.distance == "proximity" or self._fitted_on_dask:
+        if self.distance == "proximity":
             return
         self._metric = estimate_metric(self, order)
         self.feature_relevance_ = self._metric.relevance
@@ -369,10 +370,6 @@ class LearnedRankingMixin:
         if self.distance == "proximity":
             return None
         if self._metric is None and self.distance == "relevance":
-            if self._fitted_on_dask:
-                from ._dask import refuse
-
-                refuse("distance='relevance' (pass distance='proximity')")
             raise ValueError(
                 "this forest has no relevance metric (fitted with distance='proximity'); "
                 "refit it, or set distance='proximity'"
@@ -384,3 +381,71 @@ class LearnedRankingMixin:
         if metric is None:
             return super()._training_pair_distances(a, b, method)
         return metric.pair_distances(self._X_fit, a, b)
+
+
+# ---------------------------------------------------------------------------
+# The pieces a forest grown from a Dask array needs (``forest/_dask/``): the
+# estimate, where the training rows are, and the ranking of candidates
+# searched partition by partition.
+
+
+def _dask_pools(forest, order, pool: int):
+    """What :func:`estimate_metric` reads of a forest grown from a Dask array:
+    ``(X_held, rows, neighbors, n_shared, var)`` with ``rows`` and
+    ``neighbors`` numbering the rows of ``X_held``.
+
+    The estimate rows are the canonical order's entries at the positions
+    :func:`estimate_rows` takes (``order``: the fit's ``CanonicalOrder``;
+    ``None``: sorted again from the training rows): the in-memory rows.  Their
+    pools are searched on the workers, as new points, by proximity.  Then the
+    rows the formula reads — the estimate rows and their pools' neighbours,
+    at most ``ESTIMATE_ROWS x (ESTIMATE_POOL + 1)`` of them whatever ``n``
+    (``4 x n_features`` bytes each) — are gathered, in index order, with the
+    column variances.  :func:`relevance` then sums the same values in the
+    same order as in memory, whatever its formula; only the variances are
+    summed in another order (they decide the weights only when nothing was
+    learned, and then to the last bits).
+    """
+    from ._dask import canonical_rows_at, rows_and_variances, take_rows
+
+    X = forest._X_fit
+    n = X.shape[0]
+    # estimate_rows(order) is the sorted entries of order at the positions
+    # estimate_rows(arange(n)) (every position when n <= ESTIMATE_ROWS).
+    rows = np.sort(canonical_rows_at(X, order, estimate_rows(np.arange(n))))
+    dist, ind = forest._kneighbors(take_rows(X, rows), pool + 1, True, "all", None, prepared=True)
+    neighbors, dist = drop_self(ind, dist, rows, pool)
+    n_shared = (dist < 1.0).sum(axis=1)
+    held = np.unique(np.concatenate([rows, neighbors.ravel()]))
+    X_held, var = rows_and_variances(X, held)
+    local = np.searchsorted(held, rows), np.searchsorted(held, neighbors)
+    return X_held, local[0], local[1], n_shared, var
+
+
+def metric_active(metric: LearnedMetric) -> np.ndarray:
+    """The features of nonzero weight, the only ones a distance reads (as :class:`Ranker`)."""
+    return np.flatnonzero(metric.weights > 0)
+
+
+def metric_columns(X: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """``X``'s ``active`` columns, contiguous (the values :class:`Ranker` reads)."""
+    if active.size == X.shape[1]:
+        return np.ascontiguousarray(X)
+    return np.ascontiguousarray(X[:, active])
+
+
+def candidate_distances(Xq, Xref, cand, n_out, weights, out) -> None:
+    """``out[i, c]``: the squared metric distance from ``Xq[i]`` to ``Xref[cand[i, c]]``
+    (``c < n_out[i]``), features and ``weights`` of :func:`metric_active` only;
+    the values :class:`Ranker` computes."""
+    _metric_distances(Xq, Xref, cand, n_out, weights, out)
+
+
+def rank_candidates(cand, sim, n_out, d2, k: int):
+    """``(ind, dist)``: the ``k`` neighbours of each row from its candidates,
+    by the rule of :class:`Ranker` (:func:`_rank_rows`)."""
+    n_q = cand.shape[0]
+    ind = np.empty((n_q, k), dtype=np.int64)
+    dist = np.empty((n_q, k), dtype=np.float64)
+    _rank_rows(cand, sim, n_out, d2, k, ind, dist)
+    return ind, dist

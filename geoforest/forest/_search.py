@@ -35,7 +35,7 @@ from .._sparse import (
 from .._validation import check_n_neighbors
 from ..proximity import leaf_lists, locality_order
 from . import _relevance
-from ._dask import LOCAL, route
+from ._dask import LOCAL, dask_kneighbors, dask_kneighbors_graph
 from ._flat import kneighbors_rows, row_blocks
 
 #: Co-leaf training points met in one ``kneighbors`` call above which it warns
@@ -184,8 +184,8 @@ class NeighborSearchMixin:
         ``X`` is already the forest's float32 (rows of ``_X_fit``), not user input."""
         if method == "rfgap":  # supervised forests: neighbours by RF-GAP proximity
             return self._rfgap_neighbors(X, n_neighbors, return_distance)
-        kwargs = {"n_neighbors": n_neighbors, "return_distance": return_distance, "method": method}
-        if (found := route(self, "kneighbors", X, **kwargs)) is not LOCAL:
+        found = dask_kneighbors(self, X, n_neighbors, return_distance, method, metric, prepared)
+        if found is not LOCAL:
             return found
         n_train = self._X_fit.shape[0]
         if X is None:
@@ -273,8 +273,7 @@ class NeighborSearchMixin:
         """
         if mode not in ("connectivity", "distance"):
             raise ValueError(f"mode must be 'connectivity' or 'distance', got {mode!r}")
-        kwargs = {"n_neighbors": n_neighbors, "mode": mode, "method": method}
-        if (graph := route(self, "kneighbors_graph", X, **kwargs)) is not LOCAL:
+        if (graph := dask_kneighbors_graph(self, X, n_neighbors, mode, method)) is not LOCAL:
             return graph
         dist, ind = self.kneighbors(X, n_neighbors, return_distance=True, method=method)
         if X is None:

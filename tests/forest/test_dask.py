@@ -225,13 +225,14 @@ def test_proximity_counts_refuses_a_dask_array_instead_of_gathering_it(data, fit
         forest.proximity_counts(da.from_array(X, chunks=(1000, 6)))
 
 
-def test_route_leaves_in_memory_calls_alone(data, fitted):
-    from geoforest.forest._dask import LOCAL, route
+def test_entry_points_leave_in_memory_calls_alone(data, fitted):
+    from geoforest.forest import _dask
 
     X, _ = data
     forest, _ = fitted
-    assert route(forest, "fit", X) is LOCAL
-    for name in ("apply", "transform", "proximity_counts"):
-        assert route(forest, name, X[:5]) is LOCAL
-    assert route(forest, "kneighbors", None, n_neighbors=3) is LOCAL
-    assert route(forest, "apply", da.from_array(X, chunks=(1000, 6))) is not LOCAL
+    assert _dask.dask_fit(forest, X) is _dask.LOCAL
+    for enter in (_dask.dask_apply, _dask.dask_transform, _dask.dask_proximity_counts):
+        assert enter(forest, X[:5]) is _dask.LOCAL
+    assert _dask.dask_kneighbors(forest, None, 3, True, "all", None) is _dask.LOCAL
+    assert _dask.dask_kneighbors_graph(forest, X[:5], 3, "connectivity", "all") is _dask.LOCAL
+    assert _dask.dask_apply(forest, da.from_array(X, chunks=(1000, 6))) is not _dask.LOCAL

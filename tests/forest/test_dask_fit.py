@@ -200,10 +200,11 @@ def test_dask_fitted_forest_says_what_it_cannot_do(client, X):
         lambda: b.proximity_counts(),
         lambda: b.kneighbors_graph(n_neighbors=3),
         lambda: b.kneighbors(n_neighbors=3, method="oob"),
-        lambda: gf.forest.merge_forests(b, b),
-    ):
-        with pytest.raises(NotImplementedError, match="Dask array"):
+    ):  # each says what is available instead
+        with pytest.raises(NotImplementedError, match="Dask array.*Available there: kneighbors"):
             call()
+    with pytest.raises(NotImplementedError, match="Dask array"):
+        gf.forest.merge_forests(b, b)
 
 
 @pytest.mark.parametrize(
@@ -319,3 +320,59 @@ def test_dask_fit_verbose_without_a_distributed_client(X, monkeypatch):
         b = gf.UnsupervisedForest(distance="proximity", n_estimators=3, random_state=1, verbose=1)
         b.fit(da.from_array(X, chunks=800))
     _same_trees(a, b)
+
+
+# ------------------------------------------------------------- the learned metric on Dask
+def _close_neighbours(a, b, k, X=None):
+    """Same indices, distances equal to rounding (the column variances, which set
+    the weights when nothing is learned, are summed chunk by chunk)."""
+    d1, i1 = a.kneighbors(X, n_neighbors=k)
+    d2, i2 = b.kneighbors(X, n_neighbors=k)
+    if isinstance(i2, da.Array):
+        d2, i2 = dask.compute(d2, i2)
+    np.testing.assert_array_equal(i1, i2)
+    np.testing.assert_allclose(d1, d2, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("chunks", "ref_rows", "trees"),
+    [(400, 900, 8), ((1000, 1400), 900, 8), (2400, 900, 3), (150, 300, 8), (130, 40, 3)],
+)
+def test_dask_fit_ranks_by_the_learned_metric_as_in_memory(X, monkeypatch, chunks, ref_rows,
+                                                           trees):  # fmt: skip
+    # At defaults (distance="auto"): the same relevance and the same neighbours
+    # for X=None, in-memory and Dask queries.  Reference partitions of
+    # ref_rows rows (several merge; chunks of 130 rows against partitions of
+    # 40: one chunk per partition); 3 trees leave many queries fewer co-leaf
+    # points than candidates, so the candidates are padded by index.
+    monkeypatch.setattr(_dask_neighbors, "REF_ROWS", ref_rows)
+    a = gf.UnsupervisedForest(n_estimators=trees, random_state=2).fit(X)
+    with dask.config.set(scheduler="sync"):
+        b = gf.UnsupervisedForest(n_estimators=trees, random_state=2).fit(
+            da.from_array(X, chunks=(chunks, 5))
+        )
+        assert b.distance_ == "relevance"
+        n_parts = len(_dask_neighbors._partitions(b._X_fit.chunks[0]))
+        assert (n_parts > 1) == (chunks != 2400)
+        # The same rows, pools and values in the same order: the same relevance.
+        np.testing.assert_array_equal(b.feature_relevance_, a.feature_relevance_)
+        np.testing.assert_allclose(b._metric.weights, a._metric.weights, rtol=1e-14)
+        Q = X[::9] + 1e-3
+        for k in (1, 7, 40):
+            _close_neighbours(a, b, k)
+            _close_neighbours(a, b, k, Q)
+            _close_neighbours(a, b, k, da.from_array(Q, chunks=(57, 5)))
+        _close_neighbours(a, b, 7, X[:300])  # training rows as new points: each finds itself
+        _close_neighbours(a, b, 2399)  # every other point: padding to the end
+
+
+def test_dask_fit_learned_ranking_on_a_cluster(client, X):
+    # Through worker processes: the metric, partitions and query rows are pickled.
+    a = gf.UnsupervisedForest(n_estimators=6, random_state=1).fit(X)
+    b = gf.UnsupervisedForest(n_estimators=6, random_state=1).fit(da.from_array(X, chunks=500))
+    np.testing.assert_allclose(b.feature_relevance_, a.feature_relevance_, rtol=1e-9)
+    _close_neighbours(a, b, 10)
+    _close_neighbours(a, b, 10, da.from_array(X[::5] + 0.01, chunks=100))
+    G = b.kneighbors_graph(X[::5] + 0.01, n_neighbors=4, mode="distance").toarray()
+    expected = a.kneighbors_graph(X[::5] + 0.01, n_neighbors=4, mode="distance").toarray()
+    np.testing.assert_allclose(G, expected, rtol=1e-12)

@@ -223,20 +223,28 @@ def test_auto_is_the_default_and_kernels_are_untouched(helix_noise):
     np.testing.assert_array_equal(auto.kneighbors(n_neighbors=5)[1], i_prox)
 
 
-def test_forest_grown_from_dask_ranks_by_proximity_or_refuses(helix_noise):
+def test_forest_grown_from_dask_ranks_as_in_memory(helix_noise):
+    # Design 2.11: the same ranking from a Dask array as from memory, at every distance.
     da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
     Xd = da.from_array(helix_noise, chunks=200)
-    with pytest.raises(NotImplementedError, match="distance='auto' or 'proximity'"):
-        gf.UnsupervisedForest(n_estimators=3, random_state=0, distance="relevance").fit(Xd)
-    f = gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(Xd)
-    assert f.distance_ == "proximity"
-    local = gf.UnsupervisedForest(n_estimators=3, random_state=0, distance="proximity")
-    expected = local.fit(helix_noise).kneighbors(n_neighbors=3, return_distance=False)
-    got = f.kneighbors(n_neighbors=3, return_distance=False).compute()
-    np.testing.assert_array_equal(got, expected)
-    f.set_params(distance="relevance")
-    with pytest.raises(NotImplementedError, match="distance='proximity'"):
-        f.kneighbors(n_neighbors=3)
+    kw = {"n_estimators": 3, "random_state": 0}
+    with dask.config.set(scheduler="sync"):
+        for distance in ("auto", "relevance"):
+            f = gf.UnsupervisedForest(distance=distance, **kw).fit(Xd)
+            local = gf.UnsupervisedForest(distance=distance, **kw).fit(helix_noise)
+            assert f.distance_ == local.distance_ == "relevance"
+            np.testing.assert_allclose(f.feature_relevance_, local.feature_relevance_, rtol=1e-9)
+            got = f.kneighbors(n_neighbors=3, return_distance=False).compute()
+            np.testing.assert_array_equal(got, local.kneighbors(n_neighbors=3)[1])
+        f.set_params(distance="proximity")
+        local.set_params(distance="proximity")
+        got = f.kneighbors(n_neighbors=3, return_distance=False).compute()
+        np.testing.assert_array_equal(got, local.kneighbors(n_neighbors=3)[1])
+        f = gf.UnsupervisedForest(distance="proximity", **kw).fit(Xd)
+        f.set_params(distance="relevance")
+        with pytest.raises(ValueError, match="distance='proximity'"):
+            f.kneighbors(n_neighbors=3)
 
 
 def test_no_relevance_falls_back_to_zscored_euclid():

@@ -177,6 +177,76 @@ def _grow_tree(draw, cfg, limits, fortran, *values):
 
 
 # --------------------------------------------------------------------------- fit
+def _order_groups(blocks, bounds, offset, with64: bool) -> list:
+    """The canonical order in sorting groups (Delayed): step 2 of the module docstring."""
+    import dask
+
+    delayed = dask.delayed
+    n = int(bounds[-1])
+    n_groups = int(min(len(blocks), max(1, -(-n // GROUP_ROWS))))
+    edges = np.array([(g << 64) // n_groups for g in range(1, n_groups)], dtype=np.uint64)
+    hashed = [
+        delayed(_hash_block, pure=True)(b, int(lo), edges, offset, with64)
+        for b, lo in zip(blocks, bounds[:-1], strict=True)
+    ]
+    return [
+        delayed(_order_group, pure=True)(*[delayed(_piece, pure=True)(h, g) for h in hashed])
+        for g in range(n_groups)
+    ]
+
+
+def _group_rows_at(group, starts, g, positions):
+    """The rows at the sorted ``positions`` of the canonical order held by group ``g``."""
+    lo, hi = np.searchsorted(positions, [starts[g], starts[g + 1]])
+    return group[0][positions[lo:hi] - starts[g]]
+
+
+class CanonicalOrder:
+    """The canonical row order of a distributed fit, left in its sorting groups on
+    the workers: what the in-memory fit passes to ``_finish_fit`` as an array,
+    with only the lookup of given positions (:meth:`take`).
+
+    Parameters
+    ----------
+    groups : list of Delayed
+        The sorting groups (:func:`_order_groups`).
+    starts : Delayed
+        Each group's first position.
+    n : int
+        Rows.
+    """
+
+    def __init__(self, groups, starts, n: int):
+        self.groups, self.starts, self.shape = groups, starts, (int(n),)
+
+    @classmethod
+    def of(cls, X) -> CanonicalOrder:
+        """The order of the float32 Dask array ``X`` (hashed and sorted again)."""
+        import dask
+
+        bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+        groups = _order_groups(list(X.to_delayed().ravel()), bounds, None, False)
+        return cls(groups, dask.delayed(_starts, pure=True)(*groups), X.shape[0])
+
+    def take(self, positions: np.ndarray) -> np.ndarray:
+        """The rows at ``positions`` of the order (ndarray in, ndarray out, same order)."""
+        import dask
+
+        positions = np.asarray(positions, dtype=np.int64)
+        sort = np.argsort(positions, kind="stable")
+        wanted = positions[sort]
+        delayed = dask.delayed
+        parts = dask.compute(
+            *[
+                delayed(_group_rows_at, pure=True)(grp, self.starts, g, wanted)
+                for g, grp in enumerate(self.groups)
+            ]
+        )
+        out = np.empty_like(positions)
+        out[sort] = np.concatenate(parts) if parts else positions[:0]
+        return out
+
+
 class DaskFit:
     """The lazy graph of a distributed fit: canonical order, per-tree samples, trees.
 
@@ -193,19 +263,9 @@ class DaskFit:
         n = X.shape[0]
         self.n, self.n_draw, self.replace, self.seeds = n, n_draw, replace, seeds
         self.bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
-        n_chunks = X.numblocks[0]
-        n_groups = int(min(n_chunks, max(1, -(-n // GROUP_ROWS))))
-        edges = np.array([(g << 64) // n_groups for g in range(1, n_groups)], dtype=np.uint64)
         with64 = input_dtype(X) is np.float64 and X.dtype != np.float32
         self.blocks = list(X.to_delayed().ravel())
-        hashed = [
-            delayed(_hash_block, pure=True)(b, int(lo), edges, offset, with64)
-            for b, lo in zip(self.blocks, self.bounds[:-1], strict=True)
-        ]
-        self.groups = [
-            delayed(_order_group, pure=True)(*[delayed(_piece, pure=True)(h, g) for h in hashed])
-            for g in range(n_groups)
-        ]
+        self.groups = _order_groups(self.blocks, self.bounds, offset, with64)
         orders = [delayed(_first, pure=True)(grp) for grp in self.groups]
         self.starts = delayed(_starts, pure=True)(*self.groups)
         self.distinct = delayed(_distinct, pure=True)(*self.groups) if with64 else None
@@ -261,7 +321,8 @@ def fit_forest(forest, X):
     trees, cfg, offset, X32, fit = fit_dask(forest, X)
     if hasattr(forest, "feature_names_in_"):
         del forest.feature_names_in_
-    return forest._install_fit(trees, X32, offset, inbag_counts(fit), cfg.n_projections)
+    order = CanonicalOrder(fit.groups, fit.starts, fit.n)
+    return forest._install_fit(trees, X32, offset, inbag_counts(fit), cfg.n_projections, order)
 
 
 def fit_dask(forest, X):

@@ -15,6 +15,20 @@ exactly the best ``k`` of its points, and the global top ``k`` is the top
 ``k`` of the union of the partitions' answers (merged pairwise in a tree).
 The result is the in-memory answer, ties and padding included.
 
+Ranked by the forest's learned metric (``forest/_relevance.py``), a query's
+neighbours are the best of its ``n_cand`` highest-proximity training points
+and those tied with the last (up to ``n_request``), the candidates.  Each
+partition answers with its own top ``n_request`` by (proximity, lower
+index), cut to its ``n_cand`` and ties, with their proximities *and* their
+squared metric distances to the query: the partition holds its training
+rows, and the query rows' features travel to it with their leaves.  The
+global candidates are the best of the union by (proximity, index), cut the
+same way (:func:`_cut`); this is the in-memory candidate list, padding by
+the lowest indices at proximity 0 included (a partition cuts nothing that
+can be among the global candidates: whatever ranks among them in the union
+ranks at least as well in its partition).  The merged candidates are then
+ranked by the in-memory rule, so the answer is the in-memory one.
+
 What crosses the network, per query row: its leaves (``4 x n_trees`` bytes)
 to each worker holding a partition, and ``16 x k`` bytes per partition back
 to the merge.  The co-leaf counting itself — ``n_trees`` times the leaf size
@@ -38,8 +52,9 @@ from ...proximity import (
     scatter_rows,
     search_block,
 )
+from .. import _relevance
 from .._flat import apply_rows, check_method
-from ._queries import map_query, shipped
+from ._queries import map_query, shipped, whole_rows
 
 #: Most training rows per reference partition (whole chunks; a larger chunk is
 #: a partition of its own): small enough that the search's counters stay in
@@ -56,22 +71,29 @@ QUERY_ROWS = 1 << 16
 
 _EMPTY_MASK = np.zeros((0, 0), dtype=np.uint8)
 
+#: Index of a partition's missing or cut candidates (at proximity -1, after every real one).
+_NONE = np.iinfo(np.int64).max
+
 
 def refuse(what: str):
-    """Fail loudly where a forest grown from a Dask array has no distributed path."""
+    """Fail loudly where a forest grown from a Dask array has no distributed path,
+    saying what it has."""
     raise NotImplementedError(
         f"{what} is not available for a forest grown from a Dask array: its "
-        "training points stay on the workers. kneighbors() and proximity() "
-        "(method='all'), apply() and the queries of new points are; fit on "
-        "X.compute() for the rest."
+        "training points stay on the workers. Available there: kneighbors() "
+        "(method='all', ranked by distance_, the learned metric or proximity) "
+        "and kneighbors_graph(X) of new points, proximity(X) (method='all', Y=None), "
+        "apply(), transform(), feature_relevance_ and the queries of new points; "
+        "fit on X.compute() for the rest."
     )
 
 
-def _queries(forest, X, method: str, what: str):
+def _queries(forest, X, method: str, what: str, prepared: bool = False):
     """The queries' leaves as a Dask array: the training points' (``X=None``) or ``X``'s.
 
     Only ``method="all"`` is distributed; an in-memory ``X`` is pushed down
-    the forest here and cut into blocks of :data:`QUERY_ROWS` rows.
+    the forest here and cut into blocks of :data:`QUERY_ROWS` rows
+    (``prepared``: ``X`` is already the forest's float32).
     """
     import dask.array as da
 
@@ -82,20 +104,51 @@ def _queries(forest, X, method: str, what: str):
         return training_leaves(forest)
     if is_dask_array(X):
         return map_query(forest, X, "apply", len(forest.trees_), np.int32)
-    return da.from_array(forest.apply(X), chunks=(QUERY_ROWS, -1))
+    leaves = forest._apply(X) if prepared else forest.apply(X)
+    return da.from_array(leaves, chunks=(QUERY_ROWS, -1))
 
 
-def kneighbors_of(forest, X, n_neighbors, return_distance, method):
+def _query_rows(forest, X, method: str, prepared: bool):
+    """``(leaves, features)`` of the queries as Dask arrays with the same row
+    chunks: the features in the forest's float32 (validated, centred), which the
+    learned metric's distances read, and the leaves pushed down from them."""
+    import dask.array as da
+
+    check_method(method)
+    if method != "all":
+        refuse(f"kneighbors(method={method!r})")
+    if X is None:
+        return training_leaves(forest), forest._X_fit
+    if is_dask_array(X):
+        if prepared:
+            Xq = whole_rows(X)
+        else:
+            p = forest.n_features_in_
+            Xq = map_query(forest, X, "_validate_X", p, np.float32, reset=False)
+        return _leaves_of_rows(forest, Xq, "geoforest-query-leaves"), Xq
+    Xq = X if prepared else forest._validate_X(X, reset=False)
+    chunks = (QUERY_ROWS, -1)
+    return da.from_array(forest._apply(Xq), chunks=chunks), da.from_array(Xq, chunks=chunks)
+
+
+def kneighbors_of(forest, X, n_neighbors, return_distance, method, metric=None, prepared=False):
     """``forest.kneighbors`` of a forest grown from a Dask array.
 
     ``X=None``: the training points (Dask arrays out); a Dask ``X``: Dask
     arrays out; an in-memory ``X``: computed on the cluster, ndarrays out.
+    ``metric``: the learned metric ranking the candidates (``None``: proximity).
     """
     import dask
 
     check_n_neighbors(n_neighbors, forest._X_fit.shape[0], X is None)
-    queries = _queries(forest, X, method, "kneighbors")
-    out = kneighbors(forest, queries, n_neighbors, return_distance, X is None)
+    if metric is None:
+        queries = _queries(forest, X, method, "kneighbors", prepared)
+        out = kneighbors(forest, queries, n_neighbors, return_distance, X is None)
+    else:
+        queries, features = _query_rows(forest, X, method, prepared)
+        out = ranked_kneighbors(
+            forest, queries, features, metric, n_neighbors, return_distance, X is None
+        )
     if X is None or is_dask_array(X):
         return out
     return dask.compute(*out) if return_distance else out.compute()
@@ -105,14 +158,18 @@ def _leaves_block(block, forest):
     return apply_rows(block, 0, block.shape[0], *forest._flat)
 
 
-def training_leaves(forest):
-    """Leaves of the training points (n x n_trees int32) as a Dask array with their row chunks."""
-    X = forest._X_fit
+def _leaves_of_rows(forest, X, token: str):
+    """Leaves (n x n_trees int32) of the float32 rows of the Dask array ``X`` (its row chunks)."""
     n_trees = len(forest.trees_)
     return X.map_blocks(
         _leaves_block, shipped(forest), dtype=np.int32, chunks=(X.chunks[0], (n_trees,)),
-        meta=np.empty((0, 0), np.int32), token="geoforest-train-leaves",
+        meta=np.empty((0, 0), np.int32), token=token,
     )  # fmt: skip
+
+
+def training_leaves(forest):
+    """Leaves of the training points (n x n_trees int32) as a Dask array with their row chunks."""
+    return _leaves_of_rows(forest, forest._X_fit, "geoforest-train-leaves")
 
 
 def _partitions(chunks: tuple[int, ...]) -> list[tuple[int, int]]:
@@ -173,13 +230,16 @@ def _search(qleaves, index, node_offset, ref_base, n_ref, q_base, k, exclude_sel
 
 
 def _merge(k, *parts):
-    """The best ``k`` per row of several partitions' answers, by (-proximity, index)."""
+    """The best ``k`` per row of several partitions' answers, by (-proximity, index).
+
+    Each answer is ``(ind, sim, ...)``; arrays after the first two (the
+    candidates' metric distances) follow their candidates.
+    """
     if len(parts) == 1:
         return parts[0]
-    ind = np.concatenate([p[0] for p in parts], axis=1)
-    sim = np.concatenate([p[1] for p in parts], axis=1)
-    best = np.lexsort((ind, -sim), axis=1)[:, :k]
-    return np.take_along_axis(ind, best, axis=1), np.take_along_axis(sim, best, axis=1)
+    columns = [np.concatenate([p[i] for p in parts], axis=1) for i in range(len(parts[0]))]
+    best = np.lexsort((columns[0], -columns[1]), axis=1)[:, :k]
+    return tuple(np.take_along_axis(c, best, axis=1) for c in columns)
 
 
 def _tree_merge(delayed, k, parts):
@@ -222,6 +282,120 @@ def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_trai
         )
         dist_blocks.append(
             da.from_delayed(delayed(_take, pure=True)(pair, 1, True), shape, dtype=np.float64)
+        )
+    ind = da.concatenate(ind_blocks, axis=0)
+    if not return_distance:
+        return ind
+    return da.concatenate(dist_blocks, axis=0), ind
+
+
+def _cut(sim, n_cand: int) -> np.ndarray:
+    """Candidates per row of a list best first: the ``n_cand`` best and those tied
+    with the last of them (the in-memory rule, ``_relevance.candidate_counts``),
+    never a missing one (proximity -1).
+
+    A row with fewer than ``n_cand`` points sharing a leaf with its query
+    continues at proximity 0, so the ties take its whole width: the padding.
+    """
+    width = sim.shape[1]
+    n_valid = (sim >= 0.0).sum(axis=1)
+    if width <= n_cand:
+        return n_valid
+    tied = sim[:, n_cand:] == sim[:, n_cand - 1 : n_cand]
+    ends = np.zeros((sim.shape[0], 1), dtype=bool)
+    return np.minimum(n_cand + np.hstack([tied, ends]).argmin(axis=1), n_valid)
+
+
+def _ref_rows(active, *blocks):
+    """A partition's training rows, the metric's features only (float32)."""
+    X = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    return _relevance.metric_columns(X, active)
+
+
+def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_base, width,
+                   n_cand, exclude_self, weights):  # fmt: skip
+    """One partition's candidates for a block of queries: ``(ind, sim, d2)``.
+
+    Its top ``width`` by (proximity, index) cut to its ``n_cand`` and ties
+    (:func:`_cut`; what is cut cannot be among the global candidates), and
+    the squared metric distances from the queries ``qX`` to them; cut or
+    missing entries are index ``_NONE`` at proximity -1 and distance inf.
+    """
+    ind, sim = _search(qleaves, index, node_offset, ref_base, n_ref, q_base, width, exclude_self)
+    n_out = _cut(sim, n_cand)
+    m = int(n_out.max()) if n_out.size else 0
+    ind, sim = ind[:, :m].copy(), sim[:, :m].copy()
+    gone = np.arange(m)[None, :] >= n_out[:, None]
+    ind[gone] = _NONE
+    sim[gone] = -1.0
+    local = np.where(gone, 0, ind - ref_base)
+    d2 = np.full(ind.shape, np.inf)
+    _relevance.candidate_distances(qX, ref_X, local, n_out, weights, d2)
+    return ind, sim, d2
+
+
+def _rank_merged(merged, n_cand: int, k: int):
+    """``(ind, dist)``: the merged candidates ranked by the in-memory rule."""
+    ind, sim, d2 = merged
+    return _relevance.rank_candidates(ind, sim, _cut(sim, n_cand), d2, k)
+
+
+def ranked_kneighbors(forest, queries, features, metric, n_neighbors: int,
+                      return_distance: bool, is_train: bool):  # fmt: skip
+    """Neighbours of the queries ranked by the learned ``metric`` (module docstring).
+
+    ``queries`` and ``features`` hold the query points' leaves and float32
+    rows (same row chunks).  Per query chunk, one task per reference
+    partition searches and measures its candidates, a tree of merges keeps
+    the best, and one task ranks them; Dask arrays with the queries' row
+    chunks out.
+    """
+    import dask
+    import dask.array as da
+
+    delayed = dask.delayed
+    k = int(n_neighbors)
+    n_train = forest._X_fit.shape[0]
+    n_cand, width = metric.candidate_counts(k, n_train, is_train)
+    active = _relevance.metric_active(metric)
+    weights = metric.weights[active]
+    indexes = _indexes(forest, delayed)
+    # The partitions of _indexes (the training leaves have the rows' chunks).
+    xblocks = list(forest._X_fit.to_delayed().ravel())
+    refs = [
+        delayed(_ref_rows, pure=True)(active, *xblocks[a:b])
+        for a, b in _partitions(forest._X_fit.chunks[0])
+    ]
+    node_offset = forest._flat.node_offset
+    qbounds = np.concatenate([[0], np.cumsum(queries.chunks[0])]).astype(np.int64)
+    fblocks = list(features.to_delayed().ravel())
+    ind_blocks, dist_blocks = [], []
+    for c, qblock in enumerate(queries.to_delayed().ravel()):
+        qX = delayed(_relevance.metric_columns, pure=True)(fblocks[c], active)
+        found = [
+            delayed(_search_ranked, pure=True)(
+                qblock,
+                qX,
+                index,
+                ref_X,
+                node_offset,
+                base,
+                size,
+                int(qbounds[c]),
+                width,
+                n_cand,
+                is_train,
+                weights,
+            )  # fmt: skip
+            for (index, base, size), ref_X in zip(indexes, refs, strict=True)
+        ]
+        pair = delayed(_rank_merged, pure=True)(_tree_merge(delayed, width, found), n_cand, k)
+        shape = (int(qbounds[c + 1] - qbounds[c]), k)
+        ind_blocks.append(
+            da.from_delayed(delayed(_take, pure=True)(pair, 0, False), shape, dtype=np.int64)
+        )
+        dist_blocks.append(
+            da.from_delayed(delayed(_take, pure=True)(pair, 1, False), shape, dtype=np.float64)
         )
     ind = da.concatenate(ind_blocks, axis=0)
     if not return_distance:

@@ -2,7 +2,7 @@
 
 ``apply``, ``transform``, ``proximity``, ``kneighbors``, ``kneighbors_graph``,
 ``predict_proba`` and ``predict`` of a forest fitted in memory come here
-(through :func:`~geoforest.forest._dask.route`) when ``X`` is a Dask array.
+(through the entry points of ``forest/_dask/__init__.py``) when ``X`` is a Dask array.
 Each row chunk of ``X`` becomes one task that runs the in-memory method on its
 block, on whichever worker holds the block, so ``X`` is never gathered on the
 client and every row's answer is the in-memory one (each row's leaves,
@@ -106,19 +106,20 @@ def _training_leaves(forest) -> np.ndarray:
     return forest.apply()
 
 
-def _kneighbors_block(block, forest, train_leaves, n_neighbors):
+def _kneighbors_block(block, forest, train_leaves, n_neighbors, metric):
     # A copy carrying the training leaves: the forest node, shared by the
     # worker's tasks, is left as it arrived.
     local = forest._with_training_leaves(train_leaves)
-    return local.kneighbors(block, n_neighbors, return_distance=True)
+    return local._kneighbors(block, n_neighbors, True, "all", metric)
 
 
 def _take(pair, i):
     return pair[i]
 
 
-def kneighbors(forest, X, n_neighbors: int, return_distance: bool):
-    """Forest neighbours of the rows of the Dask array ``X`` among the training points.
+def kneighbors(forest, X, n_neighbors: int, return_distance: bool, metric=None):
+    """Forest neighbours of the rows of the Dask array ``X`` among the training points,
+    ranked by ``metric`` (the forest's learned metric; ``None``: by proximity).
 
     One task computes the training points' leaves from the forest node; every
     block task depends on it and on the forest.  Each block task returns its
@@ -139,7 +140,7 @@ def kneighbors(forest, X, n_neighbors: int, return_distance: bool):
     leaves = dask.delayed(_training_leaves, pure=True)(node)
     chunks = (X.chunks[0], (int(n_neighbors),))
     pairs = X.map_blocks(
-        _kneighbors_block, node, leaves, int(n_neighbors), chunks=chunks,
+        _kneighbors_block, node, leaves, int(n_neighbors), metric, chunks=chunks,
         meta=np.empty((0, 0), dtype=object), token="geoforest-kneighbors",
     )  # fmt: skip
     ind = pairs.map_blocks(
