@@ -20,7 +20,12 @@ own:
   ``dask.array.to_npy_stack`` to a temporary directory (deleted afterwards), so
   that they never reach the client (``--apply-to sum`` reduces them on the
   workers instead);
-* ``kneighbors``: ``dist, ind = forest.kneighbors(n_neighbors=20)`` (lazy), then
+* ``fit`` includes the learned metric's estimate (``distance="auto"``; with
+  ``--distance proximity`` the forest is fitted without it);
+* ``kneighbors``, once per ranking of ``--distance`` (default ``both``: the
+  learned metric, the default, then ``set_params(distance="proximity")`` on the
+  same forest, so the two are timed side by side on the same queries):
+  ``dist, ind = forest.kneighbors(n_neighbors=20)`` (lazy), then
   ``dist[:q]`` and ``ind[:q]`` for the first ``--query-rows`` rows, persisted
   on the workers (one search for both) and written with ``to_npy_stack``, so
   the client receives none of it.  Only the query chunks holding those rows
@@ -332,7 +337,9 @@ def _dask_phases(args, client, da, dask, distributed) -> dict[str, Any]:
         return row
 
     params = dict(n_estimators=args.n_estimators, max_samples=args.max_samples, random_state=SEED)
-    forest = gf.UnsupervisedForest(**params)
+    # The fit estimates the learned metric unless only proximity is asked for.
+    fit_distance = "proximity" if args.distance == "proximity" else "auto"
+    forest = gf.UnsupervisedForest(**params, distance=fit_distance)
     t = time.perf_counter()
     forest.fit(X)
     record("fit", time.perf_counter() - t)
@@ -349,39 +356,50 @@ def _dask_phases(args, client, da, dask, distributed) -> dict[str, Any]:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
     q = min(args.query_rows, args.n)
-    t = time.perf_counter()
-    dist, ind = forest.kneighbors(n_neighbors=args.n_neighbors)
-    # Stored by the workers, as the docs' example does: the client gets nothing.
-    tmpdir = tempfile.mkdtemp(prefix="bench_dask_")
-    try:
-        # One search for both arrays: persisted on the workers, then each stored.
-        dist_q, ind_q = dask.persist(dist[:q], ind[:q])
-        da.to_npy_stack(os.path.join(tmpdir, "dist"), dist_q, axis=0)
-        da.to_npy_stack(os.path.join(tmpdir, "ind"), ind_q, axis=0)
-        del dist_q, ind_q
-        kn_s = time.perf_counter() - t
-        stored = sum(
-            os.path.getsize(os.path.join(root, f))
-            for root, _, files in os.walk(tmpdir)
-            for f in files
+    rankings = {"both": ["auto", "proximity"]}.get(args.distance, [args.distance])
+    by_ranking: dict[str, dict[str, Any]] = {}
+    for ranking in rankings:
+        forest.set_params(distance=ranking)
+        name = forest.distance_
+        t = time.perf_counter()
+        dist, ind = forest.kneighbors(n_neighbors=args.n_neighbors)
+        # Stored by the workers, as the docs' example does: the client gets nothing.
+        tmpdir = tempfile.mkdtemp(prefix="bench_dask_")
+        try:
+            # One search for both arrays: persisted on the workers, then each stored.
+            dist_q, ind_q = dask.persist(dist[:q], ind[:q])
+            da.to_npy_stack(os.path.join(tmpdir, "dist"), dist_q, axis=0)
+            da.to_npy_stack(os.path.join(tmpdir, "ind"), ind_q, axis=0)
+            del dist_q, ind_q
+            kn_s = time.perf_counter() - t
+            stored = sum(
+                os.path.getsize(os.path.join(root, f))
+                for root, _, files in os.walk(tmpdir)
+                for f in files
+            )
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+        starts = np.concatenate([[0], np.cumsum(ind.chunks[0])[:-1]])
+        touched = int((starts < q).sum())
+        rows_computed = int(sum(ind.chunks[0][:touched]))
+        record(
+            f"kneighbors ({name}), first {q:,} rows",
+            kn_s,
+            ranking=name,
+            query_chunks_touched=touched,
+            query_chunks=len(ind.chunks[0]),
+            rows_computed=rows_computed,
+            stored_bytes=int(stored),
         )
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
-    starts = np.concatenate([[0], np.cumsum(ind.chunks[0])[:-1]])
-    touched = int((starts < q).sum())
-    rows_computed = int(sum(ind.chunks[0][:touched]))
-    record(
-        f"kneighbors, first {q:,} rows",
-        kn_s,
-        query_chunks_touched=touched,
-        query_chunks=len(ind.chunks[0]),
-        rows_computed=rows_computed,
-        stored_bytes=int(stored),
-    )
-    extrapolated = kn_s / rows_computed * args.n
-    # If every worker were busy all along (many query chunks at once): CPU / workers.
-    kn_cpu = phases[-1]["workers_cpu_s"]
-    extrapolated_busy = kn_cpu / rows_computed * args.n / len(meter.workers)
+        # If every worker were busy all along (many query chunks at once): CPU / workers.
+        kn_cpu = phases[-1]["workers_cpu_s"]
+        by_ranking[name] = {
+            "seconds": kn_s,
+            "extrapolated_s": kn_s / rows_computed * args.n,
+            "extrapolated_busy_s": kn_cpu / rows_computed * args.n / len(meter.workers),
+        }
+    first = by_ranking[next(iter(by_ranking))]
+    extrapolated, extrapolated_busy = first["extrapolated_s"], first["extrapolated_busy_s"]
 
     client_growth = max((r["client_peak_growth_bytes"] or 0) for r in phases)
     worker_peaks: dict[str, int] = {}
@@ -402,6 +420,7 @@ def _dask_phases(args, client, da, dask, distributed) -> dict[str, Any]:
         "worker_spilled_bytes": worker_spilled,
         "kneighbors_all_rows_extrapolated_s": extrapolated,
         "kneighbors_all_rows_extrapolated_busy_s": extrapolated_busy,
+        "kneighbors_by_ranking": by_ranking,
         "phases": phases,
     }
 
@@ -503,12 +522,11 @@ def print_table(res_dask: dict[str, Any], res_mem: dict[str, Any] | None) -> Non
             )
         )
     kn = res_dask["phases"][-1]
-    extrapolated = f"{res_dask['kneighbors_all_rows_extrapolated_s']:.1f}"
-    label = "kneighbors, all rows EXTRAPOLATED"
-    print(table_row("dask", n, label, extrapolated, *["-"] * 6))
-    busy = f"{res_dask['kneighbors_all_rows_extrapolated_busy_s']:.1f}"
-    label = "  same, workers kept busy EXTRAPOL."
-    print(table_row("dask", n, label, busy, *["-"] * 6))
+    for name, r in res_dask["kneighbors_by_ranking"].items():
+        label = f"kneighbors ({name}), all rows EXTRAPOL."
+        print(table_row("dask", n, label, f"{r['extrapolated_s']:.1f}", *["-"] * 6))
+        label = "  same, workers kept busy EXTRAPOL."
+        print(table_row("dask", n, label, f"{r['extrapolated_busy_s']:.1f}", *["-"] * 6))
     if res_mem is not None:
         for r in res_mem["phases"]:
             print(
@@ -564,12 +582,20 @@ def print_summary(res_dask: dict[str, Any], res_mem: dict[str, Any] | None) -> N
     print(f"  client baseline RSS:        {mb(res_dask['client_baseline_rss_bytes'])} MB")
     print(f"  client peak growth:         {mb(growth)} MB ({100 * growth / x:.1f} % of X)")
     kn = res_dask["phases"][-1]
-    before = max((r["client_peak_growth_bytes"] or 0) for r in res_dask["phases"][:-1])
+    n_kn = len(res_dask["kneighbors_by_ranking"])
+    before = max((r["client_peak_growth_bytes"] or 0) for r in res_dask["phases"][:-n_kn])
     print(
         f"    of which before kneighbors: {mb(before)} MB ({100 * before / x:.1f} % of X); "
         f"kneighbors stored {mb(kn['stored_bytes'])} MB of results from the workers"
     )
     print(f"  forest.nbytes_ (on client): {mb(res_dask['forest_nbytes'])} MB")
+    by = res_dask["kneighbors_by_ranking"]
+    if len(by) == 2:
+        learned, prox = by["relevance"]["seconds"], by["proximity"]["seconds"]
+        print(
+            f"  kneighbors learned / proximity ranking: {learned:.1f}s / {prox:.1f}s "
+            f"= {learned / prox:.2f}x (same forest, same query rows)"
+        )
     for addr, peak in res_dask["worker_peak_rss_bytes"].items():
         spilled = res_dask["worker_spilled_bytes"][addr]
         print(f"  worker {addr}: peak RSS {mb(peak)} MB, spilled to disk {mb(spilled)} MB")
@@ -589,6 +615,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-samples", type=int, default=100_000)
     parser.add_argument("--n-neighbors", type=int, default=20)
     parser.add_argument("--query-rows", type=int, default=200_000)
+    parser.add_argument(
+        "--distance",
+        choices=("both", "auto", "proximity"),
+        default="both",
+        help="ranking of the kneighbors phase: the default (learned metric), proximity, "
+        "or both one after the other on the same fitted forest (default)",
+    )
     parser.add_argument("--memory-limit", default="6GiB", help="per worker")
     parser.add_argument(
         "--scheduler-in-process",
@@ -635,7 +668,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"n={args.n:,} p={args.p} chunk_rows={args.chunk_rows:,} "
         f"n_estimators={args.n_estimators} max_samples={args.max_samples:,} "
-        f"n_neighbors={args.n_neighbors} query_rows={args.query_rows:,}; "
+        f"n_neighbors={args.n_neighbors} query_rows={args.query_rows:,} "
+        f"distance={args.distance}; "
         f"{args.n_workers} workers x 1 thread, memory_limit={args.memory_limit}; "
         f"in-memory n={args.inmemory_n:,} (n_jobs=2)",
         flush=True,

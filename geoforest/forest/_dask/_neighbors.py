@@ -41,6 +41,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import proximity as _proximity
+from ..._counted_search import counted_rows
+from ..._jit import njit
 from ..._limits import check_dense_size
 from ..._sparse import as_output_csr
 from ..._validation import check_n_neighbors, is_dask_array
@@ -242,9 +244,57 @@ def _merge(k, *parts):
     return tuple(np.take_along_axis(c, best, axis=1) for c in columns)
 
 
-def _tree_merge(delayed, k, parts):
+@njit(nogil=True, cache=True)
+def _merge_rows(a_ind, a_sim, a_d2, b_ind, b_sim, b_d2, out_ind, out_sim, out_d2):
+    """Row by row, the first ``out_ind.shape[1]`` of two lists sorted by
+    (-proximity, index), with their distances; missing entries at the end."""
+    k = out_ind.shape[1]
+    wa = a_ind.shape[1]
+    wb = b_ind.shape[1]
+    for r in range(a_ind.shape[0]):
+        p = 0
+        q = 0
+        for c in range(k):
+            if p < wa and (
+                q >= wb
+                or a_sim[r, p] > b_sim[r, q]
+                or (a_sim[r, p] == b_sim[r, q] and a_ind[r, p] < b_ind[r, q])
+            ):
+                out_ind[r, c] = a_ind[r, p]
+                out_sim[r, c] = a_sim[r, p]
+                out_d2[r, c] = a_d2[r, p]
+                p += 1
+            elif q < wb:
+                out_ind[r, c] = b_ind[r, q]
+                out_sim[r, c] = b_sim[r, q]
+                out_d2[r, c] = b_d2[r, q]
+                q += 1
+            else:
+                out_ind[r, c] = _NONE
+                out_sim[r, c] = -1.0
+                out_d2[r, c] = np.inf
+
+
+def _merge_ranked(k, *parts):
+    """:func:`_merge` of two partitions' candidates with their distances, in one
+    linear pass per row (each list is sorted already)."""
+    if len(parts) == 1:
+        return parts[0]
+    a, b = parts
+    n_q = a[0].shape[0]
+    width = min(k, a[0].shape[1] + b[0].shape[1])
+    out = (
+        np.empty((n_q, width), dtype=np.int64),
+        np.empty((n_q, width), dtype=np.float64),
+        np.empty((n_q, width), dtype=np.float64),
+    )
+    _merge_rows(*a, *b, *out)
+    return out
+
+
+def _tree_merge(delayed, k, parts, merge=_merge):
     while len(parts) > 1:
-        parts = [delayed(_merge, pure=True)(k, *parts[i : i + 2]) for i in range(0, len(parts), 2)]
+        parts = [delayed(merge, pure=True)(k, *parts[i : i + 2]) for i in range(0, len(parts), 2)]
     return parts[0]
 
 
@@ -312,23 +362,60 @@ def _ref_rows(active, *blocks):
     return _relevance.metric_columns(X, active)
 
 
+def _partition_candidates(qleaves, index, node_offset, ref_base, n_ref, q_base, width,
+                          n_cand, exclude_self):  # fmt: skip
+    """``(ind, sim, n_out)``: one partition's ``n_cand`` best points for every
+    query of a block, by (proximity, lower index), and those tied with the
+    last, at most ``width``, padded by the lowest indices at proximity 0 (the
+    in-memory candidates, ``counted_rows``, of the partition alone).
+
+    Each query excludes itself (``exclude_self``) when its block lies in the
+    partition: the search then asks one candidate more and drops the query,
+    which shares every leaf with itself, from its row.
+    """
+    ptr, members, order = index
+    n_q = qleaves.shape[0]
+    own = bool(exclude_self) and ref_base <= q_base < ref_base + n_ref
+    qorder = locality_order(qleaves)
+    ind, sim, n_out = counted_rows(
+        qleaves, qorder, 0, n_q, node_offset, ptr, members, order, n_ref,
+        min(n_cand + own, n_ref), min(width + own, n_ref), False,
+    )  # fmt: skip
+    back = np.empty_like(qorder)
+    back[qorder] = np.arange(n_q)
+    ind, sim, n_out = ind[back], sim[back], n_out[back]
+    cols = np.arange(ind.shape[1])[None, :]
+    valid = cols < n_out[:, None]
+    ind = np.where(valid, ind + ref_base, _NONE)
+    sim = np.where(valid, sim, -1.0)
+    if own:
+        me = ind == (q_base + np.arange(n_q))[:, None]
+        first = np.argsort(me, axis=1, kind="stable")
+        ind = np.take_along_axis(ind, first, axis=1)
+        sim = np.take_along_axis(sim, first, axis=1)
+        n_out = n_out - me.any(axis=1)
+    n_out = np.minimum(n_out, width)
+    gone = cols[:, : ind.shape[1]] >= n_out[:, None]
+    ind[gone] = _NONE
+    sim[gone] = -1.0
+    return ind, sim, n_out
+
+
 def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_base, width,
                    n_cand, exclude_self, weights):  # fmt: skip
     """One partition's candidates for a block of queries: ``(ind, sim, d2)``.
 
-    Its top ``width`` by (proximity, index) cut to its ``n_cand`` and ties
-    (:func:`_cut`; what is cut cannot be among the global candidates), and
-    the squared metric distances from the queries ``qX`` to them; cut or
-    missing entries are index ``_NONE`` at proximity -1 and distance inf.
+    Its ``n_cand`` best and ties (:func:`_partition_candidates`; whatever it
+    cuts cannot be among the global candidates) with the squared metric
+    distances from the queries ``qX`` to them; missing entries are index
+    ``_NONE`` at proximity -1 and distance inf.
     """
-    ind, sim = _search(qleaves, index, node_offset, ref_base, n_ref, q_base, width, exclude_self)
-    n_out = _cut(sim, n_cand)
+    ind, sim, n_out = _partition_candidates(
+        qleaves, index, node_offset, ref_base, n_ref, q_base, width, n_cand, exclude_self
+    )
     m = int(n_out.max()) if n_out.size else 0
-    ind, sim = ind[:, :m].copy(), sim[:, :m].copy()
-    gone = np.arange(m)[None, :] >= n_out[:, None]
-    ind[gone] = _NONE
-    sim[gone] = -1.0
-    local = np.where(gone, 0, ind - ref_base)
+    ind, sim = np.ascontiguousarray(ind[:, :m]), np.ascontiguousarray(sim[:, :m])
+    local = np.where(ind == _NONE, 0, ind - ref_base)
     d2 = np.full(ind.shape, np.inf)
     _relevance.candidate_distances(qX, ref_X, local, n_out, weights, d2)
     return ind, sim, d2
@@ -389,7 +476,8 @@ def ranked_kneighbors(forest, queries, features, metric, n_neighbors: int,
             )  # fmt: skip
             for (index, base, size), ref_X in zip(indexes, refs, strict=True)
         ]
-        pair = delayed(_rank_merged, pure=True)(_tree_merge(delayed, width, found), n_cand, k)
+        merged = _tree_merge(delayed, width, found, _merge_ranked)
+        pair = delayed(_rank_merged, pure=True)(merged, n_cand, k)
         shape = (int(qbounds[c + 1] - qbounds[c]), k)
         ind_blocks.append(
             da.from_delayed(delayed(_take, pure=True)(pair, 0, False), shape, dtype=np.int64)
