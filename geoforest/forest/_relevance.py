@@ -22,10 +22,12 @@ column) carries nothing the forest found
 ``rho_j = max(0, 1 - r_j)`` and the forest's distance is the weighted
 Euclidean distance
 
-    d(x, y)^2 = sum_j rho_j^POWER (x_j - y_j)^2 / s2_j,
+    d(x, y)^2 = sum_j min(1, rho_j / (SATURATION max rho))^POWER (x_j - y_j)^2 / u_j,
 
-each feature measured in units of its spread within a pool, structureless
-features faded out.  The neighbours of a query are its
+structureless features faded out, every feature the forest resolved about
+as well as the best counted fully, in the data's own units (``u_j = 1``), or
+in units of its spread within a pool (``u_j = s2_j``) where the structure is
+a curve (:func:`metric_weights`, :func:`local_dimension`).  The neighbours of a query are its
 :data:`CANDIDATES_PER_NEIGHBOR` ``x k`` highest-proximity training points
 ranked by ``d`` (points that share no leaf with the query come after every
 point that shares one).  So proximity picks where to look and the learned
@@ -67,8 +69,24 @@ ESTIMATE_NEIGHBORS = 30
 ESTIMATE_POOL = CANDIDATES_PER_NEIGHBOR * ESTIMATE_NEIGHBORS
 #: Most points whose neighbours enter the relevance estimate.
 ESTIMATE_ROWS = 2000
-#: Exponent of the relevance in the metric's weights.
+#: Exponent of the relevance in the metric's weights, below the saturation.
 POWER = 3
+#: A feature whose relevance is at least this fraction of the largest counts fully.
+SATURATION = 0.5
+#: Below this median local dimension (participation ratio of the near
+#: neighbours' spread) the structure is a curve and features are measured in
+#: units of their pool spread; above it, in the data's own units.
+CURVE_DIMENSION = 1.25
+#: Most features (the most relevant) the local dimension is measured over.
+DIMENSION_FEATURES = 16
+#: Strong features whose standard deviations span more than this factor are in
+#: mixed units (a sheet of the suite spans at most 20; raw tabular data 10^3+).
+MIXED_UNITS = 100.0
+#: Fewer than this many strong features over a floor of relevance (median, as
+#: a fraction of the largest) above ``NOISE_FLOOR`` are no structure to rank
+#: by (rotated noise: one or two features lead by chance, by a hair).
+MIN_STRONG = 3
+NOISE_FLOOR = 0.1
 
 
 def column_variances(X: np.ndarray, block: int = 1 << 16) -> np.ndarray:
@@ -127,27 +145,139 @@ def relevance(X: np.ndarray, rows: np.ndarray, neighbors: np.ndarray, n_shared: 
     their weights and let the noise features decide the ranking
     (measurements: ``docs/defaults.md``).
 
-    Returns ``(rho, weights)``: ``weights = rho**POWER / s2`` with ``s2`` the
-    pool's mean squared difference (0 where it is 0), or ``1 / var``
-    (z-scores) when every ``rho`` is 0.
+    Returns ``(rho, weights, kind)`` (:func:`ranking_kind`, :func:`metric_weights`).
     """
     p = X.shape[1]
     near, pool, n_near_pairs, n_pool_pairs = _near_pool_sums(
         X, rows, neighbors, n_shared.astype(np.int64), n_near, neighbors.shape[1]
     )
     rho = np.zeros(p)
-    weights = np.zeros(p)
+    spread = np.zeros(p)
     if n_pool_pairs > 0:
-        near /= n_near_pairs
-        pool /= n_pool_pairs
-        spread = pool > 0
-        rho[spread] = np.clip(1.0 - near[spread] / pool[spread], 0.0, 1.0)
-        weights[spread] = rho[spread] ** POWER / pool[spread]
+        spread = pool / n_pool_pairs
+        varying = spread > 0
+        rho[varying] = np.clip(1.0 - (near[varying] / n_near_pairs) / spread[varying], 0.0, 1.0)
+    dim = local_dimension(X, rows, neighbors, n_shared, n_near, rho, spread)
+    kind = ranking_kind(rho, spread, var, dim)
+    return rho, metric_weights(rho, spread, var, kind), kind
+
+
+def ranking_kind(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, dim: float) -> str:
+    """What the forest's relevance says about how to rank, one of:
+
+    ``"nothing learned"``
+        No feature has any relevance (trees too small to split).
+    ``"no structure"``
+        Fewer than :data:`MIN_STRONG` features within a factor
+        :data:`SATURATION` of the most relevant one, over a floor (median
+        relevance) above :data:`NOISE_FLOOR` of it: every feature carries a
+        little, none much.
+        Noise that is not aligned with the features (a rotated problem) looks
+        like this, and a metric built on one feature would lose to Euclid.
+    ``"curve"``
+        The strong features' near neighbours span about one dimension
+        (``dim < CURVE_DIMENSION``, :func:`local_dimension`).
+    ``"mixed units"``
+        The strong features' standard deviations span more than
+        :data:`MIXED_UNITS` (raw tabular data: areas beside ratios).
+    ``"own units"``
+        Anything else: structure the forest resolved, in comparable units.
+    """
+    top = float(rho.max()) if rho.size else 0.0
+    if top <= 0:
+        return "nothing learned"
+    strong = rho >= SATURATION * top
+    if np.count_nonzero(strong) < MIN_STRONG and np.median(rho) > NOISE_FLOOR * top:
+        return "no structure"
+    if dim < CURVE_DIMENSION:
+        return "curve"
+    sd = np.sqrt(var[strong & (var > 0)])
+    if sd.size > 1 and sd.max() > MIXED_UNITS * sd.min():
+        return "mixed units"
+    return "own units"
+
+
+def metric_weights(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, kind: str):
+    """The metric's feature weights from the relevance ``rho``, the pool's
+    spread ``spread`` (mean squared difference), the column variances and
+    the :func:`ranking_kind`.
+
+    ``w_j = min(1, rho_j / (SATURATION max rho))^POWER / u_j``.  The cube
+    fades out features the forest holds no tighter among near neighbours
+    than in the pool (noise columns keep a small relevance, and a thousand of
+    them would add up); the saturation lets every feature within a factor
+    :data:`SATURATION` of the most relevant one count fully, because a sheet
+    the trees cut less often along one of its directions shows a lower (but
+    clear) relevance there, and the plain cube shrank that direction.
+
+    The units ``u_j``: the data's own (``1``), except along a curve and in
+    mixed units, where they are the pool's spread.  Fast-BIC's gain does not
+    depend on a projection's scale, so the trees cut each direction about as
+    often whatever its extent and a pool is stretched as the data are:
+    measuring a sheet in pool units rescales it towards a square and ranks
+    along the wrong direction.  Along a curve rescaling features changes no
+    order along it and moves its folds apart (the paper's helix, whose coils
+    lie closer than its neighbours along it); in mixed units the data's own
+    would let one column decide.  Measurements: ``docs/defaults.md``.
+
+    ``"no structure"``: Euclid in the data's units over every feature (on the
+    same proximity candidates); ``"nothing learned"``: z-scored Euclid.
+    """
+    weights = np.zeros_like(rho)
+    if kind == "no structure":
+        return np.ones_like(rho)
+    if kind != "nothing learned":
+        full = np.minimum(1.0, rho / (SATURATION * float(rho.max()))) ** POWER
+        if kind in ("curve", "mixed units"):
+            varying = spread > 0
+            weights[varying] = full[varying] / spread[varying]
+        else:
+            weights = full
     if not np.any(weights > 0):
-        # Nothing learned (e.g. trees too small to split): z-scored Euclid.
         varying = var > 0
         weights[varying] = 1.0 / var[varying]
-    return rho, weights
+    return weights
+
+
+def local_dimension(X, rows, neighbors, n_shared, n_near: int, rho, spread) -> float:
+    """The median over estimate rows of the participation ratio
+    ``(sum l)^2 / sum l^2`` of the eigenvalues ``l`` of their near
+    neighbours' spread: about 1 along a curve, 2 on a sheet, more on fuller
+    structure.
+
+    Measured over the (at most :data:`DIMENSION_FEATURES`) most relevant of
+    the features within a factor :data:`SATURATION` of the most relevant one,
+    each in units of its pool spread, which makes a sheet's neighbourhood
+    round whatever its aspect (:func:`metric_weights`).  The near neighbours
+    are the nearest of the row's leaf-sharing pool *in those units*, not the
+    first by proximity: with few trees the highest proximities are the
+    points of one leaf, a slab that would make a sheet look like a curve.
+    ``inf`` (not a curve) with fewer than two such features (rotated noise
+    can leave a single feature well ahead of the rest, which says nothing
+    about the structure's dimension) or when no row has three near
+    neighbours.
+    """
+    top = float(rho.max()) if rho.size else 0.0
+    strong = np.flatnonzero((rho >= SATURATION * top) & (spread > 0)) if top > 0 else rho[:0]
+    if strong.size < 2:  # one feature is no evidence of a curve: it is 1-D by itself
+        return np.inf
+    strong = strong[np.argsort(-rho[strong], kind="stable")][:DIMENSION_FEATURES]
+    scale = 1.0 / np.sqrt(spread[strong])
+    n_pool = neighbors.shape[1]
+    ratios = []
+    for i in range(rows.shape[0]):
+        m = min(int(n_shared[i]), n_pool)
+        h = (m * n_near + n_pool - 1) // n_pool
+        if h < 3 or h >= m:
+            continue
+        P = (X[neighbors[i, :m]][:, strong].astype(np.float64) - X[rows[i], strong]) * scale
+        near = np.argsort((P * P).sum(axis=1), kind="stable")[:h]
+        D = P[near] - P[near].mean(axis=0)
+        lam = np.clip(np.linalg.eigvalsh(D.T @ D), 0.0, None)
+        total = lam.sum()
+        if total > 0:
+            ratios.append(total * total / (lam * lam).sum())
+    return float(np.median(ratios)) if ratios else np.inf
 
 
 def estimate_rows(order: np.ndarray) -> np.ndarray:
@@ -254,14 +384,17 @@ class LearnedMetric:
         ``rho_j`` (``feature_relevance_``).
     weights : ndarray of float64, shape (n_features,)
         The metric ``d(x, y)^2 = sum_j weights_j (x_j - y_j)^2``.
+    kind : str
+        What the relevance said (:func:`ranking_kind`).
     per_neighbor : int
         Proximity candidates ranked per requested neighbour.
     """
 
-    def __init__(self, relevance: np.ndarray, weights: np.ndarray,
+    def __init__(self, relevance: np.ndarray, weights: np.ndarray, kind: str = "own units",
                  per_neighbor: int = CANDIDATES_PER_NEIGHBOR):  # fmt: skip
         self.relevance = relevance
         self.weights = weights
+        self.kind = kind
         self.per_neighbor = int(per_neighbor)
 
     def candidate_counts(self, k: int, n_train: int, is_train: bool):
@@ -332,8 +465,8 @@ def estimate_metric(forest, order: np.ndarray | None) -> LearnedMetric:
         neighbors, dist = drop_self(ind, dist, rows, pool)
         # Proximity distances are 1 - proximity: those below 1 share a leaf.
         n_shared = (dist < 1.0).sum(axis=1)
-    rho, weights = relevance(X, rows, neighbors, n_shared, var, near)
-    return LearnedMetric(rho, weights)
+    rho, weights, kind = relevance(X, rows, neighbors, n_shared, var, near)
+    return LearnedMetric(rho, weights, kind)
 
 
 class LearnedRankingMixin:

@@ -66,13 +66,14 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         What :meth:`kneighbors` (and :meth:`kneighbors_graph`) rank by.
         ``"relevance"``: the ``6 k`` highest-proximity points of a query,
         ranked by a weighted Euclidean distance the forest learned,
-        ``sum_j rho_j^3 (x_j - y_j)^2 / s_j``, where the relevance ``rho_j``
-        (``feature_relevance_``) says how much tighter a point's nearest
-        forest neighbours are along feature ``j`` than its wider pool of
-        forest neighbours (0 for noise columns), and ``s_j`` is that pool's
-        spread.  Proximity finds the region; the learned metric orders it
-        (see Notes).  ``"proximity"``: the forest distance ``1 - proximity``
-        of the URerF paper.  ``"auto"``: ``"relevance"``, except for a forest
+        ``sum_j min(1, rho_j / (0.5 max rho))^3 (x_j - y_j)^2``, where the
+        relevance ``rho_j`` (``feature_relevance_``) says how much tighter a
+        point's nearest forest neighbours are along feature ``j`` than its
+        wider pool of forest neighbours (0 for noise columns); along a curve
+        each term is divided by the pool's spread along ``j``.  Proximity
+        finds the region; the learned metric orders it (see Notes).
+        ``"proximity"``: the forest distance ``1 - proximity`` of the URerF
+        paper.  ``"auto"``: ``"relevance"``, except for a forest
         grown from a Dask array, whose training points stay on the workers:
         ``"proximity"`` there (``distance_`` says which).  :meth:`proximity`
         is the same for all.

@@ -8,9 +8,15 @@ import pytest
 import geoforest as gf
 from geoforest.forest._relevance import (
     CANDIDATES_PER_NEIGHBOR,
+    CURVE_DIMENSION,
+    DIMENSION_FEATURES,
     ESTIMATE_NEIGHBORS,
     ESTIMATE_POOL,
+    MIN_STRONG,
+    MIXED_UNITS,
+    NOISE_FLOOR,
     POWER,
+    SATURATION,
 )
 
 
@@ -45,13 +51,16 @@ def _brute_candidates(S_row, n_cand, exclude=None):
 def _brute_weights(X, S, k_near, pool):
     """Relevance from each point's ``pool`` best by proximity, of those the ones
     sharing a leaf with it (``m``): the first ``ceil(m k_near / pool)`` against
-    all ``m``; weights ``rho**POWER`` over the pool's spread."""
+    all ``m``; weights: the saturated cube of ``rho``, in the data's units, or
+    over the pool's spread along a curve (median participation ratio of the
+    near neighbours' spread over the strong features in pool units)."""
     X = X.astype(np.float32).astype(np.float64)
     n, p = X.shape
     pool = min(pool, n - 1)
     k_near = min(k_near, pool)
     near, allp = np.zeros(p), np.zeros(p)
     n_near = n_all = 0
+    nears = []  # (row, its leaf-sharing pool, its number of near ones)
     for i in range(n):
         idx = np.array([j for j in range(n) if j != i])
         nb = idx[np.lexsort((idx, -S[i, idx]))][:pool]
@@ -64,10 +73,32 @@ def _brute_weights(X, S, k_near, pool):
         allp += sq.sum(axis=0)
         n_near += h
         n_all += nb.size
+        nears.append((i, nb, h))
     near /= n_near
     allp /= n_all
     rho = np.clip(1 - near / allp, 0, 1)
-    return rho, rho**POWER / allp
+    top = rho.max()
+    strong = np.flatnonzero(rho >= SATURATION * top)
+    strong = strong[np.argsort(-rho[strong], kind="stable")][:DIMENSION_FEATURES]
+    dim = np.inf
+    if strong.size >= 2:
+        ratios = []
+        for i, nb, h in nears:
+            if h < 3:
+                continue
+            P = (X[np.ix_(nb, strong)] - X[i, strong]) / np.sqrt(allp[strong])
+            P = P[np.argsort((P**2).sum(axis=1), kind="stable")[:h]]
+            lam = np.linalg.svd(P - P.mean(axis=0), compute_uv=False) ** 2
+            ratios.append(lam.sum() ** 2 / (lam**2).sum())
+        dim = np.median(ratios)
+    full = np.minimum(1.0, rho / (SATURATION * top)) ** POWER
+    if (rho >= SATURATION * top).sum() < MIN_STRONG and np.median(rho) > NOISE_FLOOR * top:
+        return rho, np.ones(p)  # no structure: Euclid
+    sd = X[:, rho >= SATURATION * top].std(axis=0)
+    sd = sd[sd > 0]
+    if dim < CURVE_DIMENSION or (sd.size > 1 and sd.max() > MIXED_UNITS * sd.min()):
+        return rho, full / allp
+    return rho, full
 
 
 def _brute_rank(d, shared, k):
