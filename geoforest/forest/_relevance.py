@@ -555,30 +555,39 @@ def _dask_pools(forest, order, pool: int):
     return X_held, local[0], local[1], n_shared, var
 
 
-def metric_active(metric: LearnedMetric) -> np.ndarray:
-    """The features of nonzero weight, the only ones a distance reads (as :class:`Ranker`)."""
-    return np.flatnonzero(metric.weights > 0)
+class PartitionRanking:
+    """A :class:`LearnedMetric` in the pieces a search cut into reference
+    partitions needs (``forest/_dask/_neighbors.py``): the candidate counts,
+    the features that count, each partition's squared distances to its
+    candidates, and the ranking of the merged candidates, each computing what
+    :class:`Ranker` computes (the same values, summed in the same order).
+    Handed to the Dask paths, which import nothing of the forest's own.
+    """
 
+    def __init__(self, metric: LearnedMetric):
+        self.metric = metric
+        self.active = np.flatnonzero(metric.weights > 0)
+        self.all_active = self.active.size == metric.weights.size
+        self.weights = metric.weights[self.active]
 
-def metric_columns(X: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """``X``'s ``active`` columns, contiguous (the values :class:`Ranker` reads)."""
-    if active.size == X.shape[1]:
-        return np.ascontiguousarray(X)
-    return np.ascontiguousarray(X[:, active])
+    def candidate_counts(self, k: int, n_train: int, is_train: bool):
+        """See :func:`candidate_counts`."""
+        return self.metric.candidate_counts(k, n_train, is_train)
 
+    def columns(self, X: np.ndarray) -> np.ndarray:
+        """``X``'s features of nonzero weight, contiguous (what the distances read)."""
+        return np.ascontiguousarray(X if self.all_active else X[:, self.active])
 
-def candidate_distances(Xq, Xref, cand, n_out, weights, out) -> None:
-    """``out[i, c]``: the squared metric distance from ``Xq[i]`` to ``Xref[cand[i, c]]``
-    (``c < n_out[i]``), features and ``weights`` of :func:`metric_active` only;
-    the values :class:`Ranker` computes."""
-    _metric_distances(Xq, Xref, cand, n_out, weights, out)
+    def distances(self, Xq, Xref, cand, n_out, out) -> None:
+        """``out[i, c]``: the squared distance from ``Xq[i]`` to ``Xref[cand[i, c]]``
+        (``c < n_out[i]``; both :meth:`columns`)."""
+        _metric_distances(Xq, Xref, cand, n_out, self.weights, out)
 
-
-def rank_candidates(cand, sim, n_out, d2, k: int):
-    """``(ind, dist)``: the ``k`` neighbours of each row from its candidates,
-    by the rule of :class:`Ranker` (:func:`_rank_rows`)."""
-    n_q = cand.shape[0]
-    ind = np.empty((n_q, k), dtype=np.int64)
-    dist = np.empty((n_q, k), dtype=np.float64)
-    _rank_rows(cand, sim, n_out, d2, k, ind, dist)
-    return ind, dist
+    def rank(self, cand, sim, n_out, d2, k: int):
+        """``(ind, dist)``: the ``k`` neighbours of each row from its candidates
+        (best proximity first), by the rule of :class:`Ranker`."""
+        n_q = cand.shape[0]
+        ind = np.empty((n_q, k), dtype=np.int64)
+        dist = np.empty((n_q, k), dtype=np.float64)
+        _rank_rows(cand, sim, n_out, d2, k, ind, dist)
+        return ind, dist

@@ -184,7 +184,8 @@ class NeighborSearchMixin:
         ``X`` is already the forest's float32 (rows of ``_X_fit``), not user input."""
         if method == "rfgap":  # supervised forests: neighbours by RF-GAP proximity
             return self._rfgap_neighbors(X, n_neighbors, return_distance)
-        found = dask_kneighbors(self, X, n_neighbors, return_distance, method, metric, prepared)
+        ranking = None if metric is None else _relevance.PartitionRanking(metric)
+        found = dask_kneighbors(self, X, n_neighbors, return_distance, method, ranking, prepared)
         if found is not LOCAL:
             return found
         n_train = self._X_fit.shape[0]

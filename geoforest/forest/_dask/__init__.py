@@ -14,22 +14,21 @@ Behind the entry points:
 - ``_queries.py``: queries of any fitted forest on a ``dask.array.Array``,
   block by block on the workers (Dask arrays in, Dask arrays out);
 - ``_fit.py``: growing a forest from a Dask array whose chunks stay on the
-  workers, tree for tree the in-memory forest;
+  workers, tree for tree the in-memory forest, and the training rows the
+  learned metric's estimate reads (the estimate rows in the canonical order,
+  their pools' rows, the column variances), fetched from where they are;
 - ``_neighbors.py``: neighbours and proximities of a forest grown from a Dask
   array, searched on the workers, ranked by proximity or by the forest's
   learned metric;
-- ``_metric.py``: the training rows the learned metric's estimate reads (the
-  estimate rows in the canonical order, their pools' rows, the column
-  variances), fetched from where the rows are.
 
 These modules import nothing from the estimators: they read a forest through
 its public methods and the small interface ``BaseForest`` documents for them
 (``_install_fit``, ``_for_workers``, ``_with_training_leaves``,
 ``_fitted_on_dask``, ``_validate_X``, ``_apply``, the supervised forests'
 ``_prediction_shape``, the training rows ``_X_fit`` and the flat trees
-``_flat``), and a learned metric through what ``forest/_relevance.py`` gives
-them.  Dask itself is imported only inside functions, so the library imports
-without it.
+``_flat``), and a learned metric through the ``PartitionRanking`` the
+forest hands them (``forest/_relevance.py``).  Dask itself is imported only
+inside functions, so the library imports without it.
 """
 
 from __future__ import annotations
@@ -39,8 +38,7 @@ import numpy as np
 from ..._sparse import neighbors_rows_graph
 from ..._validation import is_dask_array
 from . import _fit, _neighbors, _queries
-from ._fit import CanonicalOrder
-from ._metric import canonical_rows_at, rows_and_variances, take_rows
+from ._fit import CanonicalOrder, canonical_rows_at, rows_and_variances, take_rows
 from ._neighbors import refuse
 
 __all__ = [
@@ -122,20 +120,22 @@ def dask_proximity(forest, X, Y, method, dense, max_bytes):
     return _queries.proximity(forest, X, Y, method, dense, max_bytes)
 
 
-def dask_kneighbors(forest, X, n_neighbors, return_distance, method, metric, prepared=False):
+def dask_kneighbors(forest, X, n_neighbors, return_distance, method, ranking, prepared=False):
     """``forest.kneighbors`` with Dask involved, or :data:`LOCAL`.
 
-    ``metric``: the learned metric ranking the proximity candidates (``None``:
-    rank by proximity); ``prepared``: ``X`` holds rows already in the forest's
-    float32 (the estimate's rows), not user input.
+    ``ranking``: the learned metric ranking the proximity candidates, as a
+    ``_relevance.PartitionRanking`` (``None``: rank by proximity);
+    ``prepared``: ``X`` holds rows already in the forest's float32 (the
+    estimate's rows), not user input.
     """
     if not _involved(forest, X):
         return LOCAL
     if forest._fitted_on_dask:
         return _neighbors.kneighbors_of(
-            forest, X, n_neighbors, return_distance, method, metric, prepared
+            forest, X, n_neighbors, return_distance, method, ranking, prepared
         )
     forest._masks(method, False)  # only "all" is defined for new points
+    metric = None if ranking is None else ranking.metric
     return _queries.kneighbors(forest, X, n_neighbors, return_distance, metric)
 
 

@@ -54,7 +54,6 @@ from ...proximity import (
     scatter_rows,
     search_block,
 )
-from .. import _relevance
 from .._flat import apply_rows, check_method
 from ._queries import map_query, shipped, whole_rows
 
@@ -133,23 +132,24 @@ def _query_rows(forest, X, method: str, prepared: bool):
     return da.from_array(forest._apply(Xq), chunks=chunks), da.from_array(Xq, chunks=chunks)
 
 
-def kneighbors_of(forest, X, n_neighbors, return_distance, method, metric=None, prepared=False):
+def kneighbors_of(forest, X, n_neighbors, return_distance, method, ranking=None, prepared=False):
     """``forest.kneighbors`` of a forest grown from a Dask array.
 
     ``X=None``: the training points (Dask arrays out); a Dask ``X``: Dask
     arrays out; an in-memory ``X``: computed on the cluster, ndarrays out.
-    ``metric``: the learned metric ranking the candidates (``None``: proximity).
+    ``ranking``: the learned metric ranking the candidates, a
+    ``_relevance.PartitionRanking`` (``None``: by proximity).
     """
     import dask
 
     check_n_neighbors(n_neighbors, forest._X_fit.shape[0], X is None)
-    if metric is None:
+    if ranking is None:
         queries = _queries(forest, X, method, "kneighbors", prepared)
         out = kneighbors(forest, queries, n_neighbors, return_distance, X is None)
     else:
         queries, features = _query_rows(forest, X, method, prepared)
         out = ranked_kneighbors(
-            forest, queries, features, metric, n_neighbors, return_distance, X is None
+            forest, queries, features, ranking, n_neighbors, return_distance, X is None
         )
     if X is None or is_dask_array(X):
         return out
@@ -356,10 +356,9 @@ def _cut(sim, n_cand: int) -> np.ndarray:
     return np.minimum(n_cand + np.hstack([tied, ends]).argmin(axis=1), n_valid)
 
 
-def _ref_rows(active, *blocks):
+def _ref_rows(ranking, *blocks):
     """A partition's training rows, the metric's features only (float32)."""
-    X = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-    return _relevance.metric_columns(X, active)
+    return ranking.columns(np.concatenate(blocks) if len(blocks) > 1 else blocks[0])
 
 
 def _partition_candidates(qleaves, index, node_offset, ref_base, n_ref, q_base, width,
@@ -401,8 +400,12 @@ def _partition_candidates(qleaves, index, node_offset, ref_base, n_ref, q_base, 
     return ind, sim, n_out
 
 
+def _query_columns(ranking, block):
+    return ranking.columns(block)
+
+
 def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_base, width,
-                   n_cand, exclude_self, weights):  # fmt: skip
+                   n_cand, exclude_self, ranking):  # fmt: skip
     """One partition's candidates for a block of queries: ``(ind, sim, d2)``.
 
     Its ``n_cand`` best and ties (:func:`_partition_candidates`; whatever it
@@ -417,19 +420,20 @@ def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_ba
     ind, sim = np.ascontiguousarray(ind[:, :m]), np.ascontiguousarray(sim[:, :m])
     local = np.where(ind == _NONE, 0, ind - ref_base)
     d2 = np.full(ind.shape, np.inf)
-    _relevance.candidate_distances(qX, ref_X, local, n_out, weights, d2)
+    ranking.distances(qX, ref_X, local, n_out, d2)
     return ind, sim, d2
 
 
-def _rank_merged(merged, n_cand: int, k: int):
+def _rank_merged(merged, ranking, n_cand: int, k: int):
     """``(ind, dist)``: the merged candidates ranked by the in-memory rule."""
     ind, sim, d2 = merged
-    return _relevance.rank_candidates(ind, sim, _cut(sim, n_cand), d2, k)
+    return ranking.rank(ind, sim, _cut(sim, n_cand), d2, k)
 
 
-def ranked_kneighbors(forest, queries, features, metric, n_neighbors: int,
+def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
                       return_distance: bool, is_train: bool):  # fmt: skip
-    """Neighbours of the queries ranked by the learned ``metric`` (module docstring).
+    """Neighbours of the queries ranked by the learned metric (module docstring), in
+    the pieces ``ranking`` (a ``_relevance.PartitionRanking``) gives.
 
     ``queries`` and ``features`` hold the query points' leaves and float32
     rows (same row chunks).  Per query chunk, one task per reference
@@ -443,14 +447,13 @@ def ranked_kneighbors(forest, queries, features, metric, n_neighbors: int,
     delayed = dask.delayed
     k = int(n_neighbors)
     n_train = forest._X_fit.shape[0]
-    n_cand, width = metric.candidate_counts(k, n_train, is_train)
-    active = _relevance.metric_active(metric)
-    weights = metric.weights[active]
+    n_cand, width = ranking.candidate_counts(k, n_train, is_train)
+    node = delayed(ranking, pure=True, traverse=False)  # sent to each worker once
     indexes = _indexes(forest, delayed)
     # The partitions of _indexes (the training leaves have the rows' chunks).
     xblocks = list(forest._X_fit.to_delayed().ravel())
     refs = [
-        delayed(_ref_rows, pure=True)(active, *xblocks[a:b])
+        delayed(_ref_rows, pure=True)(node, *xblocks[a:b])
         for a, b in _partitions(forest._X_fit.chunks[0])
     ]
     node_offset = forest._flat.node_offset
@@ -458,7 +461,7 @@ def ranked_kneighbors(forest, queries, features, metric, n_neighbors: int,
     fblocks = list(features.to_delayed().ravel())
     ind_blocks, dist_blocks = [], []
     for c, qblock in enumerate(queries.to_delayed().ravel()):
-        qX = delayed(_relevance.metric_columns, pure=True)(fblocks[c], active)
+        qX = delayed(_query_columns, pure=True)(node, fblocks[c])
         found = [
             delayed(_search_ranked, pure=True)(
                 qblock,
@@ -472,12 +475,12 @@ def ranked_kneighbors(forest, queries, features, metric, n_neighbors: int,
                 width,
                 n_cand,
                 is_train,
-                weights,
+                node,
             )  # fmt: skip
             for (index, base, size), ref_X in zip(indexes, refs, strict=True)
         ]
         merged = _tree_merge(delayed, width, found, _merge_ranked)
-        pair = delayed(_rank_merged, pure=True)(merged, n_cand, k)
+        pair = delayed(_rank_merged, pure=True)(merged, node, n_cand, k)
         shape = (int(qbounds[c + 1] - qbounds[c]), k)
         ind_blocks.append(
             da.from_delayed(delayed(_take, pure=True)(pair, 0, False), shape, dtype=np.int64)
