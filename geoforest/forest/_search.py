@@ -7,8 +7,9 @@ threads).  What ranks the co-leaf points is the forest's distance:
 learned metric (``UnsupervisedForest(distance="relevance")``), each query's
 highest-proximity candidates (:meth:`_SearchIndex.candidates`) ranked by it
 (``_relevance.py``), block by block, so nothing larger than a block of
-candidates is held.  Both methods first ask ``forest/_dask/`` whether Dask
-has a part in the call (a Dask array given, or a forest grown from one).
+candidates is held.  Each method first asks its entry point in
+``forest/_dask/`` (``dask_kneighbors``, ``dask_kneighbors_graph``) whether
+Dask has a part in the call (a Dask array given, or a forest grown from one).
 """
 
 from __future__ import annotations
@@ -173,8 +174,9 @@ class NeighborSearchMixin:
             ``X``'s row chunks, computed block by block on the workers
             (``docs/scale.md``).  A forest grown from a Dask array answers
             ``X=None`` (and a Dask ``X``) with Dask arrays computed next to its
-            training chunks, an in-memory ``X`` with ndarrays; only
-            ``method="all"`` and ranking by proximity there.
+            training chunks, an in-memory ``X`` with ndarrays, ranked as the
+            same forest fitted in memory (by its learned metric or by
+            proximity); only ``method="all"`` there.
         """
         check_is_fitted(self)
         return self._kneighbors(X, n_neighbors, return_distance, method, self._ranking())

@@ -73,10 +73,11 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         each term is divided by the pool's spread along ``j``.  Proximity
         finds the region; the learned metric orders it (see Notes).
         ``"proximity"``: the forest distance ``1 - proximity`` of the URerF
-        paper.  ``"auto"``: ``"relevance"``, except for a forest
-        grown from a Dask array, whose training points stay on the workers:
-        ``"proximity"`` there (``distance_`` says which).  :meth:`proximity`
-        is the same for all.
+        paper.  ``"auto"``: ``"relevance"``, in memory and for a forest grown
+        from a Dask array alike: the same metric and the same neighbours,
+        computed next to the training rows on the workers
+        (``docs/scale.md``); ``distance_`` says which.  :meth:`proximity` is
+        the same for all.
     min_samples_split : int, default=45
         Nodes with fewer samples become leaves (the paper's *minparent*).
     min_samples_leaf : int, default=1
@@ -188,7 +189,7 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
       in few noise dimensions, but lose precision in many.  An option for many
       points in few dimensions, not a default.
 
-    * ``distance="auto"`` (the learned metric in memory) was designed on
+    * ``distance="auto"`` (the learned metric) was designed on
       real data, the simulations and larger helices
       (``studies/relevance_distance.py``, ``docs/defaults.md``) and checked
       at 10^6 points (``benchmarks/bench_million.py``): proximity ranks the
