@@ -86,6 +86,8 @@ def forms(rho: np.ndarray, s: np.ndarray, v: np.ndarray) -> dict[str, np.ndarray
             out[f"sat{t}-{name}"] = sat / u
         out[f"hard{t}-raw"] = (rho >= t * top).astype(float)
     out["cube-raw"] = rho**3
+    for c in (0.1, 0.2):  # the saturated cube, and nothing below c of the best
+        out[f"satcut{c}-raw"] = np.where(rho >= c * top, out["sat0.5-raw"], 0.0)
     out["sat0.2-raw"] = np.minimum(1.0, rho / (0.2 * top)) ** 3
     out["lin0.5-raw"] = np.minimum(1.0, rho / (0.5 * top))
     # A noise floor: most features far below the best (appended noise columns);

@@ -73,14 +73,16 @@ ESTIMATE_ROWS = 2000
 POWER = 3
 #: A feature whose relevance is at least this fraction of the largest counts fully.
 SATURATION = 0.5
+#: A feature whose relevance is below this fraction of the largest counts not at all.
+CUTOFF = 0.2
 #: Below this median local dimension (participation ratio of the near
 #: neighbours' spread) the structure is a curve and features are measured in
 #: units of their pool spread; above it, in the data's own units.
 CURVE_DIMENSION = 1.25
 #: Most features (the most relevant) the local dimension is measured over.
 DIMENSION_FEATURES = 16
-#: Strong features whose standard deviations span more than this factor are in
-#: mixed units (a sheet of the suite spans at most 20; raw tabular data 10^3+).
+#: Strong features whose ranges span more than this factor are in mixed units
+#: (a sheet of the suite spans at most 20, pixels about 1; raw tabular data 10^3+).
 MIXED_UNITS = 100.0
 #: Fewer than this many strong features over a floor of relevance (median, as
 #: a fraction of the largest) above ``NOISE_FLOOR`` are no structure to rank
@@ -158,11 +160,15 @@ def relevance(X: np.ndarray, rows: np.ndarray, neighbors: np.ndarray, n_shared: 
         varying = spread > 0
         rho[varying] = np.clip(1.0 - (near[varying] / n_near_pairs) / spread[varying], 0.0, 1.0)
     dim = local_dimension(X, rows, neighbors, n_shared, n_near, rho, spread)
-    kind = ranking_kind(rho, spread, var, dim)
+    # Ranges over the rows read here (the estimate rows and their pools), so a
+    # forest grown from a Dask array, which gathers just those, finds the same.
+    held = np.unique(np.concatenate([rows, neighbors.ravel()]))
+    span = X[held].max(axis=0).astype(np.float64) - X[held].min(axis=0)
+    kind = ranking_kind(rho, span, dim)
     return rho, metric_weights(rho, spread, var, kind), kind
 
 
-def ranking_kind(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, dim: float) -> str:
+def ranking_kind(rho: np.ndarray, span: np.ndarray, dim: float) -> str:
     """What the forest's relevance says about how to rank, one of:
 
     ``"nothing learned"``
@@ -178,8 +184,9 @@ def ranking_kind(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, dim: floa
         The strong features' near neighbours span about one dimension
         (``dim < CURVE_DIMENSION``, :func:`local_dimension`).
     ``"mixed units"``
-        The strong features' standard deviations span more than
-        :data:`MIXED_UNITS` (raw tabular data: areas beside ratios).
+        The strong features' ranges ``span`` differ by more than
+        :data:`MIXED_UNITS` (raw tabular data: areas beside ratios; not
+        pixels, whose spreads differ but whose ranges do not).
     ``"own units"``
         Anything else: structure the forest resolved, in comparable units.
     """
@@ -191,8 +198,8 @@ def ranking_kind(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, dim: floa
         return "no structure"
     if dim < CURVE_DIMENSION:
         return "curve"
-    sd = np.sqrt(var[strong & (var > 0)])
-    if sd.size > 1 and sd.max() > MIXED_UNITS * sd.min():
+    wide = span[strong & (span > 0)]
+    if wide.size > 1 and wide.max() > MIXED_UNITS * wide.min():
         return "mixed units"
     return "own units"
 
@@ -202,10 +209,13 @@ def metric_weights(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, kind: s
     spread ``spread`` (mean squared difference), the column variances and
     the :func:`ranking_kind`.
 
-    ``w_j = min(1, rho_j / (SATURATION max rho))^POWER / u_j``.  The cube
-    fades out features the forest holds no tighter among near neighbours
-    than in the pool (noise columns keep a small relevance, and a thousand of
-    them would add up); the saturation lets every feature within a factor
+    ``w_j = min(1, rho_j / (SATURATION max rho))^POWER / u_j``, and 0 below
+    ``CUTOFF max rho``.  The cube fades out features the forest holds no
+    tighter among near neighbours than in the pool, and the cutoff drops
+    them: noise columns keep a small relevance, and in the data's own units
+    a few dozen of them with a spread far above the structure's would still
+    decide (the paper's line and sphere with 10 to 1,000 noise columns); the
+    saturation lets every feature within a factor
     :data:`SATURATION` of the most relevant one count fully, because a sheet
     the trees cut less often along one of its directions shows a lower (but
     clear) relevance there, and the plain cube shrank that direction.
@@ -227,7 +237,9 @@ def metric_weights(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, kind: s
     if kind == "no structure":
         return np.ones_like(rho)
     if kind != "nothing learned":
-        full = np.minimum(1.0, rho / (SATURATION * float(rho.max()))) ** POWER
+        top = float(rho.max())
+        full = np.minimum(1.0, rho / (SATURATION * top)) ** POWER
+        full[rho < CUTOFF * top] = 0.0
         if kind in ("curve", "mixed units"):
             varying = spread > 0
             weights[varying] = full[varying] / spread[varying]

@@ -9,6 +9,7 @@ import geoforest as gf
 from geoforest.forest._relevance import (
     CANDIDATES_PER_NEIGHBOR,
     CURVE_DIMENSION,
+    CUTOFF,
     DIMENSION_FEATURES,
     ESTIMATE_NEIGHBORS,
     ESTIMATE_POOL,
@@ -91,12 +92,13 @@ def _brute_weights(X, S, k_near, pool):
             lam = np.linalg.svd(P - P.mean(axis=0), compute_uv=False) ** 2
             ratios.append(lam.sum() ** 2 / (lam**2).sum())
         dim = np.median(ratios)
-    full = np.minimum(1.0, rho / (SATURATION * top)) ** POWER
+    full = np.minimum(1.0, rho / (SATURATION * top)) ** POWER * (rho >= CUTOFF * top)
     if (rho >= SATURATION * top).sum() < MIN_STRONG and np.median(rho) > NOISE_FLOOR * top:
         return rho, np.ones(p)  # no structure: Euclid
-    sd = X[:, rho >= SATURATION * top].std(axis=0)
-    sd = sd[sd > 0]
-    if dim < CURVE_DIMENSION or (sd.size > 1 and sd.max() > MIXED_UNITS * sd.min()):
+    # The library's ranges are over the estimate rows and their pools: every row here.
+    span = np.ptp(X[:, rho >= SATURATION * top], axis=0)
+    span = span[span > 0]
+    if dim < CURVE_DIMENSION or (span.size > 1 and span.max() > MIXED_UNITS * span.min()):
         return rho, full / allp
     return rho, full
 
