@@ -6,7 +6,7 @@ threads).  What ranks the co-leaf points is the forest's distance:
 ``1 - proximity`` for every forest, or, where :meth:`_ranking` gives a
 learned metric (``UnsupervisedForest(distance="relevance")``), each query's
 highest-proximity candidates (:meth:`_SearchIndex.candidates`) ranked by it
-(``_relevance.py``), block by block, so nothing larger than a block of
+(``_ranking.py``), block by block, so nothing larger than a block of
 candidates is held.  Each method first asks its entry point in
 ``forest/_dask/`` (``dask_kneighbors``, ``dask_kneighbors_graph``) whether
 Dask has a part in the call (a Dask array given, or a forest grown from one).
@@ -35,7 +35,7 @@ from .._sparse import (
 )
 from .._validation import check_n_neighbors
 from ..proximity import leaf_lists, locality_order
-from . import _relevance
+from . import _ranking
 from ._dask import LOCAL, dask_kneighbors, dask_kneighbors_graph
 from ._flat import kneighbors_rows, row_blocks
 
@@ -122,7 +122,7 @@ def _search_block(index: _SearchIndex, lo: int, hi: int, k: int, ranker):
 class NeighborSearchMixin:
     """``kneighbors``, ``kneighbors_graph`` and the training graph of a forest."""
 
-    def _ranking(self) -> _relevance.LearnedMetric | None:
+    def _ranking(self) -> _ranking.LearnedMetric | None:
         """The learned metric ranking the proximity candidates, or ``None``:
         rank by ``1 - proximity``."""
         return None
@@ -186,7 +186,7 @@ class NeighborSearchMixin:
         ``X`` is already the forest's float32 (rows of ``_X_fit``), not user input."""
         if method == "rfgap":  # supervised forests: neighbours by RF-GAP proximity
             return self._rfgap_neighbors(X, n_neighbors, return_distance)
-        ranking = None if metric is None else _relevance.PartitionRanking(metric)
+        ranking = None if metric is None else _ranking.PartitionRanking(metric)
         found = dask_kneighbors(self, X, n_neighbors, return_distance, method, ranking, prepared)
         if found is not LOCAL:
             return found

@@ -27,7 +27,7 @@ its public methods and the small interface ``BaseForest`` documents for them
 ``_fitted_on_dask``, ``_validate_X``, ``_apply``, the supervised forests'
 ``_prediction_shape``, the training rows ``_X_fit`` and the flat trees
 ``_flat``), and a learned metric through the ``PartitionRanking`` the
-forest hands them (``forest/_relevance.py``).  Dask itself is imported only
+forest hands them (``forest/_ranking.py``).  Dask itself is imported only
 inside functions, so the library imports without it.
 """
 
@@ -124,7 +124,7 @@ def dask_kneighbors(forest, X, n_neighbors, return_distance, method, ranking, pr
     """``forest.kneighbors`` with Dask involved, or :data:`LOCAL`.
 
     ``ranking``: the learned metric ranking the proximity candidates, as a
-    ``_relevance.PartitionRanking`` (``None``: rank by proximity);
+    ``_ranking.PartitionRanking`` (``None``: rank by proximity);
     ``prepared``: ``X`` holds rows already in the forest's float32 (the
     estimate's rows), not user input.
     """

@@ -138,7 +138,7 @@ def kneighbors_of(forest, X, n_neighbors, return_distance, method, ranking=None,
     ``X=None``: the training points (Dask arrays out); a Dask ``X``: Dask
     arrays out; an in-memory ``X``: computed on the cluster, ndarrays out.
     ``ranking``: the learned metric ranking the candidates, a
-    ``_relevance.PartitionRanking`` (``None``: by proximity).
+    ``_ranking.PartitionRanking`` (``None``: by proximity).
     """
     import dask
 
@@ -341,7 +341,7 @@ def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_trai
 
 def _cut(sim, n_cand: int) -> np.ndarray:
     """Candidates per row of a list best first: the ``n_cand`` best and those tied
-    with the last of them (the in-memory rule, ``_relevance.candidate_counts``),
+    with the last of them (the in-memory rule, ``_ranking.candidate_counts``),
     never a missing one (proximity -1).
 
     A row with fewer than ``n_cand`` points sharing a leaf with its query
@@ -433,7 +433,7 @@ def _rank_merged(merged, ranking, n_cand: int, k: int):
 def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
                       return_distance: bool, is_train: bool):  # fmt: skip
     """Neighbours of the queries ranked by the learned metric (module docstring), in
-    the pieces ``ranking`` (a ``_relevance.PartitionRanking``) gives.
+    the pieces ``ranking`` (a ``_ranking.PartitionRanking``) gives.
 
     ``queries`` and ``features`` hold the query points' leaves and float32
     rows (same row chunks).  Per query chunk, one task per reference
