@@ -114,7 +114,7 @@ class LearnedMetric:
         Proximity candidates ranked per requested neighbour.
     """
 
-    def __init__(self, relevance: np.ndarray, weights: np.ndarray, kind: str = "own units",
+    def __init__(self, relevance: np.ndarray, weights: np.ndarray, kind: str = "sheet",
                  per_neighbor: int = CANDIDATES_PER_NEIGHBOR):  # fmt: skip
         self.relevance = relevance
         self.weights = weights

@@ -126,7 +126,7 @@ def test_mixed_units_are_measured_in_pool_units():
     assert metric.kind == "mixed units"
     assert got > 0.5, got  # the raw-unit ranking scores about chance here
     X2 = X / np.array([1.0, 1.0, 1e4])
-    assert _kind_and_precision(X2, truth)[0].kind == "own units"
+    assert _kind_and_precision(X2, truth)[0].kind == "sheet"
 
 
 def test_no_structure_falls_back_to_euclid_on_the_candidates():

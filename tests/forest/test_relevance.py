@@ -18,6 +18,7 @@ from geoforest.forest._relevance import (
     NOISE_FLOOR,
     POWER,
     SATURATION,
+    SHEET_DIMENSION,
 )
 
 
@@ -98,7 +99,8 @@ def _brute_weights(X, S, k_near, pool):
     # The library's ranges are over the estimate rows and their pools: every row here.
     span = np.ptp(X[:, rho >= SATURATION * top], axis=0)
     span = span[span > 0]
-    if dim < CURVE_DIMENSION or (span.size > 1 and span.max() > MIXED_UNITS * span.min()):
+    sheet = CURVE_DIMENSION <= dim < SHEET_DIMENSION
+    if not sheet or (span.size > 1 and span.max() > MIXED_UNITS * span.min()):
         return rho, full / allp
     return rho, full
 
