@@ -29,6 +29,14 @@ can be among the global candidates: whatever ranks among them in the union
 ranks at least as well in its partition).  The merged candidates are then
 ranked by the in-memory rule, so the answer is the in-memory one.
 
+A partition far from a query shares no leaf with it and answers with padding
+only, up to ``n_request`` entries.  Of its padding it sends just the entries
+among the ``k`` nearest of the padding before them (:func:`_compact_rows`),
+with their positions: globally a row takes a prefix of each partition's
+padding and ranks only the ``k`` nearest of it, so nothing left out could
+have been chosen (about ``k (1 + ln(n_request / k))`` entries instead of
+``n_request``).
+
 What crosses the network, per query row: its leaves (``4 x n_trees`` bytes)
 to each worker holding a partition, and ``16 x k`` bytes per partition back
 to the merge.  The co-leaf counting itself — ``n_trees`` times the leaf size
@@ -244,54 +252,6 @@ def _merge(k, *parts):
     return tuple(np.take_along_axis(c, best, axis=1) for c in columns)
 
 
-@njit(nogil=True, cache=True)
-def _merge_rows(a_ind, a_sim, a_d2, b_ind, b_sim, b_d2, out_ind, out_sim, out_d2):
-    """Row by row, the first ``out_ind.shape[1]`` of two lists sorted by
-    (-proximity, index), with their distances; missing entries at the end."""
-    k = out_ind.shape[1]
-    wa = a_ind.shape[1]
-    wb = b_ind.shape[1]
-    for r in range(a_ind.shape[0]):
-        p = 0
-        q = 0
-        for c in range(k):
-            if p < wa and (
-                q >= wb
-                or a_sim[r, p] > b_sim[r, q]
-                or (a_sim[r, p] == b_sim[r, q] and a_ind[r, p] < b_ind[r, q])
-            ):
-                out_ind[r, c] = a_ind[r, p]
-                out_sim[r, c] = a_sim[r, p]
-                out_d2[r, c] = a_d2[r, p]
-                p += 1
-            elif q < wb:
-                out_ind[r, c] = b_ind[r, q]
-                out_sim[r, c] = b_sim[r, q]
-                out_d2[r, c] = b_d2[r, q]
-                q += 1
-            else:
-                out_ind[r, c] = _NONE
-                out_sim[r, c] = -1.0
-                out_d2[r, c] = np.inf
-
-
-def _merge_ranked(k, *parts):
-    """:func:`_merge` of two partitions' candidates with their distances, in one
-    linear pass per row (each list is sorted already)."""
-    if len(parts) == 1:
-        return parts[0]
-    a, b = parts
-    n_q = a[0].shape[0]
-    width = min(k, a[0].shape[1] + b[0].shape[1])
-    out = (
-        np.empty((n_q, width), dtype=np.int64),
-        np.empty((n_q, width), dtype=np.float64),
-        np.empty((n_q, width), dtype=np.float64),
-    )
-    _merge_rows(*a, *b, *out)
-    return out
-
-
 def _tree_merge(delayed, k, parts, merge=_merge):
     while len(parts) > 1:
         parts = [delayed(merge, pure=True)(k, *parts[i : i + 2]) for i in range(0, len(parts), 2)]
@@ -405,13 +365,13 @@ def _query_columns(ranking, block):
 
 
 def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_base, width,
-                   n_cand, exclude_self, ranking):  # fmt: skip
-    """One partition's candidates for a block of queries: ``(ind, sim, d2)``.
+                   n_cand, exclude_self, ranking, k):  # fmt: skip
+    """One partition's candidates for a block of queries, compacted
+    (:func:`_compact_rows`): ``(ind, sim, d2, zrank, n_zero)``.
 
     Its ``n_cand`` best and ties (:func:`_partition_candidates`; whatever it
     cuts cannot be among the global candidates) with the squared metric
-    distances from the queries ``qX`` to them; missing entries are index
-    ``_NONE`` at proximity -1 and distance inf.
+    distances from the queries ``qX`` to them.
     """
     ind, sim, n_out = _partition_candidates(
         qleaves, index, node_offset, ref_base, n_ref, q_base, width, n_cand, exclude_self
@@ -421,13 +381,233 @@ def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_ba
     local = np.where(ind == _NONE, 0, ind - ref_base)
     d2 = np.full(ind.shape, np.inf)
     ranking.distances(qX, ref_X, local, n_out, d2)
-    return ind, sim, d2
+    return _compact(ind, sim, d2, n_out, k)
 
 
-def _rank_merged(merged, ranking, n_cand: int, k: int):
-    """``(ind, dist)``: the merged candidates ranked by the in-memory rule."""
-    ind, sim, d2 = merged
-    return ranking.rank(ind, sim, _cut(sim, n_cand), d2, k)
+@njit(nogil=True, cache=True)
+def _compact_rows(ind, sim, d2, n_out, k, out_zr, n_zero, used):
+    """Each row's candidates sharing a leaf (all of them), then of those at
+    proximity 0 (the padding, in index order) only the ones among the ``k``
+    nearest of the padding before them.
+
+    Why that is exact: globally, a row takes padding only when fewer than
+    ``n_cand`` points share a leaf with it, and then the lowest-index padding
+    points, so a *prefix* of each partition's padding; of those, the ranking
+    uses only the ``k`` nearest (it completes the shared ones with the nearest
+    of the rest).  A padding point with ``k`` nearer ones before it (ties to
+    the earlier) is never among the ``k`` nearest of any prefix holding it.
+    In place: the kept entries move to the front of their row (a row is
+    read ahead of where it is written).  ``out_zr``: a padding entry's
+    position in the partition's padding (-1 for a shared one); ``n_zero``: the
+    padding's length; ``used``: the kept entries of each row.
+    """
+    best = np.empty(k)
+    for r in range(ind.shape[0]):
+        c_out = 0
+        z = 0
+        n_best = 0
+        for c in range(n_out[r]):
+            if sim[r, c] > 0.0:
+                keep = True
+                zr = -1
+            else:
+                dist = d2[r, c]
+                # best[:n_best] holds the smallest padding distances so far, ascending.
+                keep = n_best < k or best[n_best - 1] > dist
+                if keep:
+                    pos = min(n_best, k - 1)
+                    while pos > 0 and best[pos - 1] > dist:
+                        best[pos] = best[pos - 1]
+                        pos -= 1
+                    best[pos] = dist
+                    n_best = min(n_best + 1, k)
+                zr = z
+                z += 1
+            if keep:
+                ind[r, c_out] = ind[r, c]
+                sim[r, c_out] = sim[r, c]
+                d2[r, c_out] = d2[r, c]
+                out_zr[r, c_out] = zr
+                c_out += 1
+        for c in range(c_out, ind.shape[1]):
+            ind[r, c] = _NONE
+            sim[r, c] = -1.0
+            d2[r, c] = np.inf
+            out_zr[r, c] = -1
+        n_zero[r] = z
+        used[r] = c_out
+
+
+@njit(nogil=True, cache=True)
+def _gather_rows(ptr, ind, sim, d2, zr, f_ind, f_sim, f_d2, f_zr):
+    """The first ``ptr[r + 1] - ptr[r]`` entries of each row, one after another."""
+    for r in range(ind.shape[0]):
+        for c in range(ptr[r + 1] - ptr[r]):
+            f_ind[ptr[r] + c] = ind[r, c]
+            f_sim[ptr[r] + c] = sim[r, c]
+            f_d2[ptr[r] + c] = d2[r, c]
+            f_zr[ptr[r] + c] = zr[r, c]
+
+
+def _compact(ind, sim, d2, n_out, k: int):
+    """:func:`_compact_rows` of a partition's answer (in place), as ragged rows:
+    ``(ptr, ind, sim, d2, zrank, n_zero)`` with row ``r`` at ``ptr[r]:ptr[r + 1]``
+    of the flat arrays.  Ragged, because one row with many ties would
+    otherwise give every row of the block its width."""
+    n_q, w = ind.shape
+    zr = np.empty((n_q, w), dtype=np.int64)
+    n_zero = np.empty(n_q, dtype=np.int64)
+    used = np.empty(n_q, dtype=np.int64)
+    _compact_rows(ind, sim, d2, n_out.astype(np.int64), int(k), zr, n_zero, used)
+    ptr = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(used, out=ptr[1:])
+    flat = (
+        np.empty(ptr[-1], dtype=np.int64),
+        np.empty(ptr[-1], dtype=np.float64),
+        np.empty(ptr[-1], dtype=np.float64),
+        np.empty(ptr[-1], dtype=np.int64),
+    )
+    _gather_rows(ptr, ind, sim, d2, zr, *flat)
+    return (ptr, *flat, n_zero)
+
+
+@njit(nogil=True, cache=True)
+def _merge_compact_rows(a_ptr, a_ind, a_sim, a_d2, a_zr, a_nz, b_ptr, b_ind, b_sim, b_d2, b_zr,
+                        b_nz, width, ptr, out_ind, out_sim, out_d2, out_zr, out_nz):  # fmt: skip
+    """Two consecutive partitions' compacted answers (``a`` before ``b`` in
+    index order) as one, ragged rows in, ragged rows out: the shared entries
+    merged by (-proximity, index), at most ``width``; then ``a``'s padding
+    entries and ``b``'s, whose positions follow ``a``'s padding, those at a
+    position below ``width`` only."""
+    c = 0
+    ptr[0] = 0
+    for r in range(a_ptr.shape[0] - 1):
+        a0, a1 = a_ptr[r], a_ptr[r + 1]
+        b0, b1 = b_ptr[r], b_ptr[r + 1]
+        sa = a0
+        while sa < a1 and a_zr[sa] == -1:
+            sa += 1
+        sb = b0
+        while sb < b1 and b_zr[sb] == -1:
+            sb += 1
+        p = a0
+        q = b0
+        n = 0
+        while n < width and (p < sa or q < sb):
+            if p < sa and (
+                q >= sb or a_sim[p] > b_sim[q] or (a_sim[p] == b_sim[q] and a_ind[p] < b_ind[q])
+            ):
+                out_ind[c] = a_ind[p]
+                out_sim[c] = a_sim[p]
+                out_d2[c] = a_d2[p]
+                p += 1
+            else:
+                out_ind[c] = b_ind[q]
+                out_sim[c] = b_sim[q]
+                out_d2[c] = b_d2[q]
+                q += 1
+            out_zr[c] = -1
+            c += 1
+            n += 1
+        for p in range(sa, a1):
+            if a_zr[p] >= width:
+                break
+            out_ind[c] = a_ind[p]
+            out_sim[c] = a_sim[p]
+            out_d2[c] = a_d2[p]
+            out_zr[c] = a_zr[p]
+            c += 1
+        for q in range(sb, b1):
+            if a_nz[r] + b_zr[q] >= width:
+                break
+            out_ind[c] = b_ind[q]
+            out_sim[c] = b_sim[q]
+            out_d2[c] = b_d2[q]
+            out_zr[c] = a_nz[r] + b_zr[q]
+            c += 1
+        ptr[r + 1] = c
+        out_nz[r] = min(a_nz[r] + b_nz[r], width)
+
+
+def _merge_ranked(width, *parts):
+    """Two consecutive partitions' compacted candidates as one
+    (:func:`_merge_compact_rows`)."""
+    if len(parts) == 1:
+        return parts[0]
+    a, b = parts
+    n_q = a[0].shape[0] - 1
+    size = a[1].shape[0] + b[1].shape[0]
+    ptr = np.empty(n_q + 1, dtype=np.int64)
+    out = (
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.float64),
+        np.empty(size, dtype=np.float64),
+        np.empty(size, dtype=np.int64),
+    )
+    n_zero = np.empty(n_q, dtype=np.int64)
+    _merge_compact_rows(*a, *b, int(width), ptr, *out, n_zero)
+    return (ptr, *(x[: ptr[-1]].copy() for x in out), n_zero)
+
+
+@njit(nogil=True, cache=True)
+def _scatter_rows(ptr, lo, f_ind, f_sim, f_d2, f_zr, ind, sim, d2, zr):
+    """Rows ``lo, lo + 1, ...`` of ragged arrays into rectangular ones (missing
+    entries: index ``_NONE``, proximity -1, distance inf, position -1)."""
+    for i in range(ind.shape[0]):
+        r = lo + i
+        m = ptr[r + 1] - ptr[r]
+        for c in range(ind.shape[1]):
+            if c < m:
+                ind[i, c] = f_ind[ptr[r] + c]
+                sim[i, c] = f_sim[ptr[r] + c]
+                d2[i, c] = f_d2[ptr[r] + c]
+                zr[i, c] = f_zr[ptr[r] + c]
+            else:
+                ind[i, c] = _NONE
+                sim[i, c] = -1.0
+                d2[i, c] = np.inf
+                zr[i, c] = -1
+
+
+def _merged_counts(sim, zr, n_zero, n_cand: int, width: int) -> np.ndarray:
+    """Candidates per row of the merged list (shared entries first, then the
+    padding entries in position order): with at least ``n_cand`` points
+    sharing a leaf, the ``n_cand`` best and those tied with the last
+    (:func:`_cut`); with fewer, all of them and the padding up to ``width``
+    in all (the in-memory list, of which the entries left out are never
+    ranked)."""
+    shared = (zr == -1) & (sim > 0.0)
+    n_shared = shared.sum(axis=1)
+    cut = _cut(np.where(shared, sim, -1.0), n_cand)
+    pad = np.minimum(width - n_shared, n_zero)
+    n_pad = ((zr >= 0) & (zr < pad[:, None])).sum(axis=1)
+    return np.where(n_shared >= n_cand, cut, n_shared + n_pad)
+
+
+#: Rows of merged candidates made rectangular at a time for the ranking.
+RANK_ROWS = 8192
+
+
+def _rank_merged(merged, ranking, n_cand: int, width: int, k: int):
+    """``(ind, dist)``: the merged candidates ranked by the in-memory rule, a
+    block of :data:`RANK_ROWS` rows at a time."""
+    ptr, f_ind, f_sim, f_d2, f_zr, n_zero = merged
+    n_q = ptr.shape[0] - 1
+    ind = np.empty((n_q, k), dtype=np.int64)
+    dist = np.empty((n_q, k), dtype=np.float64)
+    for lo in range(0, n_q, RANK_ROWS):
+        hi = min(lo + RANK_ROWS, n_q)
+        m = int(np.diff(ptr[lo : hi + 1]).max()) if hi > lo else 0
+        block = (
+            np.empty((hi - lo, m), dtype=np.int64),
+            np.empty((hi - lo, m), dtype=np.float64),
+            np.empty((hi - lo, m), dtype=np.float64),
+            np.empty((hi - lo, m), dtype=np.int64),
+        )
+        _scatter_rows(ptr, lo, f_ind, f_sim, f_d2, f_zr, *block)
+        n_out = _merged_counts(block[1], block[3], n_zero[lo:hi], n_cand, width)
+        ind[lo:hi], dist[lo:hi] = ranking.rank(block[0], block[1], n_out, block[2], k)
+    return ind, dist
 
 
 def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
@@ -476,11 +656,12 @@ def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
                 n_cand,
                 is_train,
                 node,
+                k,
             )  # fmt: skip
             for (index, base, size), ref_X in zip(indexes, refs, strict=True)
         ]
         merged = _tree_merge(delayed, width, found, _merge_ranked)
-        pair = delayed(_rank_merged, pure=True)(merged, node, n_cand, k)
+        pair = delayed(_rank_merged, pure=True)(merged, node, n_cand, width, k)
         shape = (int(qbounds[c + 1] - qbounds[c]), k)
         ind_blocks.append(
             da.from_delayed(delayed(_take, pure=True)(pair, 0, False), shape, dtype=np.int64)
