@@ -346,6 +346,9 @@ def test_dask_fit_ranks_by_the_learned_metric_as_in_memory(X, monkeypatch, chunk
     # 40: one chunk per partition); 3 trees leave many queries fewer co-leaf
     # points than candidates, so the candidates are padded by index.
     monkeypatch.setattr(_dask_neighbors, "REF_ROWS", ref_rows)
+    # A partition searches its queries in blocks of SEARCH_ROWS; 61 splits every
+    # query chunk here into several, whose ragged answers are joined.
+    monkeypatch.setattr(_dask_neighbors, "SEARCH_ROWS", 61 if trees == 3 else 1 << 14)
     a = gf.UnsupervisedForest(n_estimators=trees, random_state=2).fit(X)
     with dask.config.set(scheduler="sync"):
         b = gf.UnsupervisedForest(n_estimators=trees, random_state=2).fit(

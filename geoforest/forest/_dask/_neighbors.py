@@ -364,24 +364,41 @@ def _query_columns(ranking, block):
     return ranking.columns(block)
 
 
+#: Queries a partition searches and compacts at a time: its transient arrays
+#: (``n_request`` columns of index, proximity, distance and position) then stay
+#: near 100 MB whatever the query chunk.
+SEARCH_ROWS = 16384
+
+
 def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_base, width,
                    n_cand, exclude_self, ranking, k):  # fmt: skip
     """One partition's candidates for a block of queries, compacted
-    (:func:`_compact_rows`): ``(ind, sim, d2, zrank, n_zero)``.
+    (:func:`_compact_rows`): ``(ptr, ind, sim, d2, zrank, n_zero)``, ragged rows.
 
     Its ``n_cand`` best and ties (:func:`_partition_candidates`; whatever it
     cuts cannot be among the global candidates) with the squared metric
-    distances from the queries ``qX`` to them.
+    distances from the queries ``qX`` to them, :data:`SEARCH_ROWS` queries at
+    a time.
     """
-    ind, sim, n_out = _partition_candidates(
-        qleaves, index, node_offset, ref_base, n_ref, q_base, width, n_cand, exclude_self
-    )
-    m = int(n_out.max()) if n_out.size else 0
-    ind, sim = np.ascontiguousarray(ind[:, :m]), np.ascontiguousarray(sim[:, :m])
-    local = np.where(ind == _NONE, 0, ind - ref_base)
-    d2 = np.full(ind.shape, np.inf)
-    ranking.distances(qX, ref_X, local, n_out, d2)
-    return _compact(ind, sim, d2, n_out, k)
+    parts = []
+    for lo in range(0, qleaves.shape[0], SEARCH_ROWS):
+        hi = min(lo + SEARCH_ROWS, qleaves.shape[0])
+        ind, sim, n_out = _partition_candidates(
+            qleaves[lo:hi], index, node_offset, ref_base, n_ref, q_base + lo, width, n_cand,
+            exclude_self,
+        )  # fmt: skip
+        m = int(n_out.max()) if n_out.size else 0
+        ind, sim = np.ascontiguousarray(ind[:, :m]), np.ascontiguousarray(sim[:, :m])
+        local = np.where(ind == _NONE, 0, ind - ref_base)
+        d2 = np.full(ind.shape, np.inf)
+        ranking.distances(qX[lo:hi], ref_X, local, n_out, d2)
+        parts.append(_compact(ind, sim, d2, n_out, k))
+    if len(parts) == 1:
+        return parts[0]
+    starts = np.cumsum([0] + [part[0][-1] for part in parts[:-1]])
+    ptr = np.concatenate([[0]] + [part[0][1:] + s for part, s in zip(parts, starts, strict=True)])
+    flat = tuple(np.concatenate([part[i] for part in parts]) for i in range(1, 5))
+    return (ptr.astype(np.int64), *flat, np.concatenate([part[5] for part in parts]))
 
 
 @njit(nogil=True, cache=True)
