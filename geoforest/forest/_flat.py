@@ -88,9 +88,17 @@ METHODS = ("all", "inbag", "oob")
 
 
 def check_method(method: str) -> None:
-    """Refuse a ``method`` that is not one of :data:`METHODS`."""
+    """Refuse a ``method`` that is not one of :data:`METHODS`.
+
+    ``"rfgap"`` is handled before this check where it is served (supervised
+    forests), but the message lists it too: a user who mistyped it must learn
+    that it exists.
+    """
     if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        raise ValueError(
+            "method must be one of 'all', 'inbag', 'oob' or 'rfgap' (supervised forests), "
+            f"got {method!r}"
+        )
 
 
 def row_blocks(n: int) -> list[tuple[int, int]]:

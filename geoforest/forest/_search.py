@@ -251,10 +251,12 @@ class NeighborSearchMixin:
             ``None``: the training points, each without itself.
         n_neighbors : int, default=10
         mode : {"connectivity", "distance"}
-            Ones, or the distances ``1 - proximity``; a distance 0 (points that
-            share every leaf) is stored as the smallest positive float64, because
-            SciPy's graph routines and HDBSCAN drop stored zeros
-            (``geoforest/_sparse.py``).
+            Ones, or the distances :meth:`kneighbors` returns (``1 - proximity``,
+            in [0, 1]; for an ``UnsupervisedForest`` ranking by its learned
+            metric, that metric's distances, unbounded); a distance 0 (points
+            that share every leaf, or coincide) is stored as the smallest
+            positive float64, because SciPy's graph routines and HDBSCAN drop
+            stored zeros (``geoforest/_sparse.py``).
         method : {"all", "inbag", "oob"}
 
         Returns

@@ -8,6 +8,7 @@ masks; and two geometric cases the ranking once got wrong (issue 42).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -142,3 +143,16 @@ def test_no_structure_falls_back_to_euclid_on_the_candidates():
     else:  # then a clear group of strong features was found
         assert np.count_nonzero(rho >= 0.5 * rho.max()) >= 2
     assert got >= 0.95 * ref, (got, ref)
+
+
+@pytest.mark.parametrize("call", ["kneighbors", "kneighbors_graph", "proximity"])
+def test_a_bad_method_lists_every_valid_one(call):
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    for forest in (
+        gf.UnsupervisedForest(n_estimators=3, random_state=0).fit(X),
+        gf.ObliqueForestClassifier(n_estimators=3, random_state=0).fit(X, X[:, 0] > 0),
+    ):
+        with pytest.raises(ValueError) as err:
+            getattr(forest, call)(method="bogus")
+        for valid in ("'all'", "'inbag'", "'oob'", "'rfgap'"):
+            assert valid in str(err.value)
