@@ -490,12 +490,18 @@ def _compact(ind, sim, d2, n_out, k: int):
 
 @njit(nogil=True, cache=True)
 def _merge_compact_rows(a_ptr, a_ind, a_sim, a_d2, a_zr, a_nz, b_ptr, b_ind, b_sim, b_d2, b_zr,
-                        b_nz, width, ptr, out_ind, out_sim, out_d2, out_zr, out_nz):  # fmt: skip
+                        b_nz, n_cand, width, ptr, out_ind, out_sim, out_d2, out_zr,
+                        out_nz):  # fmt: skip
     """Two consecutive partitions' compacted answers (``a`` before ``b`` in
     index order) as one, ragged rows in, ragged rows out: the shared entries
     merged by (-proximity, index), at most ``width``; then ``a``'s padding
     entries and ``b``'s, whose positions follow ``a``'s padding, those at a
-    position below ``width`` only."""
+    position below ``width`` only.
+
+    A row holding ``n_cand`` shared entries keeps only those and the ones
+    tied with the last of them, and no padding: more partitions can only
+    raise the cut, so nothing else of it can be a candidate.
+    """
     c = 0
     ptr[0] = 0
     for r in range(a_ptr.shape[0] - 1):
@@ -526,6 +532,16 @@ def _merge_compact_rows(a_ptr, a_ind, a_sim, a_d2, a_zr, a_nz, b_ptr, b_ind, b_s
             out_zr[c] = -1
             c += 1
             n += 1
+        if n >= n_cand:
+            start = c - n
+            last = out_sim[start + n_cand - 1]
+            keep = n_cand
+            while keep < n and out_sim[start + keep] == last:
+                keep += 1
+            c = start + keep
+            ptr[r + 1] = c
+            out_nz[r] = min(a_nz[r] + b_nz[r], width)
+            continue
         for p in range(sa, a1):
             if a_zr[p] >= width:
                 break
@@ -546,9 +562,10 @@ def _merge_compact_rows(a_ptr, a_ind, a_sim, a_d2, a_zr, a_nz, b_ptr, b_ind, b_s
         out_nz[r] = min(a_nz[r] + b_nz[r], width)
 
 
-def _merge_ranked(width, *parts):
+def _merge_ranked(widths, *parts):
     """Two consecutive partitions' compacted candidates as one
-    (:func:`_merge_compact_rows`)."""
+    (:func:`_merge_compact_rows`); ``widths``: ``(n_cand, n_request)``."""
+    n_cand, width = widths
     if len(parts) == 1:
         return parts[0]
     a, b = parts
@@ -562,7 +579,7 @@ def _merge_ranked(width, *parts):
         np.empty(size, dtype=np.int64),
     )
     n_zero = np.empty(n_q, dtype=np.int64)
-    _merge_compact_rows(*a, *b, int(width), ptr, *out, n_zero)
+    _merge_compact_rows(*a, *b, int(n_cand), int(width), ptr, *out, n_zero)
     return (ptr, *(x[: ptr[-1]].copy() for x in out), n_zero)
 
 
@@ -677,7 +694,7 @@ def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
             )  # fmt: skip
             for (index, base, size), ref_X in zip(indexes, refs, strict=True)
         ]
-        merged = _tree_merge(delayed, width, found, _merge_ranked)
+        merged = _tree_merge(delayed, (n_cand, width), found, _merge_ranked)
         pair = delayed(_rank_merged, pure=True)(merged, node, n_cand, width, k)
         shape = (int(qbounds[c + 1] - qbounds[c]), k)
         ind_blocks.append(
