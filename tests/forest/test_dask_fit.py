@@ -11,6 +11,7 @@ import pytest
 import geoforest as gf
 from geoforest.forest._dask import _fit as _dask_fit
 from geoforest.forest._dask import _neighbors as _dask_neighbors
+from geoforest.forest._dask import _ranked as _dask_ranked
 from geoforest.forest._input import PrecisionWarning
 
 da = pytest.importorskip("dask.array")
@@ -348,7 +349,7 @@ def test_dask_fit_ranks_by_the_learned_metric_as_in_memory(X, monkeypatch, chunk
     monkeypatch.setattr(_dask_neighbors, "REF_ROWS", ref_rows)
     # A partition searches its queries in blocks of SEARCH_ROWS; 61 splits every
     # query chunk here into several, whose ragged answers are joined.
-    monkeypatch.setattr(_dask_neighbors, "SEARCH_ROWS", 61 if trees == 3 else 1 << 14)
+    monkeypatch.setattr(_dask_ranked, "SEARCH_ROWS", 61 if trees == 3 else 1 << 14)
     a = gf.UnsupervisedForest(n_estimators=trees, random_state=2).fit(X)
     with dask.config.set(scheduler="sync"):
         b = gf.UnsupervisedForest(n_estimators=trees, random_state=2).fit(

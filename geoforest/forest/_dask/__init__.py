@@ -37,7 +37,7 @@ import numpy as np
 
 from ..._sparse import neighbors_rows_graph
 from ..._validation import is_dask_array
-from . import _fit, _neighbors, _queries
+from . import _fit, _neighbors, _queries, _ranked
 from ._fit import CanonicalOrder, canonical_rows_at, rows_and_variances, take_rows
 from ._neighbors import refuse
 
@@ -131,7 +131,7 @@ def dask_kneighbors(forest, X, n_neighbors, return_distance, method, ranking, pr
     if not _involved(forest, X):
         return LOCAL
     if forest._fitted_on_dask:
-        return _neighbors.kneighbors_of(
+        return _ranked.kneighbors_of(
             forest, X, n_neighbors, return_distance, method, ranking, prepared
         )
     forest._masks(method, False)  # only "all" is defined for new points
