@@ -110,12 +110,12 @@ class LearnedMetric:
         The metric ``d(x, y)^2 = sum_j weights_j (x_j - y_j)^2``.
     kind : str
         What the relevance said (:func:`ranking_kind`).
-    per_neighbor : int
-        Proximity candidates ranked per requested neighbour.
+    per_neighbor : int, default=6
+        Proximity candidates ranked per requested neighbour
+        (:data:`CANDIDATES_PER_NEIGHBOR`).
     """
 
-    def __init__(self, relevance: np.ndarray, weights: np.ndarray, kind: str = "sheet",
-                 per_neighbor: int = CANDIDATES_PER_NEIGHBOR):  # fmt: skip
+    def __init__(self, relevance, weights, kind: str = "sheet", per_neighbor: int = 6):
         self.relevance = relevance
         self.weights = weights
         self.kind = kind

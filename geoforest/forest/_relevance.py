@@ -75,14 +75,14 @@ CUTOFF = 0.2
 #: Median local dimensions (participation ratio of the near neighbours'
 #: spread) from ``CURVE_DIMENSION`` to ``SHEET_DIMENSION`` are a sheet, measured
 #: in the data's own units; below, a curve; above, fuller structure (both in
-#: units of each feature's pool spread).  Measured: lines and helices 1.00-1.03,
-#: sheets and the sphere 1.5-1.95, the Gaussian mixture 2.5-2.7, real data 1.8-4.4.
+#: units of each feature's pool spread).  What each kind of data measures:
+#: ``docs/defaults.md``.
 CURVE_DIMENSION = 1.25
 SHEET_DIMENSION = 2.25
 #: Most features (the most relevant) the local dimension is measured over.
 DIMENSION_FEATURES = 16
-#: Strong features whose ranges span more than this factor are in mixed units
-#: (a sheet of the suite spans at most 20, pixels about 1; raw tabular data 10^3+).
+#: Strong features whose ranges span more than this factor are in mixed units:
+#: far above any sheet's aspect, far below raw tabular data's spans.
 MIXED_UNITS = 100.0
 #: Fewer than this many strong features over a floor of relevance (median, as
 #: a fraction of the largest) above ``NOISE_FLOOR`` are no structure to rank
@@ -134,8 +134,7 @@ def _near_pool_sums(X, rows, neighbors, n_shared, n_near, n_pool):
     return near, pool, n_near_pairs, n_pool_pairs
 
 
-def relevance(X: np.ndarray, rows: np.ndarray, neighbors: np.ndarray, n_shared: np.ndarray,
-              var: np.ndarray, n_near: int):  # fmt: skip
+def relevance(X, rows, neighbors, n_shared, var, n_near: int):
     """Relevance ``rho_j`` of every feature from ``neighbors[i]``, the forest
     neighbours of training row ``rows[i]`` (self excluded, best first), of
     which the first ``n_shared[i]`` share a leaf with it: the first
@@ -218,7 +217,7 @@ def metric_weights(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, kind: s
     tighter among near neighbours than in the pool, and the cutoff drops
     them: noise columns keep a small relevance, and in the data's own units
     a few dozen of them with a spread far above the structure's would still
-    decide (the paper's line and sphere with 10 to 1,000 noise columns); the
+    decide; the
     saturation lets every feature within a factor
     :data:`SATURATION` of the most relevant one count fully, because a sheet
     the trees cut less often along one of its directions shows a lower (but
@@ -233,8 +232,7 @@ def metric_weights(rho: np.ndarray, spread: np.ndarray, var: np.ndarray, kind: s
     order along it and moves its folds apart (the paper's helix, whose coils
     lie closer than its neighbours along it); in fuller structure (clusters,
     real data) pool units weigh each feature by how finely the forest
-    resolves it, which separates clusters better (the paper's Gaussian
-    mixture with 100 noise columns: 0.98 against 0.92); in mixed units the
+    resolves it, which separates clusters better; in mixed units the
     data's own would let one column decide.  Measurements: ``docs/defaults.md``.
 
     ``"no structure"``: Euclid in the data's units over every feature (on the

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.integrate import quad
 from scipy.spatial.distance import cdist, pdist
 
@@ -173,3 +175,40 @@ def test_rotation_preserves_pairwise_distances_and_the_signal():
     assert not np.array_equal(Xr, add_rotated_noise(X, 20, level=0.5, random_state=5))
     Xz = add_rotated_noise(X, 0, level=0.0, random_state=0)
     np.testing.assert_allclose(pdist(Xz), pdist(X), rtol=1e-10)
+
+
+_BAD_VALUES = [None, "3", -1, 0, 0.5, np.nan, np.inf, -np.inf, True, [3], 1e12]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    kind=st.sampled_from([*SHEET_KINDS, "Strip", "", None, 3]),
+    n=st.sampled_from([1, 5, *_BAD_VALUES]),
+    aspect=st.sampled_from([1.0, 3.0, *_BAD_VALUES]),
+)
+def test_any_bad_argument_is_refused_with_a_clear_error(kind, n, aspect):
+    # Whatever a careless caller passes: either valid data, or a ValueError /
+    # TypeError naming the argument; never NaN, a crash or a silent coercion.
+    try:
+        X, latent = make_sheet(kind, n, aspect=aspect, random_state=0)
+    except (ValueError, TypeError) as exc:
+        assert any(w in str(exc) for w in ("kind", "n_samples", "aspect", "tube")), exc
+        return
+    assert kind in SHEET_KINDS and isinstance(n, int) and not isinstance(n, bool) and n >= 1
+    assert np.isfinite(aspect) and aspect >= 1.0
+    assert X.shape == (n, 3) and np.isfinite(X).all() and np.isfinite(latent).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n_dims=st.sampled_from([0, 3, *_BAD_VALUES]),
+    level=st.sampled_from([0.0, 0.5, *_BAD_VALUES]),
+    X=st.sampled_from([np.ones((4, 2)), np.ones(4), np.zeros((0, 3)), np.full((3, 2), np.nan)]),
+)
+def test_rotated_noise_refuses_bad_arguments(n_dims, level, X):
+    try:
+        out = add_rotated_noise(X, n_dims, level=level, random_state=0)
+    except (ValueError, TypeError) as exc:
+        assert any(w in str(exc) for w in ("n_dims", "level", "X", "2-D", "finite", "sample")), exc
+        return
+    assert out.shape == (X.shape[0], X.shape[1] + n_dims) and np.isfinite(out).all()

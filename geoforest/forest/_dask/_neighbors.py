@@ -217,6 +217,32 @@ def _take(pair, i, as_distance):
     return 1.0 - pair[i] if as_distance else pair[i]
 
 
+def query_bounds(queries) -> np.ndarray:
+    """First row of each row chunk of the Dask array ``queries``, and the total."""
+    return np.concatenate([[0], np.cumsum(queries.chunks[0])]).astype(np.int64)
+
+
+def stack_pairs(pairs, qbounds, k: int, return_distance: bool, as_distance: bool):
+    """Dask arrays ``(dist, ind)`` (or ``ind``) from one delayed ``(ind, values)``
+    pair per query chunk; ``as_distance``: the values are proximities, given
+    as ``1 - proximity``."""
+    import dask
+    import dask.array as da
+
+    take = dask.delayed(_take, pure=True)
+    shapes = [(int(qbounds[c + 1] - qbounds[c]), k) for c in range(len(pairs))]
+
+    def column(i, flip, dtype):
+        blocks = [
+            da.from_delayed(take(p, i, flip), s, dtype=dtype)
+            for p, s in zip(pairs, shapes, strict=True)
+        ]
+        return da.concatenate(blocks, axis=0)
+
+    ind = column(0, False, np.int64)
+    return (column(1, as_distance, np.float64), ind) if return_distance else ind
+
+
 def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_train: bool):
     """Forest neighbours of the Dask array of leaves ``queries`` among the training points.
 
@@ -225,14 +251,13 @@ def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_trai
     with the queries' row chunks.
     """
     import dask
-    import dask.array as da
 
     delayed = dask.delayed
     k = int(n_neighbors)
     indexes = _indexes(forest, delayed)
     node_offset = forest._flat.node_offset
-    qbounds = np.concatenate([[0], np.cumsum(queries.chunks[0])]).astype(np.int64)
-    ind_blocks, dist_blocks = [], []
+    qbounds = query_bounds(queries)
+    pairs = []
     for c, qblock in enumerate(queries.to_delayed().ravel()):
         found = [
             delayed(_search, pure=True)(
@@ -240,18 +265,8 @@ def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_trai
             )
             for index, base, size in indexes
         ]
-        pair = _tree_merge(delayed, k, found)
-        shape = (int(qbounds[c + 1] - qbounds[c]), k)
-        ind_blocks.append(
-            da.from_delayed(delayed(_take, pure=True)(pair, 0, False), shape, dtype=np.int64)
-        )
-        dist_blocks.append(
-            da.from_delayed(delayed(_take, pure=True)(pair, 1, True), shape, dtype=np.float64)
-        )
-    ind = da.concatenate(ind_blocks, axis=0)
-    if not return_distance:
-        return ind
-    return da.concatenate(dist_blocks, axis=0), ind
+        pairs.append(_tree_merge(delayed, k, found))
+    return stack_pairs(pairs, qbounds, k, return_distance, as_distance=True)
 
 
 def _proximity_block(qleaves, index, node_offset, n_ref, n_trees, dense):

@@ -25,6 +25,8 @@ have been chosen (about ``k (1 + ln(n_request / k))`` entries instead of
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..._counted_search import counted_rows
@@ -37,9 +39,10 @@ from ._neighbors import (
     _partitions,
     _queries,
     _query_rows,
-    _take,
     _tree_merge,
     kneighbors,
+    query_bounds,
+    stack_pairs,
 )
 
 
@@ -67,6 +70,17 @@ def kneighbors_of(forest, X, n_neighbors, return_distance, method, ranking=None,
     return dask.compute(*out) if return_distance else out.compute()
 
 
+class _Sizes(NamedTuple):
+    """The sizes one ranked query shares with every task: ``k`` neighbours from
+    ``n_cand`` candidates and their ties, at most ``width`` (``n_request``);
+    ``exclude_self``: the queries are the training points."""
+
+    k: int
+    n_cand: int
+    width: int
+    exclude_self: bool
+
+
 def _cut(sim, n_cand: int) -> np.ndarray:
     """Candidates per row of a list best first: the ``n_cand`` best and those tied
     with the last of them (the in-memory rule, ``_ranking.candidate_counts``),
@@ -89,20 +103,20 @@ def _ref_rows(ranking, *blocks):
     return ranking.columns(np.concatenate(blocks) if len(blocks) > 1 else blocks[0])
 
 
-def _partition_candidates(qleaves, index, node_offset, ref_base, n_ref, q_base, width,
-                          n_cand, exclude_self):  # fmt: skip
+def _partition_candidates(qleaves, index, node_offset, ref_base, n_ref, q_base, sizes):
     """``(ind, sim, n_out)``: one partition's ``n_cand`` best points for every
     query of a block, by (proximity, lower index), and those tied with the
     last, at most ``width``, padded by the lowest indices at proximity 0 (the
     in-memory candidates, ``counted_rows``, of the partition alone).
 
-    Each query excludes itself (``exclude_self``) when its block lies in the
+    Each query excludes itself (``sizes.exclude_self``) when its block lies in the
     partition: the search then asks one candidate more and drops the query,
     which shares every leaf with itself, from its row.
     """
     ptr, members, order = index
     n_q = qleaves.shape[0]
-    own = bool(exclude_self) and ref_base <= q_base < ref_base + n_ref
+    n_cand, width = sizes.n_cand, sizes.width
+    own = sizes.exclude_self and ref_base <= q_base < ref_base + n_ref
     qorder = locality_order(qleaves)
     ind, sim, n_out = counted_rows(
         qleaves, qorder, 0, n_q, node_offset, ptr, members, order, n_ref,
@@ -132,14 +146,13 @@ def _query_columns(ranking, block):
     return ranking.columns(block)
 
 
-#: Queries a partition searches and compacts at a time: its transient arrays
-#: (``n_request`` columns of index, proximity, distance and position) then stay
-#: near 100 MB whatever the query chunk.
+#: Queries a partition searches and compacts at a time, so that its transient
+#: arrays (``n_request`` columns of index, proximity, distance and position)
+#: do not grow with the query chunk.
 SEARCH_ROWS = 16384
 
 
-def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_base, width,
-                   n_cand, exclude_self, ranking, k):  # fmt: skip
+def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_base, ranking, sizes):
     """One partition's candidates for a block of queries, compacted
     (:func:`_compact_rows`): ``(ptr, ind, sim, d2, zrank, n_zero)``, ragged rows.
 
@@ -152,15 +165,14 @@ def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_ba
     for lo in range(0, qleaves.shape[0], SEARCH_ROWS):
         hi = min(lo + SEARCH_ROWS, qleaves.shape[0])
         ind, sim, n_out = _partition_candidates(
-            qleaves[lo:hi], index, node_offset, ref_base, n_ref, q_base + lo, width, n_cand,
-            exclude_self,
-        )  # fmt: skip
+            qleaves[lo:hi], index, node_offset, ref_base, n_ref, q_base + lo, sizes
+        )
         m = int(n_out.max()) if n_out.size else 0
         ind, sim = np.ascontiguousarray(ind[:, :m]), np.ascontiguousarray(sim[:, :m])
         local = np.where(ind == _NONE, 0, ind - ref_base)
         d2 = np.full(ind.shape, np.inf)
         ranking.distances(qX[lo:hi], ref_X, local, n_out, d2)
-        parts.append(_compact(ind, sim, d2, n_out, k))
+        parts.append(_compact(ind, sim, d2, n_out, sizes.k))
     if len(parts) == 1:
         return parts[0]
     starts = np.cumsum([0] + [part[0][-1] for part in parts[:-1]])
@@ -330,10 +342,9 @@ def _merge_compact_rows(a_ptr, a_ind, a_sim, a_d2, a_zr, a_nz, b_ptr, b_ind, b_s
         out_nz[r] = min(a_nz[r] + b_nz[r], width)
 
 
-def _merge_ranked(widths, *parts):
+def _merge_ranked(sizes, *parts):
     """Two consecutive partitions' compacted candidates as one
-    (:func:`_merge_compact_rows`); ``widths``: ``(n_cand, n_request)``."""
-    n_cand, width = widths
+    (:func:`_merge_compact_rows`)."""
     if len(parts) == 1:
         return parts[0]
     a, b = parts
@@ -347,7 +358,7 @@ def _merge_ranked(widths, *parts):
         np.empty(size, dtype=np.int64),
     )
     n_zero = np.empty(n_q, dtype=np.int64)
-    _merge_compact_rows(*a, *b, int(n_cand), int(width), ptr, *out, n_zero)
+    _merge_compact_rows(*a, *b, sizes.n_cand, sizes.width, ptr, *out, n_zero)
     return (ptr, *(x[: ptr[-1]].copy() for x in out), n_zero)
 
 
@@ -390,13 +401,13 @@ def _merged_counts(sim, zr, n_zero, n_cand: int, width: int) -> np.ndarray:
 RANK_ROWS = 8192
 
 
-def _rank_merged(merged, ranking, n_cand: int, width: int, k: int):
+def _rank_merged(merged, ranking, sizes):
     """``(ind, dist)``: the merged candidates ranked by the in-memory rule, a
     block of :data:`RANK_ROWS` rows at a time."""
     ptr, f_ind, f_sim, f_d2, f_zr, n_zero = merged
     n_q = ptr.shape[0] - 1
-    ind = np.empty((n_q, k), dtype=np.int64)
-    dist = np.empty((n_q, k), dtype=np.float64)
+    ind = np.empty((n_q, sizes.k), dtype=np.int64)
+    dist = np.empty((n_q, sizes.k), dtype=np.float64)
     for lo in range(0, n_q, RANK_ROWS):
         hi = min(lo + RANK_ROWS, n_q)
         m = int(np.diff(ptr[lo : hi + 1]).max()) if hi > lo else 0
@@ -407,8 +418,8 @@ def _rank_merged(merged, ranking, n_cand: int, width: int, k: int):
             np.empty((hi - lo, m), dtype=np.int64),
         )
         _scatter_rows(ptr, lo, f_ind, f_sim, f_d2, f_zr, *block)
-        n_out = _merged_counts(block[1], block[3], n_zero[lo:hi], n_cand, width)
-        ind[lo:hi], dist[lo:hi] = ranking.rank(block[0], block[1], n_out, block[2], k)
+        n_out = _merged_counts(block[1], block[3], n_zero[lo:hi], sizes.n_cand, sizes.width)
+        ind[lo:hi], dist[lo:hi] = ranking.rank(block[0], block[1], n_out, block[2], sizes.k)
     return ind, dist
 
 
@@ -424,12 +435,11 @@ def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
     chunks out.
     """
     import dask
-    import dask.array as da
 
     delayed = dask.delayed
     k = int(n_neighbors)
-    n_train = forest._X_fit.shape[0]
-    n_cand, width = ranking.candidate_counts(k, n_train, is_train)
+    n_cand, width = ranking.candidate_counts(k, forest._X_fit.shape[0], is_train)
+    sizes = _Sizes(k, n_cand, width, bool(is_train))
     node = delayed(ranking, pure=True, traverse=False)  # sent to each worker once
     indexes = _indexes(forest, delayed)
     # The partitions of _indexes (the training leaves have the rows' chunks).
@@ -439,39 +449,16 @@ def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
         for a, b in _partitions(forest._X_fit.chunks[0])
     ]
     node_offset = forest._flat.node_offset
-    qbounds = np.concatenate([[0], np.cumsum(queries.chunks[0])]).astype(np.int64)
+    qbounds = query_bounds(queries)
     fblocks = list(features.to_delayed().ravel())
-    ind_blocks, dist_blocks = [], []
+    pairs = []
     for c, qblock in enumerate(queries.to_delayed().ravel()):
         qX = delayed(_query_columns, pure=True)(node, fblocks[c])
+        search = delayed(_search_ranked, pure=True)
         found = [
-            delayed(_search_ranked, pure=True)(
-                qblock,
-                qX,
-                index,
-                ref_X,
-                node_offset,
-                base,
-                size,
-                int(qbounds[c]),
-                width,
-                n_cand,
-                is_train,
-                node,
-                k,
-            )  # fmt: skip
+            search(qblock, qX, index, ref_X, node_offset, base, size, int(qbounds[c]), node, sizes)
             for (index, base, size), ref_X in zip(indexes, refs, strict=True)
         ]
-        merged = _tree_merge(delayed, (n_cand, width), found, _merge_ranked)
-        pair = delayed(_rank_merged, pure=True)(merged, node, n_cand, width, k)
-        shape = (int(qbounds[c + 1] - qbounds[c]), k)
-        ind_blocks.append(
-            da.from_delayed(delayed(_take, pure=True)(pair, 0, False), shape, dtype=np.int64)
-        )
-        dist_blocks.append(
-            da.from_delayed(delayed(_take, pure=True)(pair, 1, False), shape, dtype=np.float64)
-        )
-    ind = da.concatenate(ind_blocks, axis=0)
-    if not return_distance:
-        return ind
-    return da.concatenate(dist_blocks, axis=0), ind
+        merged = _tree_merge(delayed, sizes, found, _merge_ranked)
+        pairs.append(delayed(_rank_merged, pure=True)(merged, node, sizes))
+    return stack_pairs(pairs, qbounds, k, return_distance, as_distance=False)
