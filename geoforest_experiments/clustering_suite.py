@@ -13,15 +13,22 @@ loaded.
 
 Preprocessing per data set is :data:`PREPROCESSING`; each real set is
 subsampled, stratified by class, to at most ``max_n`` points with seed 0 (the
-same points for every method and seed).
+same points for every method and seed).  Every real set also has a row
+``<name>+100`` (:data:`NOISY`): the same points with 100 independent Gaussian
+noise columns appended (:func:`with_noise_dims`; sd the median column sd of
+the preprocessed set, seed from the set's name).  It belongs to its parent's
+half and is reported as ``selection+100`` / ``report+100``.
 
 Methods (:data:`METHODS`; ``|K`` = given the true K): ``LUND``, ``LLPD-SC``,
 ``rpfCluster`` (geoforest defaults, K estimated) and their ``|K`` versions;
 anchors ``k-means|K``, ``spectral|K`` (scikit-learn, 15-NN connectivity
 graph), ``HDBSCAN`` (scikit-learn, ``min_cluster_size = max(5, n // 100)``),
 ``UMAP+HDBSCAN`` (10 components, 30 neighbours, ``min_dist=0``, then the same
-HDBSCAN) and ``GMM-BIC`` (K from 1 to 15 by BIC; full covariances, diagonal
-above 50 features).  Randomised methods run ``n_seeds`` seeds, HDBSCAN once.
+HDBSCAN), ``GMM-BIC`` (K from 1 to 15 by BIC; full covariances, diagonal
+above 50 features) and ``Leiden`` (leidenalg's RB-configuration partition at
+resolution 1 of the symmetrised Euclidean 15-NN connectivity graph, as scanpy
+users cluster; K = the number of communities).  Randomised methods run
+``n_seeds`` seeds, HDBSCAN once.
 
 Metrics: ``accuracy`` (Hungarian; predicted noise and true background each
 count as a cluster of their own), ``ari``, ``ami``, ``k_hat``, ``abs_k_err``,
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 import time
 import warnings
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -51,9 +59,16 @@ SELECTION = ("iris", "wdbc", "wdbc-raw", "segment", "musk2", "texture", "vowel",
 REPORT = ("wine", "wine-raw", "heart", "satimage", "magic", "penbased", "letter",
           "movement_libras", "connectome")  # fmt: skip
 CONTROLS = ("ldln-inplane", "circles-inplane", "multidensity", "touching", "one-blob")
+#: Noise columns appended in the ``+`` rows of the real data sets.
+NOISE_DIMS = 100
+#: Every real set with NOISE_DIMS Gaussian noise columns (its parent's half, ``<half>+100``).
+NOISY = tuple(f"{name}+{NOISE_DIMS}" for name in SELECTION + REPORT)
 #: Optional packages (import name -> name to install), checked before any work.
-REQUIRES = {"umap": "umap-learn"}  # UMAP+HDBSCAN
-QUICK = ("iris", "wine", "wdbc-raw", "ldln-inplane", "one-blob")  # no wheel needed
+REQUIRES = {"umap": "umap-learn", "igraph": "igraph", "leidenalg": "leidenalg"}  # UMAP, Leiden
+QUICK = ("iris", "iris+100", "wine", "wdbc-raw", "ldln-inplane", "one-blob")  # no wheel needed
+#: The halves of the tables, in order.
+HALVES = ("selection", f"selection+{NOISE_DIMS}", "report", f"report+{NOISE_DIMS}", "control",
+          "quick")  # fmt: skip
 
 _STANDARDISED = ("wine", "wdbc", "heart", "segment", "magic", "musk2", "vowel", "vehicle")
 #: How each real data set is prepared.
@@ -130,12 +145,31 @@ def _control(name: str, seed: int, quick: bool) -> tuple[np.ndarray, np.ndarray]
     raise ValueError(f"unknown control {name!r}")
 
 
+def with_noise_dims(X: np.ndarray, n_dims: int, name: str) -> np.ndarray:
+    """``X`` with ``n_dims`` iid Gaussian noise columns appended, the same for every run.
+
+    The noise's sd is the median sd of ``X``'s own columns (comparable to the
+    signal whatever the units); its seed is the CRC-32 of ``name``.
+    """
+    sd = float(np.median(X.std(axis=0)))
+    seed = zlib.crc32(name.encode())
+    return datasets.add_noise_dims(X, n_dims, variance=sd**2, random_state=seed)
+
+
 def load_suite_data(name: str, *, max_n: int = 1000, seed: int = 0, quick: bool = False):
     """Features, labels (``-1`` = background) and the half of one suite data set.
 
     Real data sets ignore ``seed`` (fixed stratified subsample); controls are
-    drawn with ``random_state=seed``.
+    drawn with ``random_state=seed``.  ``"<name>+<d>"`` is the real set
+    ``name`` with ``d`` noise columns (:func:`with_noise_dims`), in half
+    ``"<half>+<d>"``.
     """
+    parent, plus, dims = name.partition("+")
+    if plus:
+        if parent not in SELECTION + REPORT or not dims.isdigit():
+            raise ValueError(f"{name!r}: noise rows are '<real data set>+<columns>'")
+        X, y, half = load_suite_data(parent, max_n=max_n, seed=seed, quick=quick)
+        return with_noise_dims(X, int(dims), parent), y, f"{half}+{dims}"
     if name in CONTROLS:
         X, y = _control(name, seed, quick)
         return np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.int64), "control"
@@ -188,6 +222,30 @@ class _GmmBic:
         return self
 
 
+class _Leiden:
+    """Leiden communities of the symmetrised Euclidean 15-NN graph (scanpy's usual recipe)."""
+
+    def __init__(self, seed: int, n_neighbors: int = 15, resolution: float = 1.0) -> None:
+        self.seed, self.n_neighbors, self.resolution = seed, n_neighbors, resolution
+
+    def fit(self, X):
+        import igraph
+        import leidenalg
+        from scipy import sparse
+        from sklearn.neighbors import kneighbors_graph
+
+        A = kneighbors_graph(X, self.n_neighbors, mode="connectivity")
+        rows, cols = sparse.triu(A.maximum(A.T), k=1).nonzero()
+        g = igraph.Graph(n=X.shape[0], edges=np.c_[rows, cols].tolist(), directed=False)
+        part = leidenalg.find_partition(
+            g, leidenalg.RBConfigurationVertexPartition,
+            resolution_parameter=self.resolution, seed=self.seed,
+        )  # fmt: skip
+        self.labels_ = np.asarray(part.membership, dtype=np.int64)
+        self.n_clusters_ = int(np.unique(self.labels_).size)
+        return self
+
+
 def _geoforest(cls: str, **kw) -> Callable[[int | None, int], Any]:
     import geoforest as gf
 
@@ -222,6 +280,7 @@ METHODS: dict[str, tuple[Callable[[int | None, int], Any], bool, bool]] = {
     "HDBSCAN": (lambda k, seed: None, False, False),
     "UMAP+HDBSCAN": (lambda k, seed: _UmapHdbscan(seed), False, True),
     "GMM-BIC": (lambda k, seed: _GmmBic(seed), False, True),
+    "Leiden": (lambda k, seed: _Leiden(seed), False, True),
 }
 
 
@@ -279,7 +338,7 @@ def run_one(name: str, method: str, seed: int, max_n: int, quick: bool) -> dict[
 
 def plan(quick: bool, n_seeds: int, base_seed: int) -> list[tuple[str, str, int]]:
     """Every (data set, method, seed) job, in a fixed order."""
-    names = QUICK if quick else SELECTION + REPORT + CONTROLS
+    names = QUICK if quick else SELECTION + REPORT + NOISY + CONTROLS
     jobs = []
     for name in names:
         for method, (_, given, randomised) in METHODS.items():
@@ -293,9 +352,8 @@ def plan(quick: bool, n_seeds: int, base_seed: int) -> list[tuple[str, str, int]
 def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Median of every score over seeds, per data set and method."""
     out = []
-    halves = ("selection", "report", "control", "quick")
     keys = sorted({(r["half"], r["dataset"], r["method"]) for r in rows},
-                  key=lambda t: (halves.index(t[0]), t[1], list(METHODS).index(t[2])))  # fmt: skip
+                  key=lambda t: (HALVES.index(t[0]), t[1], list(METHODS).index(t[2])))  # fmt: skip
     for half, name, method in keys:
         mine = [r for r in rows if (r["half"], r["dataset"], r["method"]) == (half, name, method)]
         entry = {
@@ -315,7 +373,7 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def by_half(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per half and method: median ARI / accuracy / |K^ - K| over data sets, K^ = 1 count."""
     out = []
-    for half in ("selection", "report", "control", "quick"):
+    for half in HALVES:
         km = {e["dataset"]: e["accuracy"] for e in summary
               if e["half"] == half and e["method"] == "k-means|K"}  # fmt: skip
         for method in METHODS:

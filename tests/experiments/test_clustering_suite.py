@@ -101,3 +101,57 @@ def test_quick_run_writes_tables_and_meets_the_controls(tmp_path):
     assert float(summary["one-blob", "rpfCluster"]["k_hat"]) == 1
     assert (tmp_path / "clustering_suite_ari.png").stat().st_size > 10_000
     assert "median_ari" in result.summary
+    # Clean and noisy rows apart in the per-half table; Leiden in every half.
+    halves = list(csv.DictReader((tmp_path / "clustering_suite_halves.csv").open()))
+    assert {"selection", "selection+100"} <= {r["half"] for r in halves}
+    assert {r["half"] for r in halves if r["method"] == "Leiden"} >= {"selection", "selection+100"}
+
+
+def test_noise_rows_are_the_parent_points_with_scaled_fixed_noise():
+    X, y, half = suite.load_suite_data("wine-raw", max_n=90)
+    Xn, yn, half_n = suite.load_suite_data("wine-raw+100", max_n=90, seed=3)
+    assert (half, half_n) == ("report", "report+100")
+    assert Xn.shape == (X.shape[0], X.shape[1] + 100)
+    np.testing.assert_array_equal(Xn[:, : X.shape[1]], X)
+    np.testing.assert_array_equal(yn, y)
+    noise = Xn[:, X.shape[1] :]
+    # Scaled to the data: sd ~ the median column sd (wine-raw's is ~0.8, not 1).
+    assert np.median(noise.std(axis=0)) == pytest.approx(np.median(X.std(axis=0)), rel=0.1)
+    again, _, _ = suite.load_suite_data("wine-raw+100", max_n=90, seed=0)
+    np.testing.assert_array_equal(again, Xn)  # the same noise for every method and seed
+    other = suite.load_suite_data("wine+100", max_n=90)[0][:, X.shape[1] :]
+    assert not np.allclose(other, noise)  # the seed comes from the data set's name
+    with pytest.raises(ValueError, match="noise rows"):
+        suite.load_suite_data("one-blob+100")
+
+
+def test_every_real_set_has_one_noise_row_in_its_half_and_quick_has_one():
+    names = {name for name, _, _ in suite.plan(False, 1, 0)}
+    real = set(suite.SELECTION) | set(suite.REPORT)
+    assert {n for n in names if "+" in n} == {f"{n}+100" for n in real}
+    quick = {name for name, _, _ in suite.plan(True, 1, 0)}
+    assert {n for n in quick if "+" in n} == {"iris+100"}
+    assert all(h in suite.HALVES for h in ("selection+100", "report+100"))
+
+
+def test_leiden_finds_separated_blobs_and_is_seeded():
+    pytest.importorskip("leidenalg")
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(300, n_features=5, centers=3, cluster_std=0.5, random_state=0)
+    a = suite.METHODS["Leiden"][0](None, 0).fit(X)
+    b = suite.METHODS["Leiden"][0](None, 0).fit(X)
+    assert a.n_clusters_ == 3 and suite.score(y, a.labels_, a.n_clusters_)["ari"] == 1.0
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+
+
+def test_a_geoforest_method_is_one_entry(monkeypatch):
+    """A geoforest row built from public estimators: one line in METHODS."""
+    import geoforest as gf
+
+    entry = (suite._geoforest("ForestSpectralClustering", n_jobs=1,
+             forest=gf.UnsupervisedForest(n_estimators=20)), True, True)  # fmt: skip
+    monkeypatch.setitem(suite.METHODS, "spectral (forest graph)|K", entry)
+    row = suite.run_one("iris", "spectral (forest graph)|K", 0, 150, True)
+    assert not row["error"] and row["k_hat"] == 3 and row["ari"] > 0.5
+    assert ("iris", "spectral (forest graph)|K", 0) in suite.plan(True, 1, 0)
