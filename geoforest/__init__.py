@@ -4,8 +4,9 @@ Forests whose shared leaves reveal which points are close on the hidden
 low-dimensional structure of the data, even under heavy noise.
 
 Public names are imported on first use (PEP 562), so ``import geoforest`` and
-the command line start without loading the clustering, LLPD and diffusion
-modules (and the parts of SciPy and scikit-learn they need) until asked.
+the command line start without loading the graph layer and the clustering,
+LLPD and diffusion modules (and the parts of SciPy and scikit-learn they need)
+until asked.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _NAMES = {
     "LLPDSpectralClustering": ".llpd",
     "ProximityCounts": ".proximity",
 }
-_SUBMODULES = ("cluster", "datasets", "diffusion", "embedding", "llpd", "metrics")
+_SUBMODULES = ("cluster", "datasets", "diffusion", "embedding", "graph", "llpd", "metrics")
 
 __all__ = [
     "DiffusionMap",
@@ -54,6 +55,7 @@ __all__ = [
     "datasets",
     "diffusion",
     "embedding",
+    "graph",
     "llpd",
     "merge_forests",
     "metrics",
@@ -61,7 +63,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # static analysers and IDEs see the eager imports
-    from . import cluster, datasets, diffusion, embedding, llpd, metrics
+    from . import cluster, datasets, diffusion, embedding, graph, llpd, metrics
     from .cluster import ForestSpectralClustering, KernelSpectralClustering
     from .diffusion import LUND, DiffusionMap
     from .forest import (

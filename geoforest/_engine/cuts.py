@@ -297,7 +297,7 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
 
 
 @njit(nogil=True, cache=True)
-def _twomeans(z, n, min_leaf):
+def twomeans(z, n, min_leaf):
     mean, tot1, tot2 = _centered_totals(z, n)
     sse_node = max(tot2 - tot1 * tot1 / n, 0.0)
     best_pos = -1
@@ -337,7 +337,7 @@ def _mean_var(z, lo, hi):
 
 
 @njit(nogil=True, cache=True)
-def _em_two_gaussians(z, n, init_pos, equal_var, floor, max_iter, tol):
+def em_two_gaussians(z, n, init_pos, equal_var, floor, max_iter, tol):
     """EM for a 1-D two-component mixture; returns (loglik, w1, m1, v1, m2, v2).
 
     Sums are taken of values centred on the node mean to avoid cancellation.
@@ -407,7 +407,7 @@ def _log_ratio(t, w1, m1, v1, m2, v2):
 
 
 @njit(nogil=True, cache=True)
-def _equal_density_point(w1, m1, v1, m2, v2):
+def equal_density_point(w1, m1, v1, m2, v2):
     """Point between the means where the weighted densities cross (bisection)."""
     lo = min(m1, m2)
     hi = max(m1, m2)
@@ -430,7 +430,7 @@ def _equal_density_point(w1, m1, v1, m2, v2):
 
 @njit(nogil=True, cache=True)
 def _gmm(z, n, min_leaf, var_floor_rel, max_iter, tol):
-    init_pos, _, _ = _twomeans(z, n, 1)
+    init_pos, _, _ = twomeans(z, n, 1)
     if init_pos < 0:
         return -1, -np.inf, -np.inf
     _, _, tot2 = _centered_totals(z, n)
@@ -438,16 +438,16 @@ def _gmm(z, n, min_leaf, var_floor_rel, max_iter, tol):
     floor = var_floor_rel * var_node
     log_n = np.log(n)
     bic_one = n * (_LOG_2PI + np.log(var_node)) + n + 2.0 * log_n
-    ll_v, w1v, m1v, v1v, m2v, v2v = _em_two_gaussians(z, n, init_pos, False, floor, max_iter, tol)
-    ll_e, w1e, m1e, v1e, m2e, v2e = _em_two_gaussians(z, n, init_pos, True, floor, max_iter, tol)
+    ll_v, w1v, m1v, v1v, m2v, v2v = em_two_gaussians(z, n, init_pos, False, floor, max_iter, tol)
+    ll_e, w1e, m1e, v1e, m2e, v2e = em_two_gaussians(z, n, init_pos, True, floor, max_iter, tol)
     bic_v = -2.0 * ll_v + 5.0 * log_n
     bic_e = -2.0 * ll_e + 4.0 * log_n
     if bic_v < bic_e:
         gain = bic_one - bic_v
-        t = _equal_density_point(w1v, m1v, v1v, m2v, v2v)
+        t = equal_density_point(w1v, m1v, v1v, m2v, v2v)
     else:
         gain = bic_one - bic_e
-        t = _equal_density_point(w1e, m1e, v1e, m2e, v2e)
+        t = equal_density_point(w1e, m1e, v1e, m2e, v2e)
     if np.isnan(t):
         # One component dominates everywhere between the means: fall back to
         # the two-means cut the EM started from.

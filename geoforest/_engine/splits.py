@@ -106,16 +106,14 @@ import numpy as np
 
 from .._jit import njit
 from .cuts import (
-    _em_two_gaussians,  # noqa: F401 (llpd imports it from here)
-    _equal_density_point,  # noqa: F401 (llpd imports it from here)
     _fastbic,
     _gmm,
     _median_cut,
-    _twomeans,
     _uniform_cut,
     _valid_position,  # noqa: F401 (tests import it from here)
     fastbic_workspace,
     midpoint,
+    twomeans,
     value_range,
 )
 from .rng import uniform
@@ -324,7 +322,7 @@ class Rule(NamedTuple):
 #: The split rules, one entry each, in code order.
 RULES = (
     Rule(FASTBIC, "fastbic", "criterion", False, fastbic_workspace, (VAR_FLOOR,), _fastbic),
-    Rule(TWOMEANS, "twomeans", "criterion", False, None, (VAR_FLOOR,), _twomeans),
+    Rule(TWOMEANS, "twomeans", "criterion", False, None, (VAR_FLOOR,), twomeans),
     Rule(GMM, "gmm", "criterion", False, None, (VAR_FLOOR, 100.0, 1e-7), _gmm),
     Rule(UNIFORM, "uniform", "random", False, None, (VAR_FLOOR,), _uniform_cut),
     Rule(MEDIAN, "median", "random", False, None, (VAR_FLOOR,), _median_cut),
@@ -410,7 +408,7 @@ def best_cut(rule, z, n, min_leaf, params, workspace, state):
     if rule == FASTBIC:
         return _fastbic(z, n, min_leaf, params[0], workspace)
     if rule == TWOMEANS:
-        return _twomeans(z, n, min_leaf)
+        return twomeans(z, n, min_leaf)
     if rule == GMM:
         return _gmm(z, n, min_leaf, params[0], np.int64(params[1]), params[2])
     if rule == UNIFORM:

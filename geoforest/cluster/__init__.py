@@ -5,25 +5,33 @@ array, a scipy sparse matrix/array or a
 :class:`scipy.sparse.linalg.LinearOperator` (computing ``W @ x`` only), and
 always through the normalised affinity ``M = D^{-1/2} W D^{-1/2}``.
 
-rpfCluster (:class:`ForestSpectralClustering`) adds its kernel
+The spectral functions and the label-free choice of ``K`` live in the graph
+layer (:mod:`geoforest.graph`), below every clustering family, and are
+re-exported here.  rpfCluster (:class:`ForestSpectralClustering`) adds its kernel
 (:func:`truncated_kernel`, :func:`sharpen_kernel`), its grids of
 (beta_1, beta_2) candidates (:data:`RPF_THRESHOLDS`, :data:`RPF_SCALES`) and
 the label-free rules that pick one (:func:`unfragmented_threshold`,
 :func:`consensus_scores`, :func:`select_best`).
 """
 
-from ._choice import (
+from ..graph import (
     MIN_RELATIVE_GAP,
     LabelFreeChoiceWarning,
+    canonical_labels,
     choose_by_relative_gap,
     eigengap_scores,
+    estimate_n_clusters,
     explain_choice,
     min_cluster_size,
     n_components,
+    normalized_affinity,
     relative_gaps,
     score_partitions,
+    spectral_clustering,
+    spectral_eigs,
+    spectral_embedding_njw,
+    spectral_partitions,
 )
-from ._eigensolvers import normalized_affinity, spectral_eigs
 from ._kernel import KernelSpectralClustering
 from ._rpf_cluster import ForestSpectralClustering
 from ._rpf_kernel import sharpen_kernel, truncated_kernel
@@ -33,13 +41,6 @@ from ._rpf_selection import (
     consensus_scores,
     select_best,
     unfragmented_threshold,
-)
-from ._spectral import (
-    canonical_labels,
-    estimate_n_clusters,
-    spectral_clustering,
-    spectral_embedding_njw,
-    spectral_partitions,
 )
 
 __all__ = [

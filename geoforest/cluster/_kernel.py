@@ -11,14 +11,14 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._validation import check_not_complex, validate_data
-from ._choice import (
+from ..graph._choice import (
     choose_by_relative_gap,
     eigengap_scores,
     explain_choice,
     n_components,
     score_partitions,
 )
-from ._spectral import spectral_clustering, spectral_partitions
+from ..graph._spectral import spectral_clustering, spectral_partitions
 
 #: Relative tolerance (to the largest entry) of the symmetry check.
 SYMMETRY_RTOL = 1e-8

@@ -16,8 +16,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import N_JOBS, validate_data
-from ._choice import eigengap_scores, explain_choice
-from ._eigensolvers import AUTO_DENSE_MAX_N
+from ..graph._choice import eigengap_scores, explain_choice
+from ..graph._eigensolvers import AUTO_DENSE_MAX_N
+from ..graph._spectral import spectral_clustering
 from ._rpf_kernel import (
     _sharpen_kept,
     attach_by_kernel,
@@ -34,7 +35,6 @@ from ._rpf_selection import (
     _select,
     unfragmented_threshold,
 )
-from ._spectral import spectral_clustering
 
 __all__ = ["ForestSpectralClustering"]
 

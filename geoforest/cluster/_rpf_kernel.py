@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ._spectral import canonical_labels
+from ..graph._spectral import canonical_labels
 
 __all__ = ["attach_by_kernel", "kernel_vote", "sharpen_kernel", "truncated_kernel"]
 

@@ -29,9 +29,9 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._progress import progress
-from ._choice import choose_by_relative_gap, min_cluster_size, n_components, score_partitions
+from ..graph._choice import choose_by_relative_gap, min_cluster_size, n_components, score_partitions
+from ..graph._spectral import spectral_partitions
 from ._rpf_kernel import _sharpen_kept, entries_from, kept_by_threshold, truncated_kernel
-from ._spectral import spectral_partitions
 
 __all__ = [
     "RPF_SCALES",

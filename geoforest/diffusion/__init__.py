@@ -8,8 +8,8 @@
   multiscale time, spatial regularisation for images, active learning.
 """
 
+from ..graph import bridge_components, spatial_knn
 from ._diffusion_map import DiffusionMap
-from ._graph import bridge_components, spatial_knn
 from ._lund import LUND
 from ._lund_multiscale import variation_of_information
 

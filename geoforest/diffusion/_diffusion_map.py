@@ -14,15 +14,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_not_complex, validate_data
+from ..graph._connect import bridge_components
+from ..graph._knn import check_query_graph, check_sparse_graph, feature_scale, knn, symmetrize
 from ._eigenpairs import diffusion_eigenpairs
-from ._graph import (
-    _check_query_graph,
-    _check_sparse_graph,
-    _feature_scale,
-    bridge_components,
-    knn,
-    symmetrize,
-)
 from ._nystrom import nystrom_extend
 
 __all__ = ["DiffusionMap"]
@@ -251,7 +245,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         # Everything below sees features divided by a power of two when squared
         # distances would leave float64 (docs/paths-and-diffusion.md, "Extreme
         # feature values").
-        scale = _feature_scale(X)
+        scale = feature_scale(X)
         if scale != 1.0:
             X = X / scale
         self._scale = scale
@@ -324,10 +318,10 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.n_bridges_ = 0
         check_not_complex(G, self)  # a float64 cast would drop the imaginary part
         if self.affinity == "precomputed":
-            K = _check_sparse_graph(G, "affinity")
+            K = check_sparse_graph(G, "affinity")
             self.sigma_ = float("nan")
             return K, symmetrize(K)
-        D = _check_sparse_graph(G, "distance graph")
+        D = check_sparse_graph(G, "distance graph")
         row_max = np.zeros(D.shape[0])
         np.maximum.at(row_max, np.repeat(np.arange(D.shape[0]), np.diff(D.indptr)), D.data)
         sigma = self._resolve_sigma(row_max[np.diff(D.indptr) > 0])
@@ -500,7 +494,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         if self.affinity == "gaussian":
             return validate_data(estimator, X, dtype=np.float64, order="C", reset=False)
         kind = "affinity" if self.affinity == "precomputed" else "distance graph"
-        return _check_query_graph(X, self.eigenvectors_.shape[0], kind, estimator)
+        return check_query_graph(X, self.eigenvectors_.shape[0], kind, estimator)
 
     def _extend(self, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Nyström ``Psi_t``, kernel density and training match of validated queries.

@@ -1,7 +1,7 @@
 """The leading eigenpairs of a diffusion map's random walk ``P = D^-1 W``.
 
 ``P`` is not symmetric, but ``M = D^{-1/2} W D^{-1/2}`` is and has the same
-eigenvalues, so the library's symmetric eigensolvers (``cluster/_eigensolvers.py``)
+eigenvalues, so the library's symmetric eigensolvers (``graph/_eigensolvers.py``)
 give the pairs of ``P`` (``docs/paths-and-diffusion.md``).  :func:`diffusion_eigenpairs`
 chooses the solver, scales the eigenvectors of ``M`` to those of ``P`` and
 recomputes them where that scaling would magnify the solver's error;
@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 from sklearn.utils import check_random_state
 
-from ..cluster._eigensolvers import (
+from ..graph._eigensolvers import (
     _eigs_shift_invert,
     _fix_signs,
     _leading_eigs,

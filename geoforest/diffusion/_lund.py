@@ -19,9 +19,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import check_not_complex, validate_data
-from ..cluster._choice import explain_choice
+from ..graph._choice import explain_choice
+from ..graph._knn import spatial_knn
 from ._diffusion_map import DiffusionMap
-from ._graph import spatial_knn
 from ._lund_active import active_queries
 from ._lund_labels import (
     check_partial_labels,

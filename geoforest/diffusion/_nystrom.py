@@ -15,8 +15,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._graph import _row_softmax
-
 __all__ = ["nystrom_extend", "query_rows"]
 
 
@@ -143,3 +141,14 @@ def _refuse_empty_rows(ok: np.ndarray, what: str) -> None:
             f"{bad.size} row(s) of X (first: {int(bad[0])}) have {what} to the training "
             "points; the random walk from them is undefined"
         )
+
+
+def _row_softmax(G: sp.csr_matrix, exponent: np.ndarray) -> sp.csr_matrix:
+    """Rows ``exp(-a_j) / sum_j exp(-a_j)`` over the stored entries, without underflow."""
+    rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
+    low = np.full(G.shape[0], np.inf)
+    np.minimum.at(low, rows, exponent)
+    # exp(-(a - min a)); equal exponents (infinite ones too) weigh 1.
+    w = np.exp(-np.where(exponent == low[rows], 0.0, exponent - low[rows]))
+    total = np.bincount(rows, weights=w, minlength=G.shape[0])
+    return sp.csr_matrix((w / total[rows], G.indices, G.indptr), shape=G.shape)

@@ -1,20 +1,21 @@
 """Longest-leg path distance (LLPD): exact Euclidean MST, single-linkage dendrogram, LLPD.
 
 * :func:`euclidean_mst` — exact EMST (quitefastmst K-d tree in low dimension,
-  component-pruned Borůvka above);
+  its Prim above, component-pruned Borůvka for ``d = 1``), from the graph
+  layer (:mod:`geoforest.graph`);
 * :class:`Dendrogram`, :func:`single_linkage` — the union-find dendrogram as flat
   arrays, with ``to_scipy_linkage()``;
 * :func:`auto_noise_threshold` — the denoising rule (a jump, else two log-populations);
 * :class:`LLPD` — neighbours, k-th neighbour distances, denoising and the
   ``exp(-rho^2 / sigma^2)`` kernel as a ``LinearOperator``;
 * :class:`LLPDSpectralClustering` — denoising, eigengap over a scale grid, NJW
-  through the library's one spectral module (:mod:`geoforest.cluster`).
+  through the library's one spectral module (:mod:`geoforest.graph`).
 """
 
+from ..graph import AUTO_KDTREE_MAX_DIM, euclidean_mst
 from ._clustering import LLPDSpectralClustering, sigma_grid
 from ._dendrogram import DENDROGRAM_DTYPE, Dendrogram, single_linkage
 from ._llpd import LLPD
-from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
 from ._noise import auto_noise_threshold, jump_threshold, two_population_threshold
 
 __all__ = [

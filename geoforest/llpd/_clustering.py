@@ -13,9 +13,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import validate_data
-from ..cluster._choice import explain_choice
-from ..cluster._eigensolvers import spectral_eigs
-from ..cluster._spectral import spectral_clustering
+from ..graph._choice import explain_choice
+from ..graph._eigensolvers import spectral_eigs
+from ..graph._spectral import spectral_clustering
 from ._llpd import LLPD
 
 __all__ = ["LLPDSpectralClustering", "sigma_grid"]

@@ -25,8 +25,8 @@ import numbers
 import numpy as np
 
 from .._jit import njit
-from ._kdtree import insert_sorted, sq_dist
-from ._unionfind import find_root
+from ..graph._kdtree import insert_sorted, sq_dist
+from ..graph._unionfind import find_root
 
 __all__ = ["DENDROGRAM_DTYPE", "Dendrogram", "single_linkage"]
 

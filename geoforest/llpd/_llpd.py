@@ -15,6 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._jit import njit
 from .._limits import check_dense_size
 from .._validation import validate_data  # sklearn's, with a one-line complex-data message
+from ..graph._mst import euclidean_mst
+from ..graph._unionfind import find_root
 from ._dendrogram import (
     Dendrogram,
     affinity_matmat,
@@ -23,10 +25,8 @@ from ._dendrogram import (
     llpd_kneighbors,
     single_linkage,
 )
-from ._mst import euclidean_mst
 from ._noise import auto_noise_threshold
 from ._out_of_sample import build_query_index, llpd_query
-from ._unionfind import find_root
 
 __all__ = ["LLPD"]
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._engine.splits import _em_two_gaussians, _equal_density_point, _twomeans
+from .._engine.cuts import em_two_gaussians, equal_density_point, twomeans
 
 __all__ = [
     "AUTO_THRESHOLD_MIN_RATIO",
@@ -147,9 +147,9 @@ def two_population_threshold(
            "separation": np.nan, "bic_one": np.nan, "bic_two": np.nan}  # fmt: skip
     theta = None
     if n >= 4 and z[-1] > z[0]:
-        init, _, _ = _twomeans(z, n, 1)
+        init, _, _ = twomeans(z, n, 1)
         var = float(np.var(z))
-        loglik, w1, m1, v1, m2, v2 = _em_two_gaussians(
+        loglik, w1, m1, v1, m2, v2 = em_two_gaussians(
             z, n, init, False, 1e-9 * var, _EM_MAX_ITER, _EM_TOL
         )
         if m1 > m2:
@@ -160,7 +160,7 @@ def two_population_threshold(
         fit = {"weight_noise": 1.0 - w1, "means": (m1, m2), "stds": (np.sqrt(v1), np.sqrt(v2)),
                "separation": separation, "bic_one": bic_one, "bic_two": bic_two}  # fmt: skip
         if bic_two < bic_one and separation >= min_separation and 1.0 - w1 <= max_noise_fraction:
-            t = _equal_density_point(w1, m1, v1, m2, v2)
+            t = equal_density_point(w1, m1, v1, m2, v2)
             if np.isfinite(t):
                 theta = float(np.exp(t))
     return (theta, fit) if return_fit else theta

@@ -22,7 +22,7 @@ reached directly), so a hop longer than the ``(k + 1)``-th Euclidean neighbour's
 cannot reach any of the ``k`` nearest; only when the ``k``-th LLPD equals that
 distance (an exact tie) are all the points at that distance added (a radius
 search) and the walk repeated.  The Euclidean neighbours come from a K-d tree
-(:func:`geoforest.llpd._kdtree.build_kdtree`), with squared distances summed
+(:func:`geoforest.graph._kdtree.build_kdtree`), with squared distances summed
 as the EMST engines sum them, so a training point given as a query reproduces
 its training LLPDs exactly.
 
@@ -42,7 +42,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ._kdtree import LEAF_SIZE, box_dist2, build_kdtree, insert_sorted, push_children, sq_dist
+from ..graph._kdtree import (
+    LEAF_SIZE,
+    box_dist2,
+    build_kdtree,
+    insert_sorted,
+    push_children,
+    sq_dist,
+)
 
 __all__ = ["QUERY_CHUNK", "QueryIndex", "build_query_index", "llpd_query"]
 

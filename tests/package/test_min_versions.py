@@ -81,7 +81,7 @@ def test_progress_bar_and_truncated_kernel(capsys):
 
 def test_quitefastmst_on_numpy_arrays():
     # quitefastmst calls np.asarray(..., copy=...): numpy >= 2.0.
-    from geoforest.llpd._mst import euclidean_mst
+    from geoforest.graph import euclidean_mst
 
     X = np.random.default_rng(1).normal(size=(40, 2))
     for method in ("brute", "kdtree"):

@@ -1,6 +1,9 @@
 """Imports point one way (ARCHITECTURE.md): the library imports none of the code
-around it, no module of the library imports itself back through others, and the
-Dask paths (``geoforest/forest/_dask/``) import none of the estimators."""
+around it, no module of the library imports itself back through others, the
+Dask paths (``geoforest/forest/_dask/``) import none of the estimators, and the
+clustering families (``cluster``, ``llpd``, ``diffusion``) stand side by side on
+the graph layer (``geoforest/graph/``): none imports a private module of another,
+and the graph layer imports none of them."""
 
 from __future__ import annotations
 
@@ -142,6 +145,67 @@ def test_the_dask_paths_import_no_estimator():
     dask_modules = [m for m in graph if m.startswith("geoforest.forest._dask")]
     assert len(dask_modules) == 5  # __init__, _fit, _neighbors, _queries, _ranked
     assert {m: graph[m] & estimators for m in dask_modules} == {m: set() for m in dask_modules}
+
+
+#: The clustering families, side by side on the graph layer.
+FAMILIES = ("cluster", "llpd", "diffusion")
+
+
+def family_of(module: str) -> str | None:
+    """``cluster``, ``llpd`` or ``diffusion`` for a module of that family, else None."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in FAMILIES else None
+
+
+def crossings(graph: dict[str, set[str]]) -> list[str]:
+    """Imports that break the layering of the families and the graph layer.
+
+    A family may import its own modules, the graph layer and the layers below
+    (``_engine``, ``_validation``, ``_jit``, ``_limits``, ``_progress``,
+    ``proximity``, ``forest``, ...), nothing of another family (not even its
+    public names: what two families share belongs in the graph layer).  The graph
+    layer imports no family at all.
+    """
+    found = []
+    for me, targets in sorted(graph.items()):
+        mine = family_of(me)
+        in_graph = me == "geoforest.graph" or me.startswith("geoforest.graph.")
+        for target in sorted(targets):
+            theirs = family_of(target)
+            if theirs is None:
+                continue
+            if in_graph:
+                found.append(f"{me} (graph layer) imports {target}")
+            elif mine is not None and theirs != mine:
+                found.append(f"{me} ({mine}) imports {target} ({theirs})")
+    return found
+
+
+def test_families_import_the_graph_layer_not_each_other():
+    graph = library_graph(REPO / "geoforest")
+    assert {"geoforest.graph._spectral", "geoforest.graph._kdtree"} <= set(graph)
+    assert "geoforest.graph._spectral" in graph["geoforest.llpd._clustering"]
+    assert "geoforest.graph" in graph["geoforest.cluster"]  # the re-exported names
+    found = crossings(graph)
+    assert found == [], "\n".join(found)
+
+
+def test_the_family_check_finds_crossings(tmp_path):
+    pkg = tmp_path / "geoforest"
+    for sub in ("graph", "cluster", "llpd"):
+        (pkg / sub).mkdir(parents=True)
+        (pkg / sub / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "graph" / "_spectral.py").write_text("def f():\n    from ..llpd import _x\n")
+    (pkg / "llpd" / "_x.py").write_text("from ..cluster._choice import g\nfrom ..graph import f\n")
+    (pkg / "llpd" / "_y.py").write_text("import geoforest.cluster\n")
+    (pkg / "cluster" / "_choice.py").write_text("from ..graph._spectral import f\n")
+    (pkg / "cluster" / "_ok.py").write_text("from . import _choice\nfrom .._jit import njit\n")
+    assert crossings(library_graph(pkg)) == [
+        "geoforest.graph._spectral (graph layer) imports geoforest.llpd._x",
+        "geoforest.llpd._x (llpd) imports geoforest.cluster._choice (cluster)",
+        "geoforest.llpd._y (llpd) imports geoforest.cluster (cluster)",
+    ]
 
 
 def test_the_circle_check_finds_a_circle_through_a_function_level_import(tmp_path):

@@ -1,17 +1,15 @@
-"""Tests for geoforest.cluster (normalised spectral clustering).
+"""Tests for the graph layer's spectral module (normalised spectral clustering).
 
 References are independent dense computations: ``numpy.linalg.eigh`` of the
 explicitly built ``D^{-1/2} W D^{-1/2}``, and scikit-learn's ``SpectralClustering``.
 """
-
-import warnings
 
 import numpy as np
 import pytest
 import scipy.linalg
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, aslinearoperator
-from sklearn.cluster import KMeans, SpectralClustering
+from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs, make_circles
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
@@ -19,8 +17,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.neighbors import kneighbors_graph
 from threadpoolctl import threadpool_limits
 
-from geoforest.cluster import (
-    KernelSpectralClustering,
+from geoforest.graph import (
     _eigensolvers,
     canonical_labels,
     estimate_n_clusters,
@@ -406,141 +403,9 @@ def test_linear_operator_estimates_n_clusters(blobs):
     assert adjusted_rand_score(y, operator.labels) == 1.0
 
 
-@pytest.mark.parametrize("n_clusters", [3, None])
-def test_kernel_spectral_clustering_blobs(blobs, n_clusters):
-    _, y, A = blobs
-    model = KernelSpectralClustering(n_clusters=n_clusters, random_state=0).fit(A)
-    assert model.n_clusters_ == 3
-    assert adjusted_rand_score(y, model.labels_) == 1.0
-    assert model.labels_[0] == 0
-    assert model.embedding_.shape == (300, 3)
-    np.testing.assert_allclose(model.eigenvalues_[:3], 1.0, atol=1e-8)
-    assert model.eigenvalues_[0] == pytest.approx(1.0)
-    assert sp.issparse(model.affinity_matrix_)
-    assert model.n_features_in_ == 300
-    np.testing.assert_array_equal(model.fit_predict(A), model.labels_)
-
-
-def test_kernel_spectral_clustering_circles(circles):
-    X, y, A = circles
-    raw = KMeans(n_clusters=2, n_init=10, random_state=0).fit_predict(X)
-    assert adjusted_rand_score(y, raw) < 0.2  # k-means on coordinates fails
-    labels = KernelSpectralClustering(n_clusters=2, random_state=0).fit_predict(A)
-    assert adjusted_rand_score(y, labels) > 0.95
-
-
-@pytest.mark.parametrize("data, k", [("blobs", 3), ("circles", 2)])
-@pytest.mark.filterwarnings("ignore:Graph is not fully connected:UserWarning")
-def test_agrees_with_sklearn(data, k, request):
-    _, _, A = request.getfixturevalue(data)
-    theirs = SpectralClustering(
-        n_clusters=k, affinity="precomputed", assign_labels="kmeans", random_state=0
-    ).fit_predict(A)
-    ours = KernelSpectralClustering(n_clusters=k, random_state=0).fit_predict(A)
-    assert adjusted_rand_score(theirs, ours) > 0.95
-
-
-@pytest.mark.parametrize("solver", ["auto", "arpack", "lobpcg"])
-def test_deterministic(blobs, solver):
-    _, _, A = blobs
-    a = KernelSpectralClustering(eigen_solver=solver, random_state=7).fit(A)
-    b = KernelSpectralClustering(eigen_solver=solver, random_state=7).fit(A)
-    np.testing.assert_array_equal(a.labels_, b.labels_)
-    np.testing.assert_array_equal(a.embedding_, b.embedding_)
-    # Labels are canonical: first appearances in order 0, 1, 2.
-    _, first = np.unique(a.labels_, return_index=True)
-    assert np.all(np.diff(first) > 0)
-
-
-def test_estimator_accepts_linear_operator_and_dense(circles):
-    _, y, A = circles
-    op = matvec_operator(A)
-    model = KernelSpectralClustering(n_clusters=2, random_state=0).fit(op)
-    assert model.affinity_matrix_ is op
-    dense = KernelSpectralClustering(n_clusters=2, random_state=0).fit(A.toarray())
-    np.testing.assert_array_equal(model.labels_, dense.labels_)
-    assert adjusted_rand_score(y, model.labels_) == 1.0
-
-
-def test_estimator_n_clusters_equal_n():
-    A = np.kron(np.eye(2), np.ones((2, 2))) + 0.01
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        model = KernelSpectralClustering(n_clusters=4, random_state=0).fit(A)
-    assert model.n_clusters_ == 4
-
-
 # ------------------------------------------------------------------- errors
 def _square(n=5):
     return np.kron(np.eye(1), np.ones((n, n)))
-
-
-@pytest.mark.parametrize(
-    "A, match",
-    [
-        (np.where(np.eye(5) > 0, np.nan, 1.0), "NaN"),
-        (np.where(np.eye(5) > 0, np.inf, 1.0), "infinity"),
-        (sp.csr_matrix(np.where(np.eye(5) > 0, np.nan, 1.0)), "NaN"),
-        (np.where(np.eye(5) > 0, -1.0, 1.0), "non-negative"),
-        (sp.csr_matrix(np.where(np.eye(5) > 0, -1.0, 1.0)), "non-negative"),
-        (np.ones((4, 5)), "square"),
-        (sp.csr_matrix(np.ones((4, 5))), "square"),
-        (np.triu(np.ones((5, 5))), "symmetric"),
-        (sp.csr_matrix(np.triu(np.ones((5, 5)))), "symmetric"),
-        (np.ones((1, 1)), "sample"),
-        (matvec_operator(-_square()), "negative"),
-        (matvec_operator(np.where(np.eye(5) > 0, np.nan, 1.0)), "non-finite"),
-        (LinearOperator((4, 5), matvec=lambda x: x[:4], dtype=float), "square"),
-        (matvec_operator(np.ones((1, 1))), "at least 2"),
-    ],
-)
-def test_estimator_input_errors(A, match):
-    with pytest.raises(ValueError, match=match):
-        KernelSpectralClustering(n_clusters=2).fit(A)
-
-
-@pytest.mark.parametrize("n_clusters", [None, 2])
-@pytest.mark.parametrize(
-    "A",
-    [
-        np.zeros((10, 10)),
-        sp.csr_array((10, 10)),
-        np.eye(10),
-        sp.eye_array(10, format="csr"),
-        sp.csr_array(([0.0, 0.0], ([0, 1], [1, 0])), shape=(10, 10)),  # stored zeros only
-        matvec_operator(np.zeros((10, 10))),
-    ],
-    ids=["zeros", "sparse-empty", "identity", "sparse-identity", "stored-zeros", "operator"],
-)
-def test_affinity_without_edges_refused(A, n_clusters):
-    """Issue 23: an all-zero affinity gave n_clusters_=2 with every label 0 (np.eye: IndexError)."""
-    with pytest.raises(ValueError, match="no edge between two different points"):
-        KernelSpectralClustering(n_clusters=n_clusters, random_state=0).fit(A)
-
-
-def test_more_components_than_max_clusters_refused_by_relgap():
-    """Issue 23: 12 separate groups and max_clusters=10 raised IndexError inside the rule."""
-    A = np.kron(np.eye(12), np.ones((3, 3)))
-    with pytest.raises(ValueError, match=r"11 or more connected components, more than the 10"):
-        KernelSpectralClustering(random_state=0).fit(A)
-    model = KernelSpectralClustering(max_clusters=12, random_state=0).fit(A)
-    assert model.n_clusters_ == 12
-    assert KernelSpectralClustering(12, random_state=0).fit(A).n_clusters_ == 12
-
-
-def test_estimator_parameter_errors():
-    A = _square()
-    with pytest.raises(ValueError, match="larger than the number of samples"):
-        KernelSpectralClustering(n_clusters=6).fit(A)
-    for params in (
-        {"n_clusters": 0},
-        {"n_clusters": 2.5},
-        {"max_clusters": 0},
-        {"n_init": 0},
-        {"eigen_solver": "amg"},
-    ):
-        with pytest.raises(ValueError, match="parameter"):
-            KernelSpectralClustering(**params).fit(A)
 
 
 def test_spectral_clustering_argument_errors():
@@ -649,7 +514,7 @@ def _separated_rows(rng, k, dim, sizes):
 
 def test_separated_groups_are_what_kmeans_finds():
     """K distinct, separated embedding rows: the partition scikit-learn's k-means returns."""
-    from geoforest.cluster._spectral import _separated_groups
+    from geoforest.graph._spectral import _separated_groups
 
     rng = np.random.RandomState(0)
     for trial in range(60):
@@ -671,7 +536,7 @@ def test_separated_groups_are_what_kmeans_finds():
 
 def test_separated_groups_refusals():
     """k-means runs when the shortcut could differ from it, or must draw random numbers."""
-    from geoforest.cluster._spectral import _separated_groups
+    from geoforest.graph._spectral import _separated_groups
 
     rng = np.random.RandomState(1)
     Y, _ = _separated_rows(rng, 3, 3, [5, 7, 9])
@@ -692,7 +557,7 @@ def test_separated_groups_refusals():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_disconnected_affinity_labels_as_with_kmeans(monkeypatch, seed):
     """spectral_clustering of an affinity in pieces: the labels k-means itself gives."""
-    from geoforest.cluster import _spectral
+    from geoforest.graph import _spectral
 
     rng = np.random.RandomState(seed)
     sizes = [30, 45, 20, 60, 3]  # five components, K = 4: the smallest one unembedded

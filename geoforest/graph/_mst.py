@@ -7,7 +7,7 @@ Two exact engines, chosen by dimension (``method="auto"``):
     OpenMP-parallel).  quitefastmst's trees exist for ``2 <= d <= 20`` only.
 ``"boruvka"``
     Borůvka over a K-d tree with *component pruning* (numba,
-    :mod:`geoforest.llpd._boruvka`): each round finds, for every component,
+    :mod:`geoforest.graph._boruvka`): each round finds, for every component,
     its exact shortest edge to another component.  Any dimension; exact.
 ``"brute"``
     quitefastmst's Jarník-Prim with distances computed on the fly, run on one

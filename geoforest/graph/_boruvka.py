@@ -2,9 +2,9 @@
 
 One kernel serves both users:
 
-* the exact Euclidean MST (:func:`geoforest.llpd.euclidean_mst`,
+* the exact Euclidean MST (:func:`geoforest.graph.euclidean_mst`,
   ``method="boruvka"``) starts from every point on its own;
-* the bridges of a diffusion graph (:func:`geoforest.diffusion.bridge_components`)
+* the bridges of a kNN graph in pieces (:func:`geoforest.graph.bridge_components`)
   start from the graph's connected components and join them.
 
 A round finds, for every component, its shortest edge to another component:

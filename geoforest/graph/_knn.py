@@ -1,28 +1,33 @@
-"""Sparse kNN Gaussian graphs for diffusion: neighbours, kernel, connected components.
+"""Sparse kNN graphs: neighbours, symmetrisation, Gaussian weights, input checks.
 
-A kNN graph of data with background noise usually falls into several
-connected components (groups of noise points whose neighbours are each
-other).  On a disconnected graph the top eigenvalue 1 of the diffusion
-operator is repeated once per component, the leading eigenvectors are the
-components' indicator-like Perron vectors, and a component of a dozen noise
-points is as far from everything as a whole cluster at every time ``t``.
-:func:`bridge_components` joins the components by the edges of a minimum
-spanning forest between them (Borůvka rounds over the components, the
-engine of the exact Euclidean MST), so the diffusion graph is connected.
+Euclidean nearest neighbours of every row (:func:`knn`) or of every pixel
+within a spatial window (:func:`spatial_knn`), the symmetric union of the kNN
+sets (:func:`symmetrize`) with ``exp(-d^2 / sigma^2)`` weights
+(:func:`gaussian_knn_graph`), the power-of-two input scale that keeps squared
+distances in float64 (:func:`feature_scale`), and the checks of a precomputed
+graph and of its rows from new points.  A kNN graph of noisy data is usually
+in pieces; :func:`geoforest.graph.bridge_components` (``_connect.py``) joins
+them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 from sklearn.neighbors import NearestNeighbors
 
 from .._validation import check_not_complex
-from ..llpd._boruvka import boruvka_forest, no_neighbor_lists
-from ..llpd._kdtree import LEAF_SIZE
 
-__all__ = ["bridge_components", "gaussian_knn_graph", "knn", "spatial_knn", "symmetrize"]
+__all__ = [
+    "SAFE_RANGE",
+    "check_query_graph",
+    "check_sparse_graph",
+    "feature_scale",
+    "gaussian_knn_graph",
+    "knn",
+    "spatial_knn",
+    "symmetrize",
+]
 
 
 def knn(
@@ -72,62 +77,6 @@ def gaussian_knn_graph(dist: np.ndarray, ind: np.ndarray, sigma: float) -> sp.cs
     return symmetrize(G)
 
 
-def bridge_components(
-    X: np.ndarray, G: sp.csr_matrix, neighbors: tuple[np.ndarray, np.ndarray] | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Edges of a minimum spanning forest joining the connected components of ``G``.
-
-    Borůvka rounds: every component adds its shortest Euclidean edge to a
-    point outside it; components merge; repeat until one is left.  The
-    edges are those of the Euclidean minimum spanning tree of the quotient,
-    so ``c - 1`` edges join ``c`` components.  Equal lengths are ordered by
-    the end points (the smaller end point, then the larger), so the forest
-    is unique.  The engine is the component-pruned K-d tree Borůvka of the
-    exact Euclidean MST (:mod:`geoforest.llpd._boruvka`), started from the
-    components of ``G`` instead of single points.
-
-    With ``neighbors`` (every point's nearest neighbours, ascending, e.g.
-    the lists the graph was built from), a component's shortest edge is read
-    from its members' lists when that is provably exact: the shortest
-    outside candidate found is no longer than the last listed distance of
-    every member whose list holds no outside point.  Other components search
-    the K-d tree.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-    G : sparse matrix of shape (n, n)
-    neighbors : tuple of ndarray (dist, ind) of shape (n, k), optional
-
-    Returns
-    -------
-    pairs : ndarray of shape (m, 2) of int
-        Bridge end points ``(i, j)``, ``i < j``, ``m = components - 1``; by
-        Borůvka round, then by length, then by end points.
-    lengths : ndarray of shape (m,)
-        Their Euclidean lengths (as listed in ``neighbors`` for the edges
-        read from there).
-    """
-    n_comp, component = connected_components(G, directed=False)
-    if n_comp == 1:
-        return np.zeros((0, 2), dtype=np.intp), np.zeros(0)
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    n = X.shape[0]
-    # Union-find forest of the components: every point points at its component's first point.
-    first = np.empty(n_comp, dtype=np.int64)
-    first[component[::-1]] = np.arange(n - 1, -1, -1)
-    uf = first[component]
-    if neighbors is None:
-        lists = no_neighbor_lists()
-    else:
-        dist, ind = neighbors
-        lists = (np.ascontiguousarray(dist, dtype=np.float64),
-                 np.ascontiguousarray(ind, dtype=np.int64))  # fmt: skip
-    lengths, pairs, rounds = boruvka_forest(X, LEAF_SIZE, uf, *lists)
-    order = np.lexsort((pairs[:, 1], pairs[:, 0], lengths, rounds))
-    return pairs[order].astype(np.intp), lengths[order]
-
-
 def spatial_knn(
     X: np.ndarray, image_shape: tuple[int, int], radius: int, n_neighbors: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -175,7 +124,8 @@ def spatial_knn(
 
 
 # ------------------------------------------------------------------ checks and scaling
-def _check_sparse_graph(G, name: str) -> sp.csr_matrix:
+def check_sparse_graph(G, name: str) -> sp.csr_matrix:
+    """A precomputed ``(n, n)`` graph as float64 CSR: square, finite, non-negative, ``n >= 2``."""
     if not sp.issparse(G):
         G = np.asarray(G, dtype=np.float64)
         if G.ndim != 2:
@@ -194,10 +144,10 @@ def _check_sparse_graph(G, name: str) -> sp.csr_matrix:
 
 #: Features with ``max |x|`` outside ``[1e-100, 1e100]`` are divided by a power of two:
 #: squared distances would overflow (about 1e154 and up) or underflow otherwise.
-_SAFE_RANGE = (1e-100, 1e100)
+SAFE_RANGE = (1e-100, 1e100)
 
 
-def _feature_scale(X: np.ndarray) -> float:
+def feature_scale(X: np.ndarray) -> float:
     """A power of two near ``max |X|`` when squared distances would leave float64, else 1.
 
     The Gaussian kNN graph depends on the features only through ``d / sigma``
@@ -206,12 +156,12 @@ def _feature_scale(X: np.ndarray) -> float:
     exact).
     """
     top = float(np.max(np.abs(X))) if X.size else 0.0
-    if top == 0.0 or _SAFE_RANGE[0] <= top <= _SAFE_RANGE[1]:
+    if top == 0.0 or SAFE_RANGE[0] <= top <= SAFE_RANGE[1]:
         return 1.0
     return float(2.0 ** np.round(np.log2(top)))
 
 
-def _check_query_graph(G, n_train: int, kind: str, estimator) -> sp.csr_matrix:
+def check_query_graph(G, n_train: int, kind: str, estimator) -> sp.csr_matrix:
     """Rows from new points to the training points for a model fitted on a precomputed graph."""
     name = type(estimator).__name__
     check_not_complex(G, estimator)
@@ -242,14 +192,3 @@ def _check_query_graph(G, n_train: int, kind: str, estimator) -> sp.csr_matrix:
         raise ValueError(f"the {kind} rows passed to {name} have negative entries")
     G.sort_indices()
     return G
-
-
-def _row_softmax(G: sp.csr_matrix, exponent: np.ndarray) -> sp.csr_matrix:
-    """Rows ``exp(-a_j) / sum_j exp(-a_j)`` over the stored entries, without underflow."""
-    rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
-    low = np.full(G.shape[0], np.inf)
-    np.minimum.at(low, rows, exponent)
-    # exp(-(a - min a)); equal exponents (infinite ones too) weigh 1.
-    w = np.exp(-np.where(exponent == low[rows], 0.0, exponent - low[rows]))
-    total = np.bincount(rows, weights=w, minlength=G.shape[0])
-    return sp.csr_matrix((w / total[rows], G.indices, G.indptr), shape=G.shape)

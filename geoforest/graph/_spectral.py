@@ -3,7 +3,7 @@
 Every clustering method of geoforest that ends in a spectral step (forest
 kernels, longest-leg path distances, precomputed affinities) goes through the
 functions here: the leading eigenvectors of the normalised affinity
-``M = D^{-1/2} W D^{-1/2}`` (:mod:`geoforest.cluster._eigensolvers`), the
+``M = D^{-1/2} W D^{-1/2}`` (:mod:`geoforest.graph._eigensolvers`), the
 number of clusters from the eigengap when not given, the NJW row
 normalisation and k-means.
 """

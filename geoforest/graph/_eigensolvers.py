@@ -9,7 +9,7 @@ the largest of ``M``, and Krylov solvers converge more reliably on the largest
 algebraic eigenvalues of ``M`` than on the smallest of ``L``.  The solvers
 here (dense, ARPACK with a shift-invert fallback, LOBPCG, and a disconnected
 affinity one connected component at a time) serve every spectral method of
-the library (:mod:`geoforest.cluster._spectral`, ``DiffusionMap``).
+the library (:mod:`geoforest.graph._spectral`, ``DiffusionMap``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 :func:`build_kdtree` stores the tree as flat arrays (points in tree order,
 node ranges, children, tight bounding boxes).  The searches over it
-(:func:`geoforest.llpd._boruvka.boruvka_forest`'s nearest point of another
+(:func:`geoforest.graph._boruvka.boruvka_forest`'s nearest point of another
 component, :mod:`geoforest.llpd._out_of_sample`'s nearest training points)
 share the steps below: the box distance that prunes a node, the squared
 distance summed coordinate by coordinate (one summation order everywhere, so

@@ -1,0 +1,78 @@
+"""The graph layer: the neighbour graphs every clustering family runs on.
+
+A clustering method is a rule over a neighbour graph, whatever geometry
+built it.  This layer builds, symmetrises, connects and weights those graphs and
+computes their minimum spanning tree and spectral embedding; the families
+above it — spectral clustering (:mod:`geoforest.cluster`), longest-leg path
+distance (:mod:`geoforest.llpd`), diffusion maps and LUND
+(:mod:`geoforest.diffusion`) — are methods over it, side by side, and import
+it, never one another.  It imports none of them.
+
+* :func:`spatial_knn` — nearest neighbours among the pixels of a spatial window
+  (the Euclidean kNN lists, their symmetric union and its Gaussian weights are
+  private helpers of ``_knn.py``);
+* :func:`bridge_components` — the edges of a minimum spanning forest joining
+  a graph's connected components;
+* :func:`euclidean_mst` — the exact Euclidean minimum spanning tree
+  (quitefastmst's K-d tree up to :data:`AUTO_KDTREE_MAX_DIM` dimensions, its
+  Prim above, the library's Borůvka on request or for ``d = 1``);
+* :func:`normalized_affinity`, :func:`spectral_eigs` — the normalised affinity
+  ``D^{-1/2} W D^{-1/2}`` of any symmetric non-negative affinity (dense,
+  sparse or a ``LinearOperator``) and its leading eigenpairs;
+* :func:`spectral_clustering`, :func:`spectral_embedding_njw`,
+  :func:`spectral_partitions`, :func:`estimate_n_clusters`,
+  :func:`canonical_labels` — NJW spectral clustering on those eigenpairs;
+* :func:`choose_by_relative_gap`, :func:`eigengap_scores`,
+  :func:`explain_choice`, :class:`LabelFreeChoiceWarning`, ... — the label-free
+  choice of the number of clusters that every family shares.
+
+Every name here is also importable from the family that has always exported
+it (``geoforest.cluster.spectral_clustering``, ``geoforest.llpd.euclidean_mst``,
+``geoforest.diffusion.bridge_components``, ...).
+"""
+
+from ._choice import (
+    MIN_RELATIVE_GAP,
+    LabelFreeChoiceWarning,
+    choose_by_relative_gap,
+    eigengap_scores,
+    explain_choice,
+    min_cluster_size,
+    n_components,
+    relative_gaps,
+    score_partitions,
+)
+from ._connect import bridge_components
+from ._eigensolvers import normalized_affinity, spectral_eigs
+from ._knn import spatial_knn
+from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
+from ._spectral import (
+    canonical_labels,
+    estimate_n_clusters,
+    spectral_clustering,
+    spectral_embedding_njw,
+    spectral_partitions,
+)
+
+__all__ = [
+    "AUTO_KDTREE_MAX_DIM",
+    "LabelFreeChoiceWarning",
+    "MIN_RELATIVE_GAP",
+    "bridge_components",
+    "canonical_labels",
+    "choose_by_relative_gap",
+    "eigengap_scores",
+    "estimate_n_clusters",
+    "euclidean_mst",
+    "explain_choice",
+    "min_cluster_size",
+    "n_components",
+    "normalized_affinity",
+    "relative_gaps",
+    "score_partitions",
+    "spatial_knn",
+    "spectral_clustering",
+    "spectral_eigs",
+    "spectral_embedding_njw",
+    "spectral_partitions",
+]

@@ -1,0 +1,30 @@
+"""The graph layer's names keep working from the families that exported them first."""
+
+import pytest
+
+import geoforest as gf
+
+#: family -> the graph layer's names it re-exports (as they were public there before).
+REEXPORTED = {
+    "cluster": [
+        "LabelFreeChoiceWarning", "MIN_RELATIVE_GAP", "canonical_labels", "choose_by_relative_gap",
+        "eigengap_scores", "estimate_n_clusters", "explain_choice", "min_cluster_size",
+        "n_components", "normalized_affinity", "relative_gaps", "score_partitions",
+        "spectral_clustering", "spectral_eigs", "spectral_embedding_njw", "spectral_partitions",
+    ],
+    "llpd": ["AUTO_KDTREE_MAX_DIM", "euclidean_mst"],
+    "diffusion": ["bridge_components", "spatial_knn"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("family", sorted(REEXPORTED))
+def test_families_reexport_the_same_objects(family):
+    module = getattr(gf, family)
+    for name in REEXPORTED[family]:
+        assert name in module.__all__
+        assert getattr(module, name) is getattr(gf.graph, name)
+
+
+def test_every_graph_name_is_public_somewhere_before():
+    assert sorted(gf.graph.__all__) == sorted(n for names in REEXPORTED.values() for n in names)
+    assert "graph" in gf.__all__ and gf.graph.__doc__.startswith("The graph layer")
