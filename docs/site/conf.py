@@ -127,7 +127,7 @@ def _check_api_coverage(app):
     logger = logging.getLogger(__name__)
     text = (HERE / "api" / "index.rst").read_text(encoding="utf-8")
     listed = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
-    subpackages = ("cluster", "datasets", "diffusion", "embedding", "llpd", "metrics")
+    subpackages = ("cluster", "datasets", "diffusion", "embedding", "graph", "llpd", "metrics")
     names = [n for n in geoforest.__all__ if n not in subpackages and n != "__version__"]
     for sub in subpackages:
         module = importlib.import_module(f"geoforest.{sub}")
