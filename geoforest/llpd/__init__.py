@@ -7,7 +7,9 @@
   arrays, with ``to_scipy_linkage()``;
 * :func:`auto_noise_threshold` — the denoising rule (a jump, else two log-populations);
 * :class:`LLPD` — neighbours, k-th neighbour distances, denoising and the
-  ``exp(-rho^2 / sigma^2)`` kernel as a ``LinearOperator``;
+  ``exp(-rho^2 / sigma^2)`` kernel as a ``LinearOperator``; over the exact
+  Euclidean MST, or over the minimum spanning tree of any geometry's graph
+  (``metric="forest"`` or ``"precomputed"``, :mod:`geoforest.graph`);
 * :class:`LLPDSpectralClustering` — denoising, eigengap over a scale grid, NJW
   through the library's one spectral module (:mod:`geoforest.graph`).
 """

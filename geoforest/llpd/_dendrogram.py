@@ -23,6 +23,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from scipy.sparse.linalg import LinearOperator
 
 from .._jit import njit
 from ..graph._kdtree import insert_sorted, sq_dist
@@ -369,3 +370,20 @@ def llpd_kneighbors(X, k, parent, node_height, start, node_size, order, queries,
                 count += 1
             below = top
     return dist, ind
+
+
+def affinity_operator(t: Dendrogram, weight: np.ndarray) -> LinearOperator:
+    """``x -> W x``, ``W_ij`` the ``weight`` of the merge joining ``i`` and ``j`` (``W_ii = 1``)."""
+    n = t.n_samples
+
+    def matmat(V):
+        V = np.ascontiguousarray(V, dtype=np.float64)
+        out = np.empty_like(V)
+        return affinity_matmat(n, t.left, t.right, weight, V, out)
+
+    def matvec(v):
+        return matmat(np.asarray(v, dtype=np.float64).reshape(n, 1)).reshape(-1)
+
+    return LinearOperator(
+        (n, n), matvec=matvec, rmatvec=matvec, matmat=matmat, rmatmat=matmat, dtype=np.float64
+    )

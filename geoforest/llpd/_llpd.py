@@ -7,117 +7,31 @@ import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.sparse.linalg import LinearOperator
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._jit import njit
 from .._limits import check_dense_size
-from .._validation import validate_data  # sklearn's, with a one-line complex-data message
+from .._validation import N_JOBS, validate_data  # sklearn's, with a one-line complex-data message
+from ..graph._geometry import METRICS, make_geometry
 from ..graph._mst import euclidean_mst
-from ..graph._unionfind import find_root
+from ._checks import _check_k, _check_magnitude
 from ._dendrogram import (
-    Dendrogram,
-    affinity_matmat,
+    affinity_operator,
     cophenetic_matrix,
     kth_neighbor_heights,
     llpd_kneighbors,
     single_linkage,
 )
+from ._graph import SubsetGeometry, graph_query, graph_tree, mscale_tree, query_hops
 from ._noise import auto_noise_threshold
 from ._out_of_sample import build_query_index, llpd_query
 
 __all__ = ["LLPD"]
 
 
-#: Coordinates are refused beyond this magnitude (and nonzero spreads below its
-#: inverse): squared Euclidean distances, which the MST and the neighbour searches
-#: compare, overflow to inf near 1e154 and underflow to 0 near 1e-154.
-MAX_MAGNITUDE = 1e150
-
-
-def _check_magnitude(X: np.ndarray) -> None:
-    """Refuse coordinates whose squared distances overflow or underflow float64."""
-    if X.size == 0:
-        return
-    top = float(np.max(np.abs(X)))
-    spread = float(np.max(X.max(axis=0) - X.min(axis=0)))
-    if top > MAX_MAGNITUDE / np.sqrt(X.shape[1]) or 0.0 < spread < 1.0 / MAX_MAGNITUDE:
-        raise ValueError(
-            f"LLPD needs coordinates whose squared distances are finite float64 numbers; "
-            f"X has values up to {top:.3g} and a spread of {spread:.3g}. LLPD scales with X: "
-            "divide X by a constant (a power of 2 is exact) and multiply the distances back."
-        )
-
-
-@njit(nogil=True, cache=True)
-def _kruskal(n, weights, edges):
-    """Minimum spanning forest of a graph whose edges are sorted by weight."""
-    uf = np.arange(n)
-    keep = np.zeros(weights.shape[0], np.bool_)
-    for e in range(weights.shape[0]):
-        ra = find_root(uf, edges[e, 0])
-        rb = find_root(uf, edges[e, 1])
-        if ra != rb:
-            uf[ra] = rb
-            keep[e] = True
-    roots = np.empty(n, np.int64)
-    for i in range(n):
-        roots[i] = find_root(uf, i)
-    return keep, roots
-
-
-def _mscale_tree(X: np.ndarray, n_neighbors: int, n_scales: int):
-    """The m-scale approximation: a kNN graph's spanning forest, heights rounded up to scales.
-
-    Edges of the symmetrised ``n_neighbors``-NN graph are thresholded at
-    ``n_scales`` geometrically spaced scales between the shortest positive
-    and the longest edge; the approximate LLPD of two points is the first
-    scale at which they are connected (``inf`` if never).
-    """
-    from sklearn.neighbors import NearestNeighbors
-
-    n = X.shape[0]
-    if n_neighbors > n - 1:  # the user's number, not silently clipped
-        raise ValueError(
-            f"mscale_neighbors must be in [1, n_samples - 1] = [1, {n - 1}], got {n_neighbors}"
-        )
-    k = int(n_neighbors)
-    dist, ind = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
-    rows = np.repeat(np.arange(n), k)
-    pairs = np.stack([rows, ind[:, 1:].ravel()], axis=1)
-    pairs.sort(axis=1)
-    w = dist[:, 1:].ravel()
-    pairs, first = np.unique(pairs, axis=0, return_index=True)
-    w = w[first]
-    positive = w[w > 0]
-    lo = positive.min() if positive.size else 1.0
-    hi = max(w.max(), lo)
-    scales = np.geomspace(lo, hi, n_scales) if hi > lo else np.full(1, hi)
-    w = scales[np.minimum(np.searchsorted(scales, w, side="left"), scales.size - 1)]
-    order = np.lexsort((pairs[:, 1], pairs[:, 0], w))
-    w, pairs = w[order], np.ascontiguousarray(pairs[order])
-    keep, roots = _kruskal(n, w, pairs)
-    w, pairs = w[keep], pairs[keep]
-    comps = np.unique(roots)
-    if comps.size > 1:  # join the components of the graph at infinite height
-        bridges = np.stack([comps[:-1], comps[1:]], axis=1)
-        w = np.concatenate([w, np.full(comps.size - 1, np.inf)])
-        pairs = np.concatenate([pairs, bridges])
-    return w, pairs
-
-
-def _check_k(k, n: int, name: str) -> int:
-    if not isinstance(k, numbers.Integral) or isinstance(k, bool):
-        raise TypeError(f"{name} must be an integer, got {k!r}")
-    if not 1 <= k <= n - 1:
-        raise ValueError(f"{name} must be in [1, n_samples - 1] = [1, {n - 1}], got {k}")
-    return int(k)
-
-
 class LLPD(BaseEstimator):
-    """Longest-leg path distance, exact, from the Euclidean minimum spanning tree.
+    """Longest-leg path distance, exact, from a minimum spanning tree (Euclidean or a graph's).
 
     The LLPD between two points is the smallest possible longest edge over all
     paths joining them through the data::
@@ -129,8 +43,29 @@ class LLPD(BaseEstimator):
     distance).  ``fit`` builds the exact Euclidean MST and the single-linkage
     dendrogram once; every query is a pass over the dendrogram.
 
+    With another geometry (``metric``) the legs are the edges of its
+    neighbour graph, and the LLPD is the minimax path distance over that
+    graph: the largest edge on the path of the graph's minimum spanning tree
+    (:mod:`geoforest.llpd._graph`), on which the same dendrogram and every
+    method below run unchanged.
+
     Parameters
     ----------
+    metric : {"euclidean", "forest", "precomputed"}, default="euclidean"
+        The geometry, as for every clusterer of geoforest (defined once in
+        :mod:`geoforest.graph`).  ``"euclidean"``: the exact Euclidean MST
+        (``forest`` and ``n_neighbors`` unused).  ``"forest"``: the
+        symmetrised ``n_neighbors``-NN graph of the forest's metric, its
+        components joined by a minimum spanning forest in that metric.
+        ``"precomputed"``: ``fit(G)`` takes a distance graph, used as given
+        (every stored entry an edge); points it leaves in different
+        components are at LLPD ``inf``.
+    forest : geoforest forest, ForestNeighborsTransformer or None, default=None
+        The forest of ``metric="forest"`` (:mod:`geoforest.graph`); only
+        with that metric.
+    n_neighbors : int, default=15
+        ``metric="forest"``: neighbours per point of the graph, in
+        ``[1, n_samples - 1]``, and edges from a new point into it.
     mst_method : {"auto", "kdtree", "boruvka", "brute"}, default="auto"
         Exact EMST engine, see :func:`geoforest.llpd.euclidean_mst`.
     mscale : int or None, default=None
@@ -143,24 +78,33 @@ class LLPD(BaseEstimator):
         Neighbours of the kNN graph of the m-scale approximation, in
         ``[1, n_samples - 1]`` (checked by ``fit`` when ``mscale`` is set;
         ``n_samples - 1`` is the complete graph).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the forest of ``metric="forest"`` where its own is None.
+    n_jobs : int or None, default=None
+        Threads of that forest where its own is None.
 
     Attributes
     ----------
+    geometry_ : Geometry
+        The fitted geometry (:mod:`geoforest.graph`).
     dendrogram_ : Dendrogram
         Single-linkage dendrogram (merge heights are MST edge lengths).
     mst_weights_ : ndarray of shape (n_samples - 1,)
         MST edge lengths, non-decreasing (the merge heights).
     mst_edges_ : ndarray of shape (n_samples - 1, 2)
-        MST edges.
+        MST edges (``inf`` for the edges joining the components of a
+        ``"precomputed"`` graph).
     n_features_in_ : int
+        Not set with ``metric="precomputed"``.
 
     Notes
     -----
     Neighbours are ranked by LLPD; ties (many points share one LLPD) are
-    broken by Euclidean distance, then by index.  Without query points a
+    broken by Euclidean distance, then by index (``metric="euclidean"``), or
+    by position in the dendrogram (a graph's).  Without query points a
     point is never its own neighbour.  New points are queried with
     ``kneighbors(X)``: their LLPD to the training points goes through a
-    first straight leg into the training set (exact, see :meth:`kneighbors`).
+    first leg into the training set (exact, see :meth:`kneighbors`).
 
     References
     ----------
@@ -185,47 +129,132 @@ class LLPD(BaseEstimator):
     (array([0.5, 8. ]), array([4, 2]))
     >>> llpd.kneighbors([[5.0, 0.0]], n_neighbors=3)  # 3 to point 2, then 0 and 1 at LLPD 3
     (array([[3., 3., 3.]]), array([[2, 1, 0]]))
+
+    Over a graph of distances, as given: two components are at LLPD ``inf``.
+
+    >>> import scipy.sparse as sp
+    >>> G = sp.csr_matrix(([1.0, 2.0, 4.0], ([0, 1, 3], [1, 2, 4])), shape=(5, 5))
+    >>> LLPD(metric="precomputed").fit(G).pairwise()[0]
+    array([ 0.,  1.,  2., inf, inf])
     """
 
     _parameter_constraints: dict = {
+        "metric": [StrOptions(set(METRICS))],
+        "forest": "no_validation",  # make_geometry checks it
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "mst_method": [StrOptions({"auto", "kdtree", "boruvka", "brute"})],
         "mscale": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "mscale_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": N_JOBS,
     }
 
-    def __init__(self, *, mst_method="auto", mscale=None, mscale_neighbors=20):
+    def __init__(
+        self,
+        *,
+        metric="euclidean",
+        forest=None,
+        n_neighbors=15,
+        mst_method="auto",
+        mscale=None,
+        mscale_neighbors=20,
+        random_state=None,
+        n_jobs=None,
+    ):
+        self.metric = metric
+        self.forest = forest
+        self.n_neighbors = n_neighbors
         self.mst_method = mst_method
         self.mscale = mscale
         self.mscale_neighbors = mscale_neighbors
+        self.random_state = random_state
+        self.n_jobs = n_jobs
 
     def fit(self, X, y=None):
-        """Build the Euclidean MST and the single-linkage dendrogram of ``X``.
+        """Build the minimum spanning tree and the single-linkage dendrogram of ``X``.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            At least 2 finite points; duplicates are allowed (LLPD 0).
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples)
+            At least 2 finite points; duplicates are allowed (LLPD 0).  With
+            ``metric="precomputed"``, a square sparse distance graph or a
+            dense distance matrix (:mod:`geoforest.graph`).
         y : ignored
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            ``forest`` or ``mscale`` without their metric; ``n_neighbors``
+            not below ``n_samples`` with ``metric="forest"``.
         """
         self._validate_params()
+        self._check_geometry_params()
+        if self.metric == "precomputed":
+            geometry = make_geometry("precomputed").fit(X)
+            return self._fit_graph(geometry, None)
         X_in = X
         X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
+        # the model keeps its own rows: a caller editing its array must not change it
+        X_own = X.copy() if X is X_in or not X.flags.owndata else X
+        if self.metric == "forest":
+            _check_k(self.n_neighbors, X.shape[0], "n_neighbors")
+            geometry = make_geometry(
+                "forest", self.forest, random_state=self.random_state, n_jobs=self.n_jobs
+            ).fit(X_own)
+            return self._fit_graph(geometry, X_own)
         _check_magnitude(X)
         if self.mscale is None:
             weights, edges = euclidean_mst(X, method=self.mst_method)
         else:
-            weights, edges = _mscale_tree(X, self.mscale_neighbors, self.mscale)
-        # the model keeps its own rows: a caller editing its array must not change it
-        self._X = X.copy() if X is X_in or not X.flags.owndata else X
+            weights, edges = mscale_tree(X, self.mscale_neighbors, self.mscale)
+        self._set_tree(weights, edges, X_own, make_geometry("euclidean").fit(X_own))
+        return self
+
+    def _check_geometry_params(self) -> None:
+        if self.forest is not None and self.metric != "forest":
+            raise ValueError(
+                f"forest is the geometry of metric='forest'; got a forest with "
+                f"metric={self.metric!r}: pass metric='forest', or no forest"
+            )
+        if self.mscale is not None and self.metric != "euclidean":
+            raise ValueError(
+                "mscale approximates the Euclidean LLPD (metric='euclidean'); the LLPD over "
+                f"the graph of metric={self.metric!r} is exact: drop mscale"
+            )
+
+    def _fit_graph(self, geometry, X) -> LLPD:
+        """Fit on a fitted geometry's graph (``X``: its training data, or None)."""
+        n = geometry.n_samples_
+        k = min(int(self.n_neighbors), n - 1)  # a kept subset may be smaller than n_neighbors
+        weights, edges = graph_tree(geometry, k)
+        self._set_tree(weights, edges, X, geometry)
+        return self
+
+    def _fit_subset(self, llpd: LLPD, rows: np.ndarray) -> LLPD:
+        """Fit on the points ``rows`` of a fitted graph ``llpd``, in its geometry (no refit).
+
+        ``"forest"``: the kept points' ``n_neighbors``-NN graph in the same
+        metric, bridged (:class:`~geoforest.llpd._graph.SubsetGeometry`);
+        ``"precomputed"``: the subgraph of the given graph.
+        """
+        base = llpd.geometry_
+        if base.metric == "precomputed":
+            sub = base.graph_[rows][:, rows]
+            return self._fit_graph(make_geometry("precomputed").fit(sub), None)
+        self.n_features_in_ = llpd.n_features_in_
+        return self._fit_graph(SubsetGeometry(base, rows, llpd._X), llpd._X[rows])
+
+    def _set_tree(self, weights, edges, X, geometry) -> None:
+        self._X = X  # coordinates: the Euclidean tie-break and queries (None for a graph)
+        self.geometry_ = geometry
         self.mst_weights_ = weights
         self.mst_edges_ = edges
-        self.dendrogram_ = single_linkage(X.shape[0], weights, edges)
+        self.dendrogram_ = single_linkage(geometry.n_samples_, weights, edges)
         self._query_index = None  # out-of-sample K-d tree, built by the first kneighbors(X)
-        return self
 
     # ------------------------------------------------------------------ queries
     @property
@@ -260,7 +289,7 @@ class LLPD(BaseEstimator):
         n_neighbors: int = 10,
         return_distance: bool = True,
         *,
-        tie_break: str = "euclidean",
+        tie_break: str = "auto",
     ) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
         """The ``n_neighbors`` nearest training points in LLPD, of the training points or of ``X``.
 
@@ -276,12 +305,24 @@ class LLPD(BaseEstimator):
         search) and the dendrogram, never ``n x n``
         (:mod:`geoforest.llpd._out_of_sample`).
 
+        Over a graph (``metric`` other than ``"euclidean"``), ``x`` joins it
+        by its edges: the first hops ``j`` are those only, and
+        ``||x - x_j||`` is the geometry's distance: its ``n_neighbors``
+        nearest training points (``"forest"``), or its row of distances
+        (``"precomputed"``: every stored entry of a sparse row, every entry of
+        a dense one, a 0 making ``x`` a copy of that point; a sparse row
+        with no entry is at LLPD ``inf`` from every point).  Exact,
+        ``O(L (k + m))`` per query for ``m`` first hops after the geometry's
+        search (:mod:`geoforest.llpd._graph`).
+
         Parameters
         ----------
         X : array-like of shape (n_queries, n_features) or None, default=None
-            Query points.  ``None``: the training points, each excluding
-            itself.  Given, every query is a new point: a query equal to a
-            training point is at LLPD 0 from it and that point is returned
+            Query points (``metric="precomputed"``: their rows of distances
+            to the training points, shape (n_queries, n_samples)).  ``None``:
+            the training points, each excluding itself.  Given, every query
+            is a new point: a query equal to a training point is at LLPD 0
+            from it and that point is returned
             (first, after any duplicates of lower index), as scikit-learn's
             ``kneighbors(X)`` does; ``kneighbors(X_train, k + 1)`` is
             ``kneighbors(k)`` with each point's own copy added.  An integer
@@ -290,12 +331,14 @@ class LLPD(BaseEstimator):
         n_neighbors : int, default=10
             In ``[1, n_samples - 1]`` without ``X``, ``[1, n_samples]`` with it.
         return_distance : bool, default=True
-        tie_break : {"euclidean", "tree"}, default="euclidean"
+        tie_break : {"auto", "euclidean", "tree"}, default="auto"
             Order among points at the same LLPD: ``"euclidean"`` by Euclidean
             distance (to the query point), then index; ``"tree"`` by
             depth-first position in the dendrogram (``dendrogram_.order``; the
             child with the smaller node id first), which needs no scan of the
-            tied points.
+            tied points.  ``"auto"``: ``"euclidean"`` with
+            ``metric="euclidean"``, ``"tree"`` over a graph (which has no
+            coordinates: ``"euclidean"`` is refused there).
 
         Returns
         -------
@@ -310,7 +353,8 @@ class LLPD(BaseEstimator):
         ------
         ValueError
             ``X`` is not finite, or has another number of features than the
-            training data; ``n_neighbors`` is out of range.
+            training data; ``n_neighbors`` is out of range; ``tie_break`` is
+            ``"euclidean"`` over a graph.
 
         Notes
         -----
@@ -350,8 +394,15 @@ class LLPD(BaseEstimator):
                Learning Research 21, 2020.
         """
         check_is_fitted(self, "dendrogram_")
-        if tie_break not in ("euclidean", "tree"):
-            raise ValueError(f"tie_break must be 'euclidean' or 'tree', got {tie_break!r}")
+        if tie_break not in ("auto", "euclidean", "tree"):
+            raise ValueError(f"tie_break must be 'auto', 'euclidean' or 'tree', got {tie_break!r}")
+        graph = self.metric != "euclidean"
+        if tie_break == "euclidean" and graph:
+            raise ValueError(
+                f"tie_break='euclidean' ranks tied points by their coordinates; LLPD over the "
+                f"graph of metric={self.metric!r} has none: use tie_break='tree' (or 'auto')"
+            )
+        euclidean = tie_break != "tree" and not graph
         if isinstance(X, numbers.Integral) and not isinstance(X, bool):
             if n_neighbors != 10:
                 raise TypeError(
@@ -367,10 +418,10 @@ class LLPD(BaseEstimator):
             X, n_neighbors = None, X
         t = self.dendrogram_
         if X is not None:
-            return self._kneighbors_new(X, n_neighbors, return_distance, tie_break)
+            return self._kneighbors_new(X, n_neighbors, return_distance, euclidean)
         k = _check_k(n_neighbors, t.n_samples, "n_neighbors")
         dist, ind = llpd_kneighbors(
-            self._X,
+            self._X if euclidean else np.empty((t.n_samples, 0)),
             k,
             t.parent,
             t.node_height,
@@ -378,13 +429,12 @@ class LLPD(BaseEstimator):
             t.node_size,
             t.order,
             np.arange(t.n_samples),
-            tie_break == "euclidean",
+            euclidean,
         )
         return (dist, ind) if return_distance else ind
 
-    def _kneighbors_new(self, X, n_neighbors, return_distance: bool, tie_break: str):
+    def _kneighbors_new(self, X, n_neighbors, return_distance: bool, euclidean: bool):
         """:meth:`kneighbors` of query points ``X`` (validated here)."""
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         n = self.dendrogram_.n_samples
         if not isinstance(n_neighbors, numbers.Integral) or isinstance(n_neighbors, bool):
             raise TypeError(f"n_neighbors must be an integer, got {n_neighbors!r}")
@@ -393,11 +443,20 @@ class LLPD(BaseEstimator):
                 f"n_neighbors must be in [1, n_samples] = [1, {n}] for query points X, "
                 f"got {n_neighbors}"
             )
-        dist, ind = self._query_new(X, int(n_neighbors), euclidean=tie_break == "euclidean")
+        dist, ind = self._query_new(self._check_queries(X), int(n_neighbors), euclidean=euclidean)
         return (dist, ind) if return_distance else ind
 
-    def _query_new(self, X: np.ndarray, k: int, *, euclidean: bool = True):
+    def _check_queries(self, X):
+        """Query points validated as ``fit`` validated the training data."""
+        if self.metric == "precomputed":
+            return X  # rows of distances, checked by query_hops
+        return validate_data(self, X, dtype=np.float64, order="C", reset=False)
+
+    def _query_new(self, X, k: int, *, euclidean: bool = True):
         """LLPD ``k``-neighbours of validated query points (float64, C order)."""
+        if self.metric != "euclidean":
+            hops = query_hops(self.geometry_, X, int(self.n_neighbors), self)
+            return graph_query(self.dendrogram_, hops, k)
         _check_magnitude(X)  # every out-of-sample path (kneighbors, LLPD-SC's predict)
         index = getattr(self, "_query_index", None)
         if index is None:  # built on first use; a model never queried does not pay for it
@@ -487,7 +546,7 @@ class LLPD(BaseEstimator):
         check_is_fitted(self, "dendrogram_")
         return self.dendrogram_.cut(height)
 
-    def affinity_operator(self, sigma: float) -> LinearOperator:
+    def affinity_operator(self, sigma: float):
         """``x -> W x`` with ``W_ij = exp(-rho_ij^2 / sigma^2)`` (``W_ii = 1``), never n x n.
 
         Two passes over the dendrogram per product: ``O(n m)`` time for ``m``
@@ -508,20 +567,4 @@ class LLPD(BaseEstimator):
         if not isinstance(sigma, numbers.Real) or not np.isfinite(sigma) or sigma <= 0:
             raise ValueError(f"sigma must be a positive finite number, got {sigma!r}")
         t = self.dendrogram_
-        return _affinity_operator(t, np.exp(-np.square(t.heights / float(sigma))))
-
-
-def _affinity_operator(t: Dendrogram, weight: np.ndarray) -> LinearOperator:
-    n = t.n_samples
-
-    def matmat(V):
-        V = np.ascontiguousarray(V, dtype=np.float64)
-        out = np.empty_like(V)
-        return affinity_matmat(n, t.left, t.right, weight, V, out)
-
-    def matvec(v):
-        return matmat(np.asarray(v, dtype=np.float64).reshape(n, 1)).reshape(-1)
-
-    return LinearOperator(
-        (n, n), matvec=matvec, rmatvec=matvec, matmat=matmat, rmatmat=matmat, dtype=np.float64
-    )
+        return affinity_operator(t, np.exp(-np.square(t.heights / float(sigma))))

@@ -351,12 +351,15 @@ def _first_new_leaves(take, new_tops, new_cov, n_new, start, node_size, order, s
 
 @njit(nogil=True, cache=True)
 def _walk(
-    X, x, cand_i, cand_d2, m, k, parent, node_height, run_top, start, node_size, order,
+    X, x, cand_i, cand_d2, cand_e, m, k, parent, node_height, run_top, start, node_size, order,
     position, euclidean, skip_to, mark, mark_q, stamp, tops, climbed, new_tops, new_cov,
     sel_key, sel_i, out_d, out_i,
 ):  # fmt: skip
     """The ``k`` nearest training points of ``x`` in LLPD, first hops from ``cand_*``.
 
+    ``cand_e`` are the first legs' lengths (ascending; ``sqrt(cand_d2)`` for
+    Euclidean queries, the geometry's distances for a graph's), ``cand_d2``
+    the keys of the Euclidean tie-break (read only when ``euclidean``).
     Exact when the candidates are every training point within the returned
     ``k``-th LLPD of ``x`` (or more), in (squared distance, index) order and
     prefix-complete (no other point precedes the last one in that order).
@@ -366,7 +369,6 @@ def _walk(
     (``mark``/``mark_q`` deduplicate the tops of a level).  Returns the
     ``k``-th LLPD.
     """
-    cand_e = np.sqrt(cand_d2[:m])
     n_tops = 0
     count = 0
     c = 0
@@ -449,9 +451,9 @@ def _query_chunk(
             cand_d2, cand_i, stack,
         )  # fmt: skip
         rho = _walk(
-            X, x, cand_i, cand_d2, m, k, parent, node_height, run_top, start, node_size,
-            order, position, euclidean, skip_to, mark, mark_q, stamp, tops, climbed,
-            new_tops, new_cov, sel_key, sel_i, dist[qi], ind[qi],
+            X, x, cand_i, cand_d2, np.sqrt(cand_d2[:m]), m, k, parent, node_height, run_top,
+            start, node_size, order, position, euclidean, skip_to, mark, mark_q, stamp, tops,
+            climbed, new_tops, new_cov, sel_key, sel_i, dist[qi], ind[qi],
         )  # fmt: skip
         if m < n and rho >= np.sqrt(cand_d2[m - 1]):
             # A tie at the last candidate's distance: a point outside the candidates may
@@ -465,8 +467,8 @@ def _query_chunk(
                 cand_d2[m - 1] * (1.0 + 1e-12), buf_d2, buf_i, stack,
             )  # fmt: skip
             _walk(
-                X, x, buf_i, buf_d2, m2, k, parent, node_height, run_top, start,
-                node_size, order, position, euclidean, skip_to, mark, mark_q, stamp,
+                X, x, buf_i, buf_d2, np.sqrt(buf_d2[:m2]), m2, k, parent, node_height, run_top,
+                start, node_size, order, position, euclidean, skip_to, mark, mark_q, stamp,
                 np.empty(m2, np.int64), np.empty(m2, np.int64), np.empty(m2, np.int64),
                 np.empty(m2, np.int64), sel_key, sel_i, dist[qi], ind[qi],
             )  # fmt: skip
