@@ -5,6 +5,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
@@ -12,9 +13,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import validate_data
+from .._validation import N_JOBS, validate_data
 from ..graph._choice import explain_choice
 from ..graph._eigensolvers import spectral_eigs
+from ..graph._geometry import METRICS
+from ..graph._knn import check_query_graph
 from ..graph._spectral import spectral_clustering
 from ._llpd import LLPD
 
@@ -81,11 +84,13 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     The method of Little, Maggioni & Murphy ("Path-based spectral clustering:
     guarantees, robustness to outliers, and fast algorithms"), computed exactly:
 
-    1. LLPD of ``X`` (:class:`~geoforest.LLPD`: exact EMST and dendrogram);
+    1. LLPD of ``X`` (:class:`~geoforest.LLPD`: exact EMST and dendrogram,
+       or the minimum spanning tree of ``metric``'s graph);
     2. denoising: points whose LLPD to their ``k_nse``-th neighbour exceeds
        ``threshold`` get the label ``-1``;
     3. LLPD again on the kept points only (paths through removed points no
-       longer count);
+       longer count; over a graph, the kept points' graph in the same fitted
+       geometry, never refitted);
     4. for every scale ``sigma`` of the grid (:func:`sigma_grid`, from the
        kept points' merge heights), the leading ``max_clusters + 1``
        eigenvalues of ``M = D^{-1/2} W D^{-1/2}``, ``W = exp(-rho^2 / sigma^2)``
@@ -101,6 +106,14 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     ----------
     n_clusters : int or None, default=None
         Number of clusters; ``None`` estimates it (step 5).
+    metric : {"euclidean", "forest", "precomputed"}, default="euclidean"
+        The geometry of the LLPD, as for every clusterer of geoforest
+        (defined once in :mod:`geoforest.graph`; :class:`~geoforest.LLPD`).
+    forest : geoforest forest, ForestNeighborsTransformer or None, default=None
+        The forest of ``metric="forest"`` (:mod:`geoforest.graph`).
+    n_neighbors : int, default=15
+        Neighbours per point of the ``metric="forest"`` graph (of all the
+        points, then of the kept ones), in ``[1, n_samples - 1]``.
     max_clusters : int, default=10
         Largest number of clusters considered when estimating.
     k_nse : int, default=10
@@ -127,7 +140,9 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     mst_method : {"auto", "kdtree", "boruvka", "brute"}, default="auto"
         EMST engine (:func:`geoforest.llpd.euclidean_mst`).
     random_state : int, RandomState instance or None, default=None
-        Seeds the eigensolvers and k-means.
+        Seeds the eigensolvers, k-means and the forest (where its own is None).
+    n_jobs : int or None, default=None
+        Threads of the forest of ``metric="forest"`` (where its own is None).
     verbose : int, default=0
         Show a progress bar over the scales sigma (tqdm) when positive.
 
@@ -159,11 +174,14 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         (``n_clusters`` columns when ``n_clusters`` is given).
     llpd_ : LLPD
         LLPD fitted on the kept points.
+    geometry_ : Geometry
+        The fitted geometry of all the points (:mod:`geoforest.graph`).
     noise_llpd_ : LLPD or None
         LLPD fitted on all the points, whose ``k_nse``-th neighbour LLPDs the
         denoising thresholds (kept for :meth:`predict`); ``None`` when
         ``threshold=None``.
     n_features_in_ : int
+        Not set with ``metric="precomputed"``.
 
     References
     ----------
@@ -191,6 +209,9 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "metric": [StrOptions(set(METRICS))],
+        "forest": "no_validation",  # make_geometry checks it
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "k_nse": [Interval(numbers.Integral, 1, None, closed="left")],
         "threshold": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="left"), None],
@@ -200,6 +221,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         "eigen_tol": [Interval(numbers.Real, 0, None, closed="left")],
         "mst_method": [StrOptions({"auto", "kdtree", "boruvka", "brute"})],
         "random_state": ["random_state"],
+        "n_jobs": N_JOBS,
         "verbose": ["verbose"],
     }
 
@@ -207,6 +229,9 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self,
         n_clusters=None,
         *,
+        metric="euclidean",
+        forest=None,
+        n_neighbors=15,
         max_clusters=10,
         k_nse=10,
         threshold="auto",
@@ -216,9 +241,13 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         eigen_tol=1e-7,
         mst_method="auto",
         random_state=None,
+        n_jobs=None,
         verbose: int = 0,
     ):
         self.n_clusters = n_clusters
+        self.metric = metric
+        self.forest = forest
+        self.n_neighbors = n_neighbors
         self.max_clusters = max_clusters
         self.k_nse = k_nse
         self.threshold = threshold
@@ -228,6 +257,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.eigen_tol = eigen_tol
         self.mst_method = mst_method
         self.random_state = random_state
+        self.n_jobs = n_jobs
         self.verbose = verbose
 
     def fit(self, X, y=None):
@@ -235,7 +265,9 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples)
+            With ``metric="precomputed"``, a square distance graph
+            (:mod:`geoforest.graph`).
         y : ignored
 
         Returns
@@ -243,17 +275,23 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self
         """
         self._validate_params()
-        X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
+        if self.metric != "precomputed":
+            X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
         n = X.shape[0]
         rng = check_random_state(self.random_state)
-        kept, theta, noise_llpd = self._denoise(X)
+        kept, theta, noise_llpd, full = self._denoise(X)
         n_kept = int(kept.sum())
         if n_kept < 2:
             raise ValueError(
                 f"denoising kept {n_kept} point(s) of {n} (threshold {theta:.4g}); "
                 "raise threshold or lower k_nse"
             )
-        llpd = LLPD(mst_method=self.mst_method).fit(X[kept])
+        if self.metric == "euclidean":
+            llpd = LLPD(mst_method=self.mst_method).fit(X[kept])
+        elif kept.all():
+            llpd = full
+        else:  # the kept points' graph in the same fitted geometry
+            llpd = self._llpd()._fit_subset(full, np.flatnonzero(kept))
         sigmas = self._sigmas(llpd)
         max_k = int(self.max_clusters if self.n_clusters is None else self.n_clusters)
         n_eigs = min(max_k + 1, n_kept - 1 if n_kept > 2 else 2)
@@ -311,6 +349,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.kept_ = kept
         self.llpd_ = llpd
         self.noise_llpd_ = noise_llpd
+        self.geometry_ = (llpd if full is None else full).geometry_
         return self
 
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -334,7 +373,10 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
            then the lowest index, as in :meth:`LLPD.kneighbors
            <geoforest.LLPD.kneighbors>`.  The smallest LLPD is the first leg to
            the Euclidean nearest kept point, which is therefore the one
-           chosen.
+           chosen.  Over a graph (``metric``), likewise the kept point nearest
+           in the geometry (its first neighbour among the kept points); a
+           ``"precomputed"`` row with no entry for a kept point is at LLPD
+           ``inf`` from all of them and gets ``-1``.
 
         The out-of-sample LLPD is exact (:meth:`LLPD.kneighbors
         <geoforest.LLPD.kneighbors>` with ``X``).  ``predict(X)`` on the
@@ -346,7 +388,9 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_queries, n_features)
-            New points, finite, with the training data's number of features.
+            New points, finite, with the training data's number of features
+            (``metric="precomputed"``: their rows of distances to the
+            training points, shape (n_queries, n_samples)).
 
         Returns
         -------
@@ -367,7 +411,11 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
                Learning Research 21, 2020.
         """
         check_is_fitted(self, "labels_")
-        X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        if self.metric == "precomputed":
+            rows = check_query_graph(X, self.kept_.shape[0], "distance graph", self)
+            X = rows if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # dense: 0s kept
+        else:
+            X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
         labels = np.full(X.shape[0], -1, dtype=np.intp)
         candidates = np.arange(X.shape[0])
         if self.noise_llpd_ is not None and np.isfinite(self.threshold_):
@@ -376,23 +424,38 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             dist, _ = self.noise_llpd_._query_new(X, k + 1, euclidean=False)
             statistic = np.where(dist[:, 0] == 0, dist[:, k], dist[:, k - 1])
             candidates = np.flatnonzero(statistic <= self.threshold_)
-        if candidates.size:
+        if not candidates.size:
+            return labels
+        kept = np.flatnonzero(self.kept_)
+        if self.metric == "euclidean":
             _, nearest = self.llpd_._query_new(X[candidates], 1, euclidean=True)
-            labels[candidates] = self.labels_[np.flatnonzero(self.kept_)[nearest[:, 0]]]
+            labels[candidates] = self.labels_[kept[nearest[:, 0]]]
+        else:  # the LLPD-nearest kept point is the nearest in the geometry
+            found, nearest = _nearest_kept(self.llpd_.geometry_, X[candidates], kept)
+            labels[candidates[found]] = self.labels_[kept[nearest[found]]]
         return labels
 
-    def _denoise(self, X: np.ndarray) -> tuple[np.ndarray, float, LLPD | None]:
+    def _llpd(self) -> LLPD:
+        return LLPD(
+            metric=self.metric, forest=self.forest, n_neighbors=self.n_neighbors,
+            mst_method=self.mst_method, random_state=self.random_state, n_jobs=self.n_jobs,
+        )  # fmt: skip
+
+    def _denoise(self, X) -> tuple[np.ndarray, float, LLPD | None, LLPD | None]:
+        """``(kept, threshold, noise LLPD, LLPD of all the points or None)``."""
         n = X.shape[0]
-        if self.threshold is None:
-            return np.ones(n, dtype=bool), float("inf"), None
-        if self.k_nse > n - 1:  # checked before the LLPD is built
+        graph = self.metric != "euclidean"
+        if self.threshold is not None and self.k_nse > n - 1:  # before any LLPD is built
             raise ValueError(
                 f"k_nse must be in [1, n_samples - 1] = [1, {n - 1}], got {self.k_nse}; "
                 "lower k_nse, or pass threshold=None to keep every point"
             )
-        llpd = LLPD(mst_method=self.mst_method).fit(X)
+        if self.threshold is None:
+            full = self._llpd().fit(X) if graph else None
+            return np.ones(n, dtype=bool), float("inf"), None, full
+        llpd = self._llpd().fit(X) if graph else LLPD(mst_method=self.mst_method).fit(X)
         kept, theta = llpd.denoise(int(self.k_nse), self.threshold, return_threshold=True)
-        return kept, theta, llpd
+        return kept, theta, llpd, llpd
 
     def _sigmas(self, llpd: LLPD) -> np.ndarray:
         if self.sigma is None:
@@ -407,3 +470,24 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         if self.eigen_solver == "auto":
             return "dense" if n <= AUTO_DENSE_MAX_N else "arpack"
         return self.eigen_solver
+
+
+def _nearest_kept(geometry, X, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's nearest kept point in the geometry of the kept points' LLPD.
+
+    Returns ``(found, position)``: a sparse ``"precomputed"`` row with no entry
+    for a kept point has none (it is at LLPD ``inf`` from every kept point).
+    """
+    if geometry.metric != "precomputed":
+        _, ind = geometry.query(X, 1)
+        return np.ones(ind.shape[0], dtype=bool), ind[:, 0]
+    if not sp.issparse(X):  # every entry an edge (ties: the lower index)
+        return np.ones(X.shape[0], dtype=bool), np.argmin(X[:, kept], axis=1)
+    rows = X[:, kept].tocsr()
+    rows.sort_indices()
+    found = np.diff(rows.indptr) > 0
+    position = np.zeros(rows.shape[0], dtype=np.intp)
+    for r in np.flatnonzero(found):
+        lo, hi = rows.indptr[r], rows.indptr[r + 1]
+        position[r] = rows.indices[lo:hi][np.argmin(rows.data[lo:hi])]  # ties: lower index
+    return found, position
