@@ -14,7 +14,7 @@ with K given, and reports the wall-clock time of each step and the peak RSS:
 
 * **geoforest**: ``RandomProjectionForest(200).fit`` (``fit``), its
   ``proximity()`` kernel (``kernel``: time, number of non-zeros), and
-  ``ForestSpectralClustering(K, forest=...)`` on that kernel with the
+  ``ForestSpectralClustering(K, forest=..., affinity="kernel")`` on that kernel with the
   label-free beta choice (``cluster``: everything after the kernel).
   With ``--kernel-neighbors M`` the kernel keeps each point's ``M`` most
   similar points (:func:`geoforest.cluster.truncated_kernel`, the
@@ -122,6 +122,7 @@ def child(
             selection=selection,
             random_state=0,
             n_jobs=2,
+            affinity="kernel",
         )
         t = time.perf_counter()
         model.fit(X)

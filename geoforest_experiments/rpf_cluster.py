@@ -172,6 +172,7 @@ def _run_method(method, X, K, seed, s, config, cache, name=""):
             random_state=seed,
             n_jobs=config.n_jobs,
             **extra,
+            affinity="kernel",
         ).fit(X)
         cache[method] = model
         return model.labels_, {"threshold": model.threshold_, "scale": model.scale_}
@@ -293,7 +294,9 @@ def _oracle(model, y: np.ndarray, sweep) -> tuple[np.ndarray, dict[str, Any]]:
 
 
 def _consensus(model, sweep) -> tuple[np.ndarray, dict[str, Any]]:
-    """What ``ForestSpectralClustering(selection="consensus")`` picks on the same kernel.
+    """What ``ForestSpectralClustering(selection="consensus", affinity="kernel")`` picks.
+
+    On the same kernel.
 
     The consensus over the default ``RPF_THRESHOLDS`` x ``RPF_SCALES`` grid,
     scored and picked as the estimator does

@@ -12,7 +12,8 @@ the defaults (ranked by the learned metric, ``distance_ == "relevance"``):
 * ``LUND (forest graph)``: LUND on the forest's 15-NN distance graph
   (``affinity="precomputed_distance"``), K estimated;
 * ``LUND (forest graph)|K``: the same with the true K;
-* ``forest spectral|K``: ``ForestSpectralClustering(forest=UnsupervisedForest())``
+* ``forest spectral|K``: ``ForestSpectralClustering(forest=UnsupervisedForest(),
+  affinity="kernel")``
   with the true K (a proximity kernel: ``distance`` does not change it, so
   the last two forests give the same row).
 
@@ -60,6 +61,7 @@ def run(name: str, params: dict, spectral: dict, seed: int = 0) -> dict[str, tup
                 n_clusters=k,
                 forest=gf.UnsupervisedForest(n_estimators=100, max_tied_fraction=fraction),
                 random_state=seed,
+                affinity="kernel",
             ).fit(X)
             spectral[fraction] = (adjusted_rand_score(y, spec.labels_), spec.n_clusters_)
         out["forest spectral|K"] = spectral[fraction]

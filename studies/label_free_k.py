@@ -28,10 +28,10 @@ from geoforest_experiments.clustering_suite import CONTROLS, SELECTION, load_sui
 
 VARIANTS = {
     "rpf/unfragmented": lambda s: gf.ForestSpectralClustering(
-        selection="unfragmented", random_state=s, n_jobs=1
+        selection="unfragmented", random_state=s, n_jobs=1, affinity="kernel"
     ),
     "rpf/relgap": lambda s: gf.ForestSpectralClustering(
-        selection="relgap", random_state=s, n_jobs=1
+        selection="relgap", random_state=s, n_jobs=1, affinity="kernel"
     ),
     "LLPD-SC": lambda s: gf.LLPDSpectralClustering(random_state=s),
     "LUND": lambda s: gf.LUND(random_state=s),

@@ -41,7 +41,7 @@ def candidates(name: str, seed: int) -> tuple[int, list[dict]]:
     X, y, _ = load_suite_data(name, max_n=1000, seed=seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = gf.ForestSpectralClustering(random_state=seed, n_jobs=2).fit(X)
+        model = gf.ForestSpectralClustering(random_state=seed, n_jobs=2, affinity="kernel").fit(X)
     floor = min_cluster_size(y.size)
     rows = []
     for b2 in SCALES:

@@ -48,7 +48,11 @@ def main() -> None:
                 continue
             t0 = time.perf_counter()
             model = ForestSpectralClustering(
-                K, forest=RandomProjectionForest(args.trees), random_state=seed, n_jobs=1
+                K,
+                forest=RandomProjectionForest(args.trees),
+                random_state=seed,
+                n_jobs=1,
+                affinity="kernel",
             )
             # fits the forest and kernel (one candidate)
             model.set_params(threshold=0.0, scale=1.0, selection="eigengap").fit(X)

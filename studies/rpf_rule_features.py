@@ -78,7 +78,12 @@ def collect(name: str, out: Path, first: int, stop: int) -> None:
     for seed in range(first, stop):
         t0 = time.perf_counter()
         model = ForestSpectralClustering(
-            K, forest=RandomProjectionForest(200), kernel_neighbors=kn, random_state=seed, n_jobs=1
+            K,
+            forest=RandomProjectionForest(200),
+            kernel_neighbors=kn,
+            random_state=seed,
+            n_jobs=1,
+            affinity="kernel",
         ).fit(X)
         S = model.selection_kernel_
         sub = model.selection_indices_

@@ -24,7 +24,10 @@ CASES = {
     ),
     "ForestSpectralClustering": (
         lambda v: gf.ForestSpectralClustering(
-            forest=gf.RandomProjectionForest(n_estimators=20), verbose=v, random_state=0
+            forest=gf.RandomProjectionForest(n_estimators=20),
+            verbose=v,
+            random_state=0,
+            affinity="kernel",
         ),
         "rpfCluster scales",
     ),

@@ -1,32 +1,25 @@
-"""rpfCluster: spectral clustering of a forest's proximity kernel, thresholded and sharpened."""
+"""Forest spectral clustering: of the forest's neighbour graph, or rpfCluster's kernel."""
 
 from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClusterMixin, clone
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import N_JOBS, validate_data
 from ..graph._choice import eigengap_scores, explain_choice
-from ..graph._eigensolvers import AUTO_DENSE_MAX_N
-from ..graph._spectral import spectral_clustering
-from ._rpf_kernel import (
-    _sharpen_kept,
-    attach_by_kernel,
-    kept_by_threshold,
-    kernel_vote,
-    sharpen_kernel,
-    truncated_kernel,
-)
+from ..graph._geometry import METRICS
+from ._graph_spectral import fit_knn_spectral, predict_knn_spectral
+from ._rpf_candidates import KernelCandidatesMixin
+from ._rpf_kernel import kept_by_threshold, kernel_vote, truncated_kernel
 from ._rpf_selection import (
     RPF_SCALES,
     RPF_THRESHOLDS,
@@ -42,11 +35,28 @@ __all__ = ["ForestSpectralClustering"]
 PREDICT_CHUNK = 1024
 
 
-class ForestSpectralClustering(ClusterMixin, BaseEstimator):
-    """rpfCluster: spectral clustering of a forest kernel, thresholded and sharpened.
+class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimator):
+    """Spectral clustering on a forest's geometry: its neighbour graph, or rpfCluster's kernel.
 
-    Fits a forest (a :class:`~geoforest.RandomProjectionForest` by default,
-    or any geoforest forest), takes its proximity kernel ``S`` (sparse),
+    With ``affinity="knn"`` (the default) every point is joined to its
+    ``n_neighbors`` nearest others under ``metric`` (by default the learned
+    neighbours of an :class:`~geoforest.UnsupervisedForest`), each edge
+    weighted by the overlap of the two points' neighbour lists (Jaccard),
+    components joined by a minimum spanning forest in the same geometry
+    (:func:`~geoforest.cluster.knn_affinity`, :mod:`geoforest.graph`), and
+    the graph is clustered by normalised spectral clustering; ``K`` is, when
+    not given, the largest relative gap of its spectrum
+    (:func:`~geoforest.cluster.choose_by_relative_gap`).  New points join
+    the majority cluster of their ``n_neighbors`` nearest training points.
+    This default was chosen on the selection half of the clustering suite
+    (``docs/results/clustering-suite.md``): with K given it beat k-means and
+    scikit-learn's spectral clustering on the Euclidean kNN graph, and more so
+    with noise columns.
+
+    With ``affinity="kernel"`` it is rpfCluster (Yan et al. [1]_), the
+    setting of the paper's experiments: it fits a forest (a
+    :class:`~geoforest.RandomProjectionForest` by default, or any geoforest
+    forest), takes its proximity kernel ``S`` (sparse),
     removes entries below ``threshold`` (the paper's beta_1), maps the kept
     entries by ``exp(S / scale)`` (beta_2; zeros stay zero, see
     :func:`sharpen_kernel`) and runs normalised spectral clustering
@@ -90,14 +100,28 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     Parameters
     ----------
     n_clusters : int or None, default=None
-        Number of clusters; ``None`` estimates it (with the default
+        Number of clusters; ``None`` estimates it (``affinity="knn"``: the
+        relative gap of the graph's spectrum; ``"kernel"`` with the default
         ``selection``: by the relative gap, jointly with beta_2; with the
         older rules: by the largest eigengap of each candidate affinity).
-    forest : geoforest forest or None, default=None
-        An unfitted forest whose ``proximity()`` is the kernel; cloned before
-        fitting.  ``None`` uses ``RandomProjectionForest(n_estimators=200)``.
-        Its ``random_state``/``n_jobs`` are set from this estimator's when
-        they are ``None``.
+    affinity : {"knn", "kernel"}, default="knn"
+        ``"knn"``: the neighbour graph of ``metric``.  ``"kernel"``:
+        rpfCluster, the thresholded and sharpened proximity kernel of
+        ``forest``; only ``metric="forest"``; the parameters from
+        ``threshold`` to ``max_selection_samples`` apply to it alone.
+    metric : {"forest", "euclidean", "precomputed"}, default="forest"
+        The geometry of the neighbour graph, as for every clusterer of
+        geoforest (defined once in :mod:`geoforest.graph`).
+    n_neighbors : int, default=15
+        Neighbours per point of the graph (``affinity="knn"``), and voters of
+        :meth:`predict`.
+    forest : geoforest forest, ForestNeighborsTransformer or None, default=None
+        The forest of ``metric="forest"``; an unfitted one is cloned and
+        fitted on ``X``, a fitted one used as is (``X`` must be its training
+        data; :mod:`geoforest.graph`).  ``None``: ``UnsupervisedForest()``
+        for ``affinity="knn"``, ``RandomProjectionForest(n_estimators=200)``
+        (the paper's) for ``"kernel"``.  Its ``random_state``/``n_jobs`` are
+        set from this estimator's when they are ``None``.
     threshold : float in [0, 1) or "auto", default="auto"
         beta_1.
     scale : float > 0 or "auto", default="auto"
@@ -147,11 +171,18 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         Cluster of each point.
     n_clusters_ : int
         Number of clusters found.
+    geometry_ : Geometry
+        The fitted geometry of ``affinity="knn"`` (:mod:`geoforest.graph`).
+    n_bridges_ : int
+        Edges ``affinity="knn"`` added to join the graph's components.
     kernel_ : scipy.sparse.csr_array
         The forest's proximity kernel ``S`` (truncated when
-        ``kernel_neighbors`` is set).
-    affinity_matrix_ : scipy.sparse.csr_array
-        The thresholded, sharpened affinity that was clustered.
+        ``kernel_neighbors`` is set); ``affinity="kernel"`` only, as are
+        ``threshold_``, ``scale_``, ``candidates_``, ``selection_indices_``
+        and ``selection_kernel_``.
+    affinity_matrix_ : scipy.sparse matrix
+        The affinity that was clustered: the weighted neighbour graph, or
+        the thresholded, sharpened kernel.
     threshold_, scale_ : float
         The beta_1 and beta_2 used.
     candidates_ : list of dict
@@ -163,7 +194,8 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     selection_kernel_ : scipy.sparse.csr_array
         The kernel the candidates were compared on: ``kernel_``, or the
         subset forest's kernel.
-    forest_ : fitted forest
+    forest_ : fitted forest or None
+        ``None`` for the ``"euclidean"`` and ``"precomputed"`` geometries.
     eigenvalues_ : ndarray
         Leading eigenvalues of the chosen normalised affinity.
     n_clusters_scores_ : ndarray of shape (max_clusters,)
@@ -215,15 +247,21 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
     >>> import geoforest as gf
     >>> from sklearn.datasets import load_iris
     >>> X = load_iris().data
-    >>> model = gf.ForestSpectralClustering(n_clusters=3, threshold=0.0, scale=0.1,
-    ...                                     random_state=0).fit(X)
-    >>> model.labels_.shape, model.n_clusters_
-    ((150,), 3)
+    >>> model = gf.ForestSpectralClustering(n_clusters=3, random_state=0).fit(X)
+    >>> model.labels_.shape, model.n_clusters_, model.forest_.distance_
+    ((150,), 3, 'relevance')
+    >>> rpf = gf.ForestSpectralClustering(n_clusters=3, affinity="kernel", threshold=0.0,
+    ...                                   scale=0.1, random_state=0).fit(X)
+    >>> type(rpf.forest_).__name__
+    'RandomProjectionForest'
     """
 
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "forest": [None, HasMethods(["fit", "proximity"])],
+        "affinity": [StrOptions({"knn", "kernel"})],
+        "metric": [StrOptions(set(METRICS))],
+        "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
+        "forest": [None, HasMethods(["fit"])],
         "threshold": [Interval(numbers.Real, 0.0, 1.0, closed="left"), StrOptions({"auto"})],
         "scale": [Interval(numbers.Real, 0.0, None, closed="neither"), StrOptions({"auto"})],
         "selection": [
@@ -245,6 +283,9 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self,
         n_clusters: int | None = None,
         *,
+        affinity: str = "knn",
+        metric: str = "forest",
+        n_neighbors: int = 15,
         forest=None,
         threshold="auto",
         scale="auto",
@@ -261,6 +302,9 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         verbose: int = 0,
     ):
         self.n_clusters = n_clusters
+        self.affinity = affinity
+        self.metric = metric
+        self.n_neighbors = n_neighbors
         self.forest = forest
         self.threshold = threshold
         self.scale = scale
@@ -294,13 +338,42 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         )
         return with_seed_and_threads(forest, self.random_state, self.n_jobs)
 
+    def _spectral_seed(self) -> int:
+        """The spectral steps' seed (an int: every candidate gets the same)."""
+        rs = self.random_state
+        if isinstance(rs, numbers.Integral):
+            return int(rs)
+        return int(check_random_state(rs).randint(2**31 - 1))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        precomputed = self.affinity == "knn" and self.metric == "precomputed"
+        tags.input_tags.pairwise = precomputed
+        tags.input_tags.sparse = precomputed
+        return tags
+
+    def _fit_knn(self, X):
+        if self.forest is not None and self.metric != "forest":
+            raise ValueError(
+                f"forest is the geometry of metric='forest'; got metric={self.metric!r} "
+                "with a forest: drop the forest or set metric='forest'"
+            )
+        if self.metric == "precomputed":
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64,
+                              ensure_min_samples=2)  # fmt: skip
+        else:
+            X = validate_data(self, X, dtype="numeric", ensure_min_samples=2)
+        fit_knn_spectral(self, X)
+        return self
+
     def fit(self, X, y=None):
-        """Fit the forest on ``X`` and cluster its sharpened kernel.
+        """Fit the geometry on ``X`` and cluster its neighbour graph (or sharpened kernel).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data.
+        X : array-like of shape (n_samples, n_features), or (n_samples, n_samples)
+            Training data; with ``metric="precomputed"`` a sparse distance graph
+            or dense distance matrix between them.
         y : None
             Ignored.
 
@@ -309,6 +382,13 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         self : object
         """
         self._validate_params()
+        if self.affinity == "knn":
+            return self._fit_knn(X)
+        if self.metric != "forest":
+            raise ValueError(
+                "affinity='kernel' is the forest's proximity kernel: it needs metric='forest', "
+                f"got metric={self.metric!r}"
+            )
         # Validated here too, so that a bad X is reported as this estimator's input
         # (not the inner forest's); "numeric" keeps the dtype the forest picks from.
         X = validate_data(self, X, dtype="numeric", ensure_min_samples=2)
@@ -340,12 +420,7 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
         else:
             thresholds = RPF_THRESHOLDS
         scales = RPF_SCALES if self.scale == "auto" else (float(self.scale),)
-        rs = self.random_state
-        seed = (
-            int(rs)
-            if isinstance(rs, numbers.Integral)
-            else check_random_state(rs).randint(2**31 - 1)
-        )
+        seed = self._spectral_seed()
         self._seed = seed  # the spectral steps' seed, for cluster_candidate
         grid = [(b1, b2) for b1 in thresholds for b2 in scales]
         # Compare the candidates on a random subset when n is large: the choice of
@@ -459,6 +534,10 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
                (2019).
         """
         check_is_fitted(self, "labels_")
+        if self.affinity == "knn":
+            if self.metric != "precomputed":
+                X = validate_data(self, X, dtype="numeric", reset=False)
+            return predict_knn_spectral(self, X)
         X = validate_data(self, X, dtype="numeric", reset=False)
         labels = np.asarray(self.labels_)
         n = labels.shape[0]
@@ -479,115 +558,3 @@ class ForestSpectralClustering(ClusterMixin, BaseEstimator):
             best, linked = kernel_vote(S_rows, labels, voters)
             out[lo : lo + PREDICT_CHUNK] = np.where(linked, best, fallback)
         return out
-
-    def cluster_candidate(
-        self,
-        threshold: float,
-        scale: float,
-        *,
-        kernel=None,
-        n_clusters: int | None = None,
-        n_eigenvalues: int | None = None,
-    ) -> Bunch:
-        """Cluster one (beta_1, beta_2) candidate of the fitted kernel, as ``fit`` does.
-
-        Sharpens the kernel (:func:`sharpen_kernel`), runs the spectral step
-        with this estimator's settings and seed, and attaches the points the
-        threshold cuts off through the kernel (:func:`attach_by_kernel`): the
-        procedure ``fit`` applies to every candidate of its grid, so on
-        ``selection_kernel_`` with the same pairs it gives the candidates
-        ``fit`` compared, and on ``kernel_`` at ``(threshold_, scale_)`` the
-        labels of the fit (with ``n_clusters`` given, or K estimated by
-        ``"relgap"``; a K estimated by the eigengap of the candidate was
-        computed from more eigenpairs).  Use it to study other pairs than the
-        grid's, to cluster all points at a pair chosen on the selection
-        subset, or to cluster the fitted kernel at another K.
-
-        Parameters
-        ----------
-        threshold : float
-            beta_1.
-        scale : float
-            beta_2, ``> 0``.
-        kernel : sparse array of shape (m, m) or None, default=None
-            The kernel to cluster: ``None`` is ``kernel_`` (every training
-            point); ``selection_kernel_`` is the one the candidates were
-            compared on.
-        n_clusters : int or None, default=None
-            Number of clusters; ``None`` is ``n_clusters_``.
-        n_eigenvalues : int or None, default=None
-            Eigenvalues to compute, at least ``n_clusters`` (``n_clusters + 1``
-            gives the eigengap after K; capped at what the solver allows);
-            ``None``: as many as the clustering needs (one more with
-            ``selection="eigengap"``).
-
-        Returns
-        -------
-        Bunch
-            What :func:`~geoforest.cluster.spectral_clustering` returns
-            (``labels``, ``n_clusters``, ``eigenvalues``, ``embedding``,
-            ``isolated``, ``unembedded``), the labels with the cut-off points
-            attached, plus ``affinity`` (the sharpened kernel that was
-            clustered), ``threshold`` and ``scale``.
-
-        Examples
-        --------
-        >>> import geoforest as gf
-        >>> from sklearn.datasets import load_iris
-        >>> X = load_iris().data
-        >>> model = gf.ForestSpectralClustering(3, random_state=0).fit(X)
-        >>> same = model.cluster_candidate(model.threshold_, model.scale_)
-        >>> bool((same.labels == model.labels_).all())
-        True
-        """
-        check_is_fitted(self, "labels_")
-        S = self.kernel_ if kernel is None else sp.csr_array(kernel)
-        n_clusters = self.n_clusters_ if n_clusters is None else n_clusters
-        cand = self._candidate(
-            S, threshold, scale, self._seed, n_clusters=n_clusters, n_eigenvalues=n_eigenvalues
-        )
-        res = cand["_res"]
-        res.affinity, res.threshold, res.scale = cand["_A"], threshold, scale
-        return res
-
-    def _candidate(
-        self,
-        S,
-        b1: float,
-        b2: float,
-        seed: int,
-        n_clusters: int | None = None,
-        n_eigenvalues: int | None = None,
-        kept=None,
-    ) -> dict[str, Any]:
-        """One candidate; ``kept``: ``S`` without its entries below ``b1``, when at hand."""
-        n_clusters = self.n_clusters if n_clusters is None else n_clusters
-        A = sharpen_kernel(S, b1, b2) if kept is None else _sharpen_kept(kept, b2)
-        n = S.shape[0]
-        max_clusters = min(self.max_clusters, n - 1)
-        if n_eigenvalues is None and self._selection == "eigengap" and n_clusters is not None:
-            # the eigengap after K needs one eigenvalue more than the clustering
-            n_eigenvalues = n_clusters + 1
-        if n_eigenvalues is not None:
-            dense = self.eigen_solver == "dense" or (
-                self.eigen_solver == "auto" and n <= AUTO_DENSE_MAX_N
-            )
-            n_eigenvalues = min(n_eigenvalues, n if dense else n - 1)
-        with warnings.catch_warnings():
-            # points the thresholded graph cuts off are attached below
-            warnings.filterwarnings(
-                "ignore", message=".*connected components", category=UserWarning
-            )
-            res = spectral_clustering(
-                A,
-                n_clusters,
-                max_clusters=max_clusters,
-                n_init=self.n_init,
-                solver=self.eigen_solver,
-                random_state=seed,
-                n_eigenvalues=n_eigenvalues,
-                tol=self.eigen_tol,
-            )
-        res.labels = attach_by_kernel(S, res.labels, res.unembedded)
-        return {"threshold": b1, "scale": b2, "n_clusters": res.n_clusters, "_res": res, "_A": A,
-                "_labels": res.labels}  # fmt: skip

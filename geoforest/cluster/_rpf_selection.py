@@ -3,7 +3,7 @@
 The candidates are the pairs of :data:`RPF_THRESHOLDS` x :data:`RPF_SCALES`
 (or the one given), each clustered by
 :meth:`~geoforest.cluster.ForestSpectralClustering.cluster_candidate`.  The
-rules of ``ForestSpectralClustering(selection=...)`` live here:
+rules of ``ForestSpectralClustering(selection=..., affinity="kernel")`` live here:
 
 * beta_1 from the kernel's connectivity (:func:`unfragmented_threshold`);
 * the consensus of the candidates' partitions (:func:`consensus_scores`),

@@ -26,6 +26,34 @@ it, never one another.  It imports none of them.
   :func:`explain_choice`, :class:`LabelFreeChoiceWarning`, ... — the label-free
   choice of the number of clusters that every family shares.
 
+The geometry of a graph is the user's choice, and every clusterer and
+embedding takes it through the same parameters (:func:`make_geometry` reads
+them; ``METRICS`` lists the values):
+
+``metric`` : {"euclidean", "forest", "precomputed"}
+    ``"euclidean"``: nearest neighbours in the features.  ``"forest"``: the
+    neighbours of an unsupervised forest, ranked by its learned metric
+    (:meth:`geoforest.UnsupervisedForest.kneighbors`), whose distances are
+    the edge lengths.  ``"precomputed"``: ``fit(G)`` takes a square sparse
+    distance graph (stored entries are edges, as scikit-learn's
+    ``KNeighborsTransformer`` and :class:`~geoforest.ForestNeighborsTransformer`
+    give) or a dense distance matrix; new points then come as rows of
+    distances from them to the training points.
+``forest`` : forest, ForestNeighborsTransformer or None
+    The forest of ``metric="forest"``.  ``None``: ``UnsupervisedForest()``
+    seeded with the estimator's ``random_state`` and ``n_jobs``.  An unfitted
+    forest (or transformer) is cloned and fitted on ``X``; a fitted one is
+    used as it is, and ``X`` must be its training data.
+``n_neighbors`` : int
+    Neighbours per point.
+
+A :class:`Geometry` gives every training point's nearest others, new points'
+nearest training points, and the bridges of a minimum spanning forest *in
+its own metric* that join a disconnected graph's components, so a connected
+graph never mixes the units of two geometries.  :func:`knn_affinity` weighs
+a neighbour graph's edges by the overlap of the two points' lists, a weight
+free of the geometry's units.
+
 Every name here is also importable from the family that has always exported
 it (``geoforest.cluster.spectral_clustering``, ``geoforest.llpd.euclidean_mst``,
 ``geoforest.diffusion.bridge_components``, ...).
@@ -44,6 +72,7 @@ from ._choice import (
 )
 from ._connect import bridge_components
 from ._eigensolvers import normalized_affinity, spectral_eigs
+from ._geometry import METRICS, Geometry, make_geometry
 from ._knn import spatial_knn
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
 from ._spectral import (
@@ -53,9 +82,14 @@ from ._spectral import (
     spectral_embedding_njw,
     spectral_partitions,
 )
+from ._weights import knn_affinity
 
 __all__ = [
     "AUTO_KDTREE_MAX_DIM",
+    "Geometry",
+    "METRICS",
+    "knn_affinity",
+    "make_geometry",
     "LabelFreeChoiceWarning",
     "MIN_RELATIVE_GAP",
     "bridge_components",

@@ -24,7 +24,7 @@ def _blobs(n=300, k=3, seed=0):
     [
         lambda: gf.LUND(random_state=0),
         lambda: gf.LLPDSpectralClustering(random_state=0),
-        lambda: gf.ForestSpectralClustering(random_state=0, n_jobs=1),
+        lambda: gf.ForestSpectralClustering(random_state=0, n_jobs=1, affinity="kernel"),
     ],
     ids=["LUND", "LLPD-SC", "rpfCluster"],
 )
@@ -46,7 +46,7 @@ def test_clusterers_expose_scores_and_stay_silent_on_clear_clusters(make):
     "make",
     [
         lambda: gf.LLPDSpectralClustering(random_state=0),
-        lambda: gf.ForestSpectralClustering(random_state=0, n_jobs=1),
+        lambda: gf.ForestSpectralClustering(random_state=0, n_jobs=1, affinity="kernel"),
     ],
     ids=["LLPD-SC", "rpfCluster"],
 )
@@ -68,7 +68,7 @@ def test_given_k_never_warns():
 
 def test_rpfcluster_relgap_scores_recomputed_independently():
     X, y = _blobs(300, 3, seed=3)
-    model = gf.ForestSpectralClustering(random_state=0, n_jobs=1).fit(X)
+    model = gf.ForestSpectralClustering(random_state=0, n_jobs=1, affinity="kernel").fit(X)
     assert model.selection == "auto" and model.n_clusters_ == 3
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
     # Each candidate's score is the relative gap of its own sharpened kernel,

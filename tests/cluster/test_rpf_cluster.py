@@ -75,7 +75,7 @@ def test_fixed_betas_equal_kernel_spectral_clustering_of_the_sharpened_kernel():
     X, y, _ = _kernel()
     forest = gf.RandomProjectionForest(60, random_state=0)
     model = gf.ForestSpectralClustering(
-        3, forest=forest, threshold=0.1, scale=0.5, random_state=0
+        3, forest=forest, threshold=0.1, scale=0.5, random_state=0, affinity="kernel"
     ).fit(X)
     S = forest.fit(X).proximity()
     assert np.allclose(model.kernel_.toarray(), S.toarray())
@@ -89,7 +89,9 @@ def test_fixed_betas_equal_kernel_spectral_clustering_of_the_sharpened_kernel():
 
 def test_auto_selection_is_the_consensus_candidate():
     X, y, _ = _kernel(seed=1)
-    model = gf.ForestSpectralClustering(3, selection="consensus", random_state=0).fit(X)
+    model = gf.ForestSpectralClustering(
+        3, selection="consensus", random_state=0, affinity="kernel"
+    ).fit(X)
     cands = model.candidates_
     assert len(cands) == 5 * 10
     # Recompute every candidate's labels independently and the consensus scores.
@@ -113,7 +115,9 @@ def test_auto_selection_is_the_consensus_candidate():
 def test_public_candidates_and_consensus_reproduce_the_fit():
     """cluster_candidate, consensus_scores and select_best: what fit does, in public."""
     X, _, _ = _kernel(seed=1)
-    model = gf.ForestSpectralClustering(3, selection="consensus", random_state=0).fit(X)
+    model = gf.ForestSpectralClustering(
+        3, selection="consensus", random_state=0, affinity="kernel"
+    ).fit(X)
     cands = [
         model.cluster_candidate(b1, b2, kernel=model.selection_kernel_)
         for b1 in RPF_THRESHOLDS
@@ -135,12 +139,13 @@ def test_public_candidates_and_consensus_reproduce_the_fit():
     assert model.cluster_candidate(0.0, 1.0, n_clusters=2).n_clusters == 2
     assert np.isnan(consensus_scores([np.zeros(4, int)])).all()
     with pytest.raises(NotFittedError):
-        gf.ForestSpectralClustering(3).cluster_candidate(0.0, 1.0)
+        gf.ForestSpectralClustering(3, affinity="kernel").cluster_candidate(0.0, 1.0)
 
 
 def test_relgap_candidate_reproduces_the_fit():
     X, _, _ = _kernel(seed=1)
-    model = gf.ForestSpectralClustering(random_state=0).fit(X)  # K estimated: relgap
+    # K estimated: relgap
+    model = gf.ForestSpectralClustering(random_state=0, affinity="kernel").fit(X)
     again = model.cluster_candidate(model.threshold_, model.scale_)
     assert again.n_clusters == model.n_clusters_
     assert np.array_equal(again.labels, model.labels_)
@@ -162,10 +167,13 @@ def test_estimates_k_and_takes_any_forest():
         threshold=0.0,
         scale=0.2,
         random_state=0,
+        affinity="kernel",
     ).fit(X)
     assert model.n_clusters_ == 3
     assert adjusted_rand_score(y, model.labels_) > 0.95
-    eig = gf.ForestSpectralClustering(3, selection="eigengap", scale=1.0, random_state=0).fit(X)
+    eig = gf.ForestSpectralClustering(
+        3, selection="eigengap", scale=1.0, random_state=0, affinity="kernel"
+    ).fit(X)
     # The eigengap score is lambda_K - lambda_{K+1} of each candidate, recomputed here
     # with a dense numpy eigendecomposition, and the largest one is chosen.
     for c in eig.candidates_:
@@ -178,24 +186,28 @@ def test_estimates_k_and_takes_any_forest():
 
 def test_reproducible_and_validated():
     X, _, _ = _kernel()
-    a = gf.ForestSpectralClustering(3, threshold=0.0, random_state=5).fit_predict(X)
-    b = gf.ForestSpectralClustering(3, threshold=0.0, random_state=5, n_jobs=2).fit_predict(X)
+    a = gf.ForestSpectralClustering(
+        3, threshold=0.0, random_state=5, affinity="kernel"
+    ).fit_predict(X)
+    b = gf.ForestSpectralClustering(
+        3, threshold=0.0, random_state=5, n_jobs=2, affinity="kernel"
+    ).fit_predict(X)
     assert np.array_equal(a, b)
     with pytest.raises(ValueError):
-        gf.ForestSpectralClustering(threshold=1.0).fit(X)
+        gf.ForestSpectralClustering(threshold=1.0, affinity="kernel").fit(X)
     with pytest.raises(ValueError):
-        gf.ForestSpectralClustering(scale=0).fit(X)
+        gf.ForestSpectralClustering(scale=0, affinity="kernel").fit(X)
     with pytest.raises(ValueError, match="n_clusters"):
-        gf.ForestSpectralClustering(500, threshold=0.0, scale=1.0).fit(X)
+        gf.ForestSpectralClustering(500, threshold=0.0, scale=1.0, affinity="kernel").fit(X)
     with pytest.raises(ValueError):
-        gf.ForestSpectralClustering(forest="rp").fit(X)
+        gf.ForestSpectralClustering(forest="rp", affinity="kernel").fit(X)
 
 
 def test_large_n_compares_candidates_on_a_subset():
     X, y = make_blobs(600, centers=3, n_features=4, cluster_std=0.6, random_state=4)
     forest = gf.RandomProjectionForest(40, random_state=0)
     model = gf.ForestSpectralClustering(
-        3, forest=forest, max_selection_samples=200, random_state=0
+        3, forest=forest, max_selection_samples=200, random_state=0, affinity="kernel"
     ).fit(X)
     sub = model.selection_indices_
     assert sub.shape == (200,) and np.all(np.diff(sub) > 0)
@@ -210,7 +222,9 @@ def test_large_n_compares_candidates_on_a_subset():
     assert np.array_equal(model.labels_, ref_labels) and model.labels_.shape == (600,)
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
     # Without the subset the candidates see all points.
-    full = gf.ForestSpectralClustering(3, forest=forest, max_selection_samples=None).fit(X)
+    full = gf.ForestSpectralClustering(
+        3, forest=forest, max_selection_samples=None, affinity="kernel"
+    ).fit(X)
     assert full.selection_indices_ is None and full.candidates_[0]["labels"].shape == (600,)
 
 
@@ -237,7 +251,12 @@ def test_disconnected_threshold_points_join_their_kernel_cluster():
     # still land in its own blob's cluster, through the raw kernel.
     X, y = make_blobs(300, centers=[[0, 0], [10, 10]], cluster_std=1.0, random_state=3)
     model = gf.ForestSpectralClustering(
-        2, forest=gf.RandomProjectionForest(50), threshold=0.4, scale=0.05, random_state=0
+        2,
+        forest=gf.RandomProjectionForest(50),
+        threshold=0.4,
+        scale=0.05,
+        random_state=0,
+        affinity="kernel",
     ).fit(X)
     assert adjusted_rand_score(y, model.labels_) == 1.0
 
@@ -268,21 +287,23 @@ def test_truncated_kernel_against_brute_force_top_m():
 def test_kernel_neighbors_clusters_like_the_full_kernel():
     X, y = make_blobs(300, centers=3, n_features=4, cluster_std=0.8, random_state=5)
     kw = dict(threshold=0.0, scale=0.5, random_state=0)
-    full = gf.ForestSpectralClustering(3, **kw).fit(X)
-    part = gf.ForestSpectralClustering(3, kernel_neighbors=30, **kw).fit(X)
+    full = gf.ForestSpectralClustering(3, **kw, affinity="kernel").fit(X)
+    part = gf.ForestSpectralClustering(3, kernel_neighbors=30, **kw, affinity="kernel").fit(X)
     assert part.kernel_.nnz < full.kernel_.nnz
     assert adjusted_rand_score(y, part.labels_) > 0.95
     assert adjusted_rand_score(full.labels_, part.labels_) > 0.95
     # capped at n - 1, with a warning: keeps every co-leaf pair, i.e. the full kernel
     with pytest.warns(UserWarning, match=r"kernel_neighbors=10000 is above n_samples - 1 = 299"):
-        capped = gf.ForestSpectralClustering(3, kernel_neighbors=10_000, **kw).fit(X)
+        capped = gf.ForestSpectralClustering(
+            3, kernel_neighbors=10_000, **kw, affinity="kernel"
+        ).fit(X)
     assert np.allclose(capped.kernel_.toarray(), full.kernel_.toarray())
 
 
 def _small_rpf(**params):
     forest = gf.RandomProjectionForest(n_estimators=5, min_samples_split=5)
     return gf.ForestSpectralClustering(
-        2, forest=forest, threshold=0.0, scale=1.0, random_state=0, **params
+        2, forest=forest, threshold=0.0, scale=1.0, random_state=0, **params, affinity="kernel"
     )
 
 
@@ -391,14 +412,16 @@ def test_unfragmented_threshold_on_random_graphs_and_grids(dtype):
 def test_unfragmented_selection_is_consensus_at_that_threshold():
     X, y, _ = _kernel(seed=1)
     # With K given, the default ("auto") is the unfragmented rule (docs/results/rpf-cluster.md).
-    model = gf.ForestSpectralClustering(3, random_state=0).fit(X)
-    explicit = gf.ForestSpectralClustering(3, selection="unfragmented", random_state=0).fit(X)
+    model = gf.ForestSpectralClustering(3, random_state=0, affinity="kernel").fit(X)
+    explicit = gf.ForestSpectralClustering(
+        3, selection="unfragmented", random_state=0, affinity="kernel"
+    ).fit(X)
     assert model.selection == "auto" and np.array_equal(model.labels_, explicit.labels_)
     b1 = unfragmented_threshold(model.kernel_, (0.0, 0.1, 0.2, 0.3, 0.4))
     cands = model.candidates_
     assert [c["scale"] for c in cands] == list(RPF_SCALES)
     assert {c["threshold"] for c in cands} == {b1} == {model.threshold_}
-    fixed = gf.ForestSpectralClustering(3, threshold=b1, random_state=0).fit(X)
+    fixed = gf.ForestSpectralClustering(3, threshold=b1, random_state=0, affinity="kernel").fit(X)
     assert model.scale_ == fixed.scale_ and np.array_equal(model.labels_, fixed.labels_)
     assert adjusted_rand_score(y, model.labels_) == pytest.approx(1.0)
     # The consensus among the 10 scales, recomputed independently (each candidate by
@@ -431,6 +454,7 @@ def test_stability_selection_against_independently_redrawn_forests():
             selection="stability",
             stability_forests=3,
             random_state=1,
+            affinity="kernel",
         ).fit(X)
 
     model = stability_model()
@@ -468,7 +492,9 @@ def test_stability_selection_against_independently_redrawn_forests():
     assert model.scale_ == max(RPF_SCALES[j] for j in tied)
     assert np.array_equal(model.labels_, stability_model().labels_)
     with pytest.raises(ValueError):
-        gf.ForestSpectralClustering(3, selection="stability", stability_forests=1).fit(X)
+        gf.ForestSpectralClustering(
+            3, selection="stability", stability_forests=1, affinity="kernel"
+        ).fit(X)
 
 
 def test_consensus_ari_is_scikit_learns_to_the_bit():

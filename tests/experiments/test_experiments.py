@@ -247,8 +247,12 @@ def test_rpf_cluster_consensus_column_is_the_consensus_estimator(max_selection_s
         random_state=3,
         n_jobs=1,
     )
-    model = ForestSpectralClustering(3, selection="unfragmented", **common).fit(X)
-    reference = ForestSpectralClustering(3, selection="consensus", **common).fit(X)
+    model = ForestSpectralClustering(3, selection="unfragmented", **common, affinity="kernel").fit(
+        X
+    )
+    reference = ForestSpectralClustering(3, selection="consensus", **common, affinity="kernel").fit(
+        X
+    )
     labels, info = _consensus(model, _sweep(model))
     assert (info["threshold"], info["scale"]) == (reference.threshold_, reference.scale_)
     assert np.array_equal(labels, reference.labels_)

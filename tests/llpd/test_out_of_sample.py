@@ -366,6 +366,7 @@ def test_forest_predict_equals_brute_force_vote(kernel_neighbors):
     model = gf.ForestSpectralClustering(
         3, forest=gf.RandomProjectionForest(60), threshold=0.1, scale=0.5,
         kernel_neighbors=kernel_neighbors, random_state=0,
+        affinity="kernel",
     ).fit(X)  # fmt: skip
     rng = np.random.default_rng(0)
     Q = np.r_[X[rng.choice(300, 40)] + 0.3 * rng.standard_normal((40, 4)), X[:10]]
@@ -394,14 +395,16 @@ def test_forest_predict_on_training_data_agrees_with_labels(data, params):
     for seed in range(2):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = gf.ForestSpectralClustering(random_state=seed, **params).fit(X)
+            model = gf.ForestSpectralClustering(random_state=seed, **params, affinity="kernel").fit(
+                X
+            )
         agreement = np.mean(model.predict(X) == model.labels_)
         assert agreement >= 0.95, (data, seed, agreement)
 
 
 def test_forest_predict_held_out_blobs():
     X, y = make_blobs(800, centers=4, cluster_std=0.5, random_state=2)
-    model = gf.ForestSpectralClustering(4, random_state=0).fit(X[:500])
+    model = gf.ForestSpectralClustering(4, random_state=0, affinity="kernel").fit(X[:500])
     pred = model.predict(X[500:])
     assert adjusted_rand_score(y[500:], pred) >= 0.95
     # The held-out labels use the training clusters' numbering.
@@ -411,7 +414,9 @@ def test_forest_predict_held_out_blobs():
 def test_forest_predict_without_co_leaf_points_falls_back_to_the_largest_cluster(monkeypatch):
     X, _ = make_blobs(200, centers=[[0, 0], [8, 8]], cluster_std=[0.5, 2.0], random_state=0)
     X = np.r_[X, np.random.default_rng(0).normal(8, 2.0, (60, 2))]  # cluster 2 is larger
-    model = gf.ForestSpectralClustering(2, threshold=0.0, scale=1.0, random_state=0).fit(X)
+    model = gf.ForestSpectralClustering(
+        2, threshold=0.0, scale=1.0, random_state=0, affinity="kernel"
+    ).fit(X)
     largest = np.argmax(np.bincount(model.labels_))
     real = model.forest_.proximity
 
@@ -430,9 +435,14 @@ def test_forest_predict_without_co_leaf_points_falls_back_to_the_largest_cluster
 def test_forest_predict_validation():
     X = load_iris().data
     with pytest.raises(NotFittedError):
-        gf.ForestSpectralClustering().predict(X)
+        gf.ForestSpectralClustering(affinity="kernel").predict(X)
     model = gf.ForestSpectralClustering(
-        3, forest=gf.RandomProjectionForest(20), threshold=0.0, scale=1.0, random_state=0
+        3,
+        forest=gf.RandomProjectionForest(20),
+        threshold=0.0,
+        scale=1.0,
+        random_state=0,
+        affinity="kernel",
     ).fit(X)
     with pytest.raises(ValueError, match="X has 3 features, but ForestSpectralClustering"):
         model.predict(X[:, :3])

@@ -50,6 +50,7 @@ ESTIMATORS = sorted(
 SMALL = {
     "ForestSpectralClustering": lambda: {
         "n_clusters": 2,
+        "affinity": "kernel",
         "forest": gf.RandomProjectionForest(n_estimators=5, min_samples_split=5),
         "threshold": 0.0,
         "scale": 1.0,

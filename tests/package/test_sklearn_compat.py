@@ -77,9 +77,17 @@ EXPECTED_FAILED_CHECKS: dict = {
         KernelSpectralClustering(n_clusters=2, random_state=0),
         ForestSpectralClustering(
             n_clusters=2,
+            affinity="kernel",
             forest=RandomProjectionForest(n_estimators=5, min_samples_split=5),
             threshold=0.0,
             scale=1.0,
+            random_state=0,
+        ),
+        # The default: the neighbour graph of an unsupervised forest (some checks fit 10 points).
+        ForestSpectralClustering(
+            n_clusters=2,
+            forest=UnsupervisedForest(n_estimators=5),
+            n_neighbors=5,
             random_state=0,
         ),
         LLPD(),

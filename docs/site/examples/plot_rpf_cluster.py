@@ -54,7 +54,9 @@ data = {
 }
 fig, axes = plt.subplots(2, 2, figsize=(7, 6.4))
 for row, (name, (X, y)) in zip(axes, data.items(), strict=True):
-    rpf_labels = gf.ForestSpectralClustering(n_clusters=2, random_state=0).fit_predict(X)
+    rpf_labels = gf.ForestSpectralClustering(
+        n_clusters=2, random_state=0, affinity="kernel"
+    ).fit_predict(X)
     km_labels = KMeans(n_clusters=2, n_init=10, random_state=0).fit_predict(X)
     for ax, (method, labels) in zip(
         row, [("rpfCluster", rpf_labels), ("k-means", km_labels)], strict=True
@@ -84,7 +86,7 @@ for ax, (name, X, y) in zip(
 ):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", gf.cluster.LabelFreeChoiceWarning)
-        model = gf.ForestSpectralClustering(random_state=0).fit(X)
+        model = gf.ForestSpectralClustering(random_state=0, affinity="kernel").fit(X)
     acc = gf.metrics.clustering_accuracy(y, model.labels_)
     print(
         f"{name}: K = {model.n_clusters_} (true {len(np.unique(y))}), accuracy {acc:.3f}, "

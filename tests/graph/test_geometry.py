@@ -1,0 +1,108 @@
+"""The geometries behind every clusterer's graph, against brute force."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
+from scipy.spatial.distance import cdist
+
+import geoforest as gf
+from geoforest.graph._geometry import make_geometry
+
+
+def _blobs(seed, n_blobs=4, per=25, d=3, gap=8.0):
+    rng = np.random.RandomState(seed)
+    centres = rng.uniform(-gap * n_blobs, gap * n_blobs, (n_blobs, d))
+    return np.vstack([rng.randn(per, d) + c for c in centres])
+
+
+def _knn_graph(ind, n):
+    k = ind.shape[1]
+    return sp.csr_matrix((np.ones(ind.size), ind.ravel(), np.arange(0, ind.size + 1, k)), (n, n))
+
+
+def _quotient_mst_length(D, comp):
+    """Total length of the minimum spanning forest joining the components (brute force)."""
+    c = comp.max() + 1
+    Q = np.full((c, c), np.inf)
+    for a in range(c):
+        for b in range(c):
+            if a != b:
+                Q[a, b] = D[np.ix_(comp == a, comp == b)].min()
+    Q[~np.isfinite(Q)] = 0
+    return minimum_spanning_tree(Q).sum()
+
+
+def test_euclidean_neighbors_are_brute_force():
+    X = _blobs(0)
+    g = make_geometry("euclidean").fit(X)
+    dist, ind = g.neighbors(5)
+    D = cdist(X, X)
+    np.fill_diagonal(D, np.inf)
+    np.testing.assert_allclose(dist, np.sort(D, axis=1)[:, :5])
+    qd, qi = g.query(X[:3] + 0.01, 4)
+    np.testing.assert_allclose(qd, np.sort(cdist(X[:3] + 0.01, X), axis=1)[:, :4])
+
+
+def test_precomputed_neighbors_and_queries():
+    X = _blobs(1)
+    D = cdist(X, X)
+    g = make_geometry("precomputed").fit(D)
+    dist, ind = g.neighbors(6)
+    Dn = D.copy()
+    np.fill_diagonal(Dn, np.inf)
+    np.testing.assert_allclose(dist, np.sort(Dn, axis=1)[:, :6])
+    qd, _ = g.query(cdist(X[:2] + 0.5, X), 3)
+    np.testing.assert_allclose(qd, np.sort(cdist(X[:2] + 0.5, X), axis=1)[:, :3])
+    from sklearn.neighbors import kneighbors_graph
+
+    sparse = kneighbors_graph(X, 3, mode="distance")
+    with pytest.raises(ValueError, match="stores 3 neighbours"):
+        make_geometry("precomputed").fit(sparse).neighbors(5)
+    with pytest.raises(ValueError, match="metric must be one of"):
+        make_geometry("cosine")
+
+
+def test_forest_geometry_reuses_a_fitted_forest_on_its_own_data_only():
+    X = _blobs(2)
+    forest = gf.UnsupervisedForest(n_estimators=20, random_state=0).fit(X)
+    g = make_geometry("forest", forest).fit(X)
+    assert g.forest_ is forest
+    np.testing.assert_array_equal(g.neighbors(5)[1], forest.kneighbors(n_neighbors=5)[1])
+    with pytest.raises(ValueError, match="grown on other points"):
+        make_geometry("forest", forest).fit(X[:-1])
+    fresh = make_geometry("forest", gf.UnsupervisedForest(n_estimators=20)).fit(X)
+    assert fresh.forest_ is not forest and fresh.n_samples_ == X.shape[0]
+    trans = gf.ForestNeighborsTransformer(n_neighbors=5, random_state=0).fit(X)
+    assert make_geometry("forest", trans).fit(X).forest_ is trans.forest_
+    with pytest.raises(TypeError, match="geoforest forest"):
+        make_geometry("forest", object())
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 4), blobs=st.integers(2, 6))
+def test_bridges_are_a_minimum_spanning_forest_of_the_components(seed, k, blobs):
+    X = _blobs(seed, n_blobs=blobs, per=12)
+    D = cdist(X, X)
+    for metric in ("euclidean", "forest"):
+        g = make_geometry(metric, gf.UnsupervisedForest(n_estimators=10), random_state=seed)
+        g.fit(X)
+        dist, ind = g.neighbors(k)
+        G = _knn_graph(ind, X.shape[0])
+        n_comp, comp = connected_components(G, directed=False)
+        pairs, lengths = g.bridges(G, (dist, ind))
+        assert len(pairs) == n_comp - 1
+        joined = G + sp.csr_matrix((np.ones(len(pairs)), pairs.T), G.shape)
+        assert connected_components(joined, directed=False)[0] == 1
+        if metric == "euclidean":
+            np.testing.assert_allclose(lengths, D[pairs[:, 0], pairs[:, 1]])
+            np.testing.assert_allclose(lengths.sum(), _quotient_mst_length(D, comp))
+        else:
+            # the forest's own distances: every listed pair, as its full ranking gives
+            full_d, full_i = g.neighbors(X.shape[0] - 1)
+            F = np.full(D.shape, np.inf)
+            np.put_along_axis(F, full_i, full_d, axis=1)
+            F = np.minimum(F, F.T)
+            np.testing.assert_allclose(lengths.sum(), _quotient_mst_length(F, comp), rtol=1e-6)
