@@ -326,7 +326,8 @@ class SubsetGeometry(Geometry):
         k = min(int(k), self.n_samples_ - 1)
         rows = np.asarray(rows, dtype=np.int64)
         base_rows = self.rows[rows]
-        depth = min(k + 1, self.base.n_samples_)
+        # Deep enough to hold k kept points when the left-out ones are spread evenly.
+        depth = min(-(-(k + 1) * self.base.n_samples_ // self.n_samples_), self.base.n_samples_)
         qd, qi = self.base.query(self.X[base_rows], depth)
         found = self._kept(qd, qi, k, base_rows, rows)
         return self._deeper(self.X[base_rows], k, base_rows, rows, found, depth)
