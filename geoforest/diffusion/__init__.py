@@ -6,6 +6,9 @@
 * :class:`LUND` — learning by unsupervised nonlinear diffusion: modes of
   density times diffusion distance, estimated number of clusters,
   multiscale time, spatial regularisation for images, active learning.
+
+Both build their graph in the geometry of :mod:`geoforest.graph` (``metric``:
+Euclidean features, a forest's learned distance, or a precomputed graph).
 """
 
 from ..graph import bridge_components, spatial_knn

@@ -13,10 +13,11 @@ from sklearn.neighbors import NearestNeighbors
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_not_complex, validate_data
-from ..graph._connect import bridge_components
-from ..graph._knn import check_query_graph, check_sparse_graph, feature_scale, knn, symmetrize
+from .._validation import N_JOBS, validate_data
+from ..graph._geometry import METRICS
+from ..graph._knn import check_query_graph, knn
 from ._eigenpairs import diffusion_eigenpairs
+from ._kernel_graph import fit_graph, graph_input
 from ._nystrom import nystrom_extend
 
 __all__ = ["DiffusionMap"]
@@ -44,7 +45,18 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     Parameters
     ----------
     n_neighbors : int, default=15
-        Neighbours per point in the kNN graph (``affinity="gaussian"``).
+        Neighbours per point in the kNN graph (a precomputed graph's stored
+        entries are its edges).
+    metric : {"euclidean", "forest", "precomputed"}, default="euclidean"
+        The geometry of the kNN graph, defined for every clusterer in
+        :mod:`geoforest.graph`.  ``"forest"``: neighbours, distances and
+        bridges of ``forest``'s learned distance, with the same ``sigma``
+        rule, ``cutoff`` and ``connect``.  ``"precomputed"``: ``fit(G)`` with
+        a sparse distance graph, as ``affinity="precomputed_distance"``.
+    forest : forest, ForestNeighborsTransformer or None, default=None
+        The forest of ``metric="forest"``: ``None`` grows an
+        ``UnsupervisedForest()`` (``random_state``, ``n_jobs``), an unfitted
+        one is fitted on ``X``, a fitted one must have been grown on ``X``.
     t : float, default=1.0
         Diffusion time of :meth:`transform` and :meth:`fit_transform` (and
         the default of :meth:`embedding`, :meth:`distances`,
@@ -69,7 +81,8 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         ``fit(W)`` with a sparse non-negative affinity, used as
         ``max(W, W^T)``.  ``"precomputed_distance"``: ``fit(G)`` with a sparse
         graph of distances (stored entries are edges, an explicitly stored 0
-        is distance 0), turned into ``exp(-d^2 / sigma^2)`` and symmetrised.
+        is distance 0), turned into ``exp(-d^2 / sigma^2)`` and symmetrised;
+        ``metric="precomputed"`` reads the same graph (either spelling).
     normalization : {"textbook", "symmetric"}, default="textbook"
         ``"textbook"``: the right eigenvectors ``psi = phi / sqrt(pi)`` of
         ``P``, from the unit eigenvectors ``phi`` of the symmetric ``M =
@@ -102,10 +115,19 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     eigen_tol : float, default=1e-8
         Tolerance of the iterative eigensolvers.
     random_state : int, RandomState instance or None, default=None
-        Seeds the eigensolver's starting vector.
+        Seeds the eigensolver's starting vector (and a forest grown for
+        ``metric="forest"`` without a seed of its own).
+    n_jobs : int or None, default=None
+        Threads of a forest grown for ``metric="forest"``.
 
     Attributes
     ----------
+    geometry_ : Geometry or None
+        The fitted geometry (:mod:`geoforest.graph`) whose neighbours built
+        the graph and whose queries :meth:`transform` reads (``None`` for a
+        precomputed affinity).
+    forest_ : forest or None
+        The fitted forest of ``metric="forest"``, else ``None``.
     affinity_ : scipy.sparse.csr_matrix of shape (n_samples, n_samples)
         The symmetric affinity ``W`` (bridges included).
     degree_ : ndarray of shape (n_samples,)
@@ -202,12 +224,17 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         "eigen_solver": [StrOptions({"auto", "dense", "shift-invert", "arpack", "lobpcg"})],
         "eigen_tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
+        "metric": [StrOptions(set(METRICS))],
+        "forest": "no_validation",  # make_geometry checks it
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
         self,
         n_neighbors: int = 15,
         *,
+        metric: str = "euclidean",
+        forest=None,
         t: float = 1.0,
         sigma: str | float = "auto",
         n_components: int = 10,
@@ -220,8 +247,12 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         eigen_solver: str = "auto",
         eigen_tol: float = 1e-8,
         random_state=None,
+        n_jobs: int | None = None,
     ) -> None:
         self.n_neighbors = n_neighbors
+        self.metric = metric
+        self.forest = forest
+        self.n_jobs = n_jobs
         self.t = t
         self.sigma = sigma
         self.n_components = n_components
@@ -234,101 +265,6 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         self.eigen_solver = eigen_solver
         self.eigen_tol = eigen_tol
         self.random_state = random_state
-
-    # ------------------------------------------------------------------ graph
-    def _gaussian_graph(
-        self, X: np.ndarray, neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None
-    ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        n = X.shape[0]
-        if self.n_neighbors >= n:
-            raise ValueError(f"n_neighbors={self.n_neighbors} must be smaller than n_samples={n}")
-        # Everything below sees features divided by a power of two when squared
-        # distances would leave float64 (docs/paths-and-diffusion.md, "Extreme
-        # feature values").
-        scale = feature_scale(X)
-        if scale != 1.0:
-            X = X / scale
-        self._scale = scale
-        self._fit_X = X
-        self._nn = NearestNeighbors(n_neighbors=int(self.n_neighbors) + 1).fit(X)
-        if callable(neighbors):
-            neighbors = neighbors(X)
-        dist, ind = knn(X, self.n_neighbors, self._nn) if neighbors is None else neighbors
-        if not np.all(np.isfinite(dist)):
-            raise ValueError(
-                "the distances between the rows of X overflow float64; rescale the features"
-            )
-        self.knn_distances_, self.knn_indices_ = dist * scale, ind
-        sigma = self._resolve_sigma(dist[:, -1], scale)
-        self._sigma = sigma  # in the divided units, for transform
-        K = sp.csr_matrix(
-            (np.exp(-((dist / sigma) ** 2)).ravel(), ind.ravel(),
-             np.arange(0, ind.size + 1, ind.shape[1])),
-            shape=(n, n),
-        )  # fmt: skip
-        self._local_scale = None
-        if self.kernel == "adaptive":
-            local = np.maximum(dist[:, min(self.local_scale_neighbor, dist.shape[1]) - 1], 1e-300)
-            self._local_scale = local
-            w = np.exp(-(dist**2) / (local[:, None] * local[ind]))
-            G = sp.csr_matrix(
-                (w.ravel(), ind.ravel(), np.arange(0, ind.size + 1, ind.shape[1])), shape=(n, n)
-            )
-            return K, self._connect(X, symmetrize(G), sigma, (dist, ind))
-        G = K.copy()
-        if self.cutoff is not None:
-            # Edges longer than cutoff * sigma carry (almost) no weight; keeping them
-            # leaves far points nearly isolated (eigenvalue ~1, localised eigenvectors).
-            G.data[G.data < np.exp(-(float(self.cutoff) ** 2))] = 0.0
-            G.eliminate_zeros()
-        return K, self._connect(X, symmetrize(G), sigma, (dist, ind))
-
-    def _resolve_sigma(self, kth: np.ndarray, scale: float = 1.0) -> float:
-        """``sigma`` in the units of ``kth`` (features divided by ``scale``); sets ``sigma_``."""
-        if self.sigma != "auto":
-            self.sigma_ = float(self.sigma)
-            return self.sigma_ / scale
-        sigma = float(np.median(kth))
-        if not sigma > 0:
-            positive = kth[kth > 0]
-            if positive.size == 0:
-                raise ValueError(
-                    "every point coincides with its neighbours (all kNN distances are 0); "
-                    "sigma cannot be estimated — pass sigma or remove duplicates"
-                )
-            sigma = float(np.median(positive))
-        self.sigma_ = sigma * scale
-        return sigma
-
-    def _connect(self, X: np.ndarray, W: sp.csr_matrix, sigma: float, neighbors) -> sp.csr_matrix:
-        self.n_bridges_ = 0
-        if not self.connect:
-            return W
-        pairs, lengths = bridge_components(X, W, neighbors)
-        if lengths.size == 0:
-            return W
-        c = 1.0 if self.cutoff is None else float(self.cutoff)
-        w = np.exp(-(np.minimum(lengths / sigma, c) ** 2))
-        n = X.shape[0]
-        B = sp.csr_matrix((w, (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-        self.n_bridges_ = int(lengths.size)
-        return symmetrize(W + B + B.T)
-
-    def _precomputed_graph(self, G) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        self.n_bridges_ = 0
-        check_not_complex(G, self)  # a float64 cast would drop the imaginary part
-        if self.affinity == "precomputed":
-            K = check_sparse_graph(G, "affinity")
-            self.sigma_ = float("nan")
-            return K, symmetrize(K)
-        D = check_sparse_graph(G, "distance graph")
-        row_max = np.zeros(D.shape[0])
-        np.maximum.at(row_max, np.repeat(np.arange(D.shape[0]), np.diff(D.indptr)), D.data)
-        sigma = self._resolve_sigma(row_max[np.diff(D.indptr) > 0])
-        self._sigma = sigma
-        K = D.copy()
-        K.data = np.exp(-((K.data / sigma) ** 2))  # explicit zeros become weight 1
-        return K, symmetrize(K)
 
     # -------------------------------------------------------------------- fit
     def fit(self, X, y=None):
@@ -374,15 +310,11 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         see ``docs/paths-and-diffusion.md``) features returning them.
         """
         self._validate_params()
-        self._nn = self._fit_X = None
-        self._scale = 1.0
-        self._local_scale = None
-        self._sigma = float("nan")
-        if self.affinity == "gaussian":
+        if graph_input(self) in ("features", "forest"):
             X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
-            K, W = self._gaussian_graph(X, neighbors)
+            K, W = fit_graph(self, X, neighbors)
         else:
-            K, W = self._precomputed_graph(X)
+            K, W = fit_graph(self, X)
             self.n_features_in_ = K.shape[0]
         n = W.shape[0]
         if self.n_components > n:
@@ -409,8 +341,8 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         tags = super().__sklearn_tags__()
         # A precomputed graph is n x n at fit and (n_queries, n) at transform, the
         # layout scikit-learn slices for "pairwise" estimators in cross-validation.
-        tags.input_tags.pairwise = self.affinity != "gaussian"
-        tags.input_tags.sparse = self.affinity != "gaussian"
+        precomputed = self.affinity != "gaussian" or self.metric == "precomputed"
+        tags.input_tags.pairwise = tags.input_tags.sparse = precomputed
         return tags
 
     @property
@@ -456,7 +388,10 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         fitted kernel's random-walk row ``p(x, .)`` from ``x`` to the training
         points (derived in ``docs/paths-and-diffusion.md``); a row equal to a
         training point gets that point's fitted coordinates, so
-        ``transform(X_train)`` is ``fit_transform(X_train)``.
+        ``transform(X_train)`` is ``fit_transform(X_train)``.  The row's
+        neighbours are its ``n_neighbors`` nearest training points in the
+        fitted geometry (``geometry_.query``; for ``metric="forest"``, equality
+        with a training point is in the forest's float32).
 
         Parameters
         ----------
@@ -491,9 +426,9 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     def _validate_query(self, X, estimator) -> np.ndarray | sp.csr_matrix:
         """``X`` of a query, checked against the fit; errors name ``estimator``."""
-        if self.affinity == "gaussian":
+        if self._kind in ("features", "forest"):
             return validate_data(estimator, X, dtype=np.float64, order="C", reset=False)
-        kind = "affinity" if self.affinity == "precomputed" else "distance graph"
+        kind = "affinity" if self._kind == "affinity" else "distance graph"
         return check_query_graph(X, self.eigenvectors_.shape[0], kind, estimator)
 
     def _extend(self, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

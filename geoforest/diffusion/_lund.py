@@ -18,11 +18,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import check_not_complex, validate_data
+from .._validation import N_JOBS
 from ..graph._choice import explain_choice
-from ..graph._knn import spatial_knn
+from ..graph._geometry import METRICS
 from ._diffusion_map import DiffusionMap
 from ._lund_active import active_queries
+from ._lund_graph import image_shape, lund_diffusion_map
 from ._lund_labels import (
     check_partial_labels,
     cluster_at_time,
@@ -77,6 +78,13 @@ class LUND(ClusterMixin, BaseEstimator):
         Largest exponent of the multiscale range.
     n_neighbors : int, default=15
         Neighbours of the kNN graph and of the density.
+    metric : {"euclidean", "forest", "precomputed"}, default="euclidean"
+        The geometry of the graph, the density and :meth:`predict` (defined
+        for every clusterer in :mod:`geoforest.graph`; see
+        :class:`~geoforest.DiffusionMap`).  The spatial options need
+        ``"euclidean"``.
+    forest : forest, ForestNeighborsTransformer or None, default=None
+        The forest of ``metric="forest"`` (see :class:`~geoforest.DiffusionMap`).
     sigma : "auto" or float, default="auto"
         Kernel scale of the graph and the density (see
         :class:`~geoforest.DiffusionMap`).
@@ -109,9 +117,12 @@ class LUND(ClusterMixin, BaseEstimator):
     eigen_solver : {"auto", "dense", "shift-invert", "arpack", "lobpcg"}, default="auto"
         See :class:`~geoforest.DiffusionMap`.
     random_state : int, RandomState instance or None, default=None
-        Seeds the eigensolver (and :meth:`query`'s random tie order).
+        Seeds the eigensolver (and :meth:`query`'s random tie order, and a
+        forest grown for ``metric="forest"`` without a seed of its own).
     verbose : int, default=0
         Show a progress bar over the diffusion times of the multiscale search (tqdm) when positive.
+    n_jobs : int or None, default=None
+        Threads of a forest grown for ``metric="forest"``.
 
     Attributes
     ----------
@@ -142,6 +153,10 @@ class LUND(ClusterMixin, BaseEstimator):
     multiscale_ : dict or None
         With ``t="multiscale"``: ``times``, ``n_clusters`` and ``vi_sum`` per
         time, and the ``labels`` at each time.
+    geometry_ : Geometry or None
+        The fitted geometry (``diffusion_map_.geometry_``).
+    forest_ : forest or None
+        The fitted forest of ``metric="forest"``, else ``None``.
     diffusion_map_ : DiffusionMap
         The fitted diffusion map, its ``t`` set to ``t_`` (so its
         ``transform(X)`` embeds new points at the time LUND used).
@@ -193,6 +208,9 @@ class LUND(ClusterMixin, BaseEstimator):
         "eigen_solver": [StrOptions({"auto", "dense", "shift-invert", "arpack", "lobpcg"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "metric": [StrOptions(set(METRICS))],
+        "forest": "no_validation",  # make_geometry checks it
+        "n_jobs": N_JOBS,
     }
 
     def __init__(
@@ -203,6 +221,8 @@ class LUND(ClusterMixin, BaseEstimator):
         t: float | str = "multiscale",
         max_log2_t: int = 30,
         n_neighbors: int = 15,
+        metric: str = "euclidean",
+        forest=None,
         sigma: str | float = "auto",
         n_components: int = 10,
         affinity: str = "gaussian",
@@ -216,12 +236,16 @@ class LUND(ClusterMixin, BaseEstimator):
         eigen_solver: str = "auto",
         random_state=None,
         verbose: int = 0,
+        n_jobs: int | None = None,
     ) -> None:
         self.n_clusters = n_clusters
         self.max_clusters = max_clusters
         self.t = t
         self.max_log2_t = max_log2_t
         self.n_neighbors = n_neighbors
+        self.metric = metric
+        self.forest = forest
+        self.n_jobs = n_jobs
         self.sigma = sigma
         self.n_components = n_components
         self.affinity = affinity
@@ -237,37 +261,6 @@ class LUND(ClusterMixin, BaseEstimator):
         self.verbose = verbose
 
     # -------------------------------------------------------------------- fit
-    def _image_shape(self, n: int) -> tuple[int, int]:
-        if self.image_shape is None:
-            raise ValueError("spatial_radius and spatial_vote_radius need image_shape")
-        shape = tuple(int(s) for s in self.image_shape)
-        if len(shape) != 2 or shape[0] * shape[1] != n:
-            raise ValueError(f"image_shape {self.image_shape} does not hold the {n} rows of X")
-        return shape
-
-    def _diffusion_map(self, X):
-        n_comp = self.n_components
-        dm = DiffusionMap(
-            self.n_neighbors, sigma=self.sigma, n_components=n_comp, affinity=self.affinity,
-            normalization=self.normalization, eigen_solver=self.eigen_solver,
-            kernel=self.kernel, cutoff=self.cutoff,
-            random_state=self.random_state,
-        )  # fmt: skip
-        if self.spatial_radius is None:
-            if self.affinity == "gaussian":
-                # Validated here, so that errors name LUND and not the inner DiffusionMap.
-                X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
-            else:
-                check_not_complex(X, self)
-            return dm._fit(X)
-        if self.affinity != "gaussian":
-            raise ValueError("spatial_radius needs affinity='gaussian' (features per pixel)")
-        X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
-        shape = self._image_shape(X.shape[0])
-        radius, k = int(self.spatial_radius), int(self.n_neighbors)
-        # A function of the features, which DiffusionMap may rescale (extreme values).
-        return dm._fit(X, lambda Z: spatial_knn(Z, shape, radius, k))
-
     def fit(self, X, y=None):
         """Cluster ``X``; with partial labels ``y``, propagate them (semi-supervised).
 
@@ -293,7 +286,8 @@ class LUND(ClusterMixin, BaseEstimator):
         self : LUND
         """
         self._validate_params()
-        dm = self._diffusion_map(X)
+        dm = lund_diffusion_map(self, X)
+        self.geometry_, self.forest_ = dm.geometry_, dm.forest_
         self.diffusion_map_ = dm
         # Features, or training points for a precomputed graph (the columns predict takes).
         self.n_features_in_ = dm.n_features_in_
@@ -361,7 +355,7 @@ class LUND(ClusterMixin, BaseEstimator):
         if y_partial is not None and np.any(y_partial >= 0):
             labels = self._semi_supervised(y_partial)
         if self.spatial_vote_radius is not None:
-            shape = self._image_shape(labels.size)
+            shape = image_shape(self, labels.size)
             labels = spatial_majority_vote(labels, shape, int(self.spatial_vote_radius))
         return labels
 
@@ -435,7 +429,7 @@ class LUND(ClusterMixin, BaseEstimator):
         1. ``x`` is embedded at the fitted time ``t_`` by the Nyström
            extension (:meth:`DiffusionMap.transform`), and its density is the
            fitted kernel density, ``sum_{j in NN_k(x)} exp(-|x - x_j|^2 /
-           sigma^2)`` over its ``n_neighbors`` nearest training points,
+           sigma^2)`` over its ``n_neighbors`` nearest training points in the fitted geometry,
            normalised like ``density_`` (with a precomputed graph: the sum of
            the given row);
         2. its parent is the ``D_t``-nearest training point of strictly
@@ -504,8 +498,8 @@ class LUND(ClusterMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # A precomputed graph is n x n at fit and (n_queries, n) at predict.
-        tags.input_tags.pairwise = self.affinity != "gaussian"
-        tags.input_tags.sparse = self.affinity != "gaussian"
+        precomputed = self.affinity != "gaussian" or self.metric == "precomputed"
+        tags.input_tags.pairwise = tags.input_tags.sparse = precomputed
         return tags
 
     # --------------------------------------------------------- active learning

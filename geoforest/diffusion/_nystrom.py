@@ -4,8 +4,9 @@ An eigenvector of the random walk ``P`` is its own neighbourhood average,
 ``psi_l(i) = (1 / lambda_l) sum_j P_ij psi_l(j)``; the right-hand side is
 defined for a new point ``x`` as soon as its random-walk row ``p(x, .)`` to
 the training points is (derived in ``docs/paths-and-diffusion.md``).
-:func:`query_rows` builds those rows from the fitted kernel, one way per
-``affinity``, and :func:`nystrom_extend` turns them into ``Psi_t(x)``.
+:func:`query_rows` builds those rows from the fitted kernel, one way per kind
+of graph (geometry or precomputed), and :func:`nystrom_extend` turns them into
+``Psi_t(x)``.
 :meth:`DiffusionMap.transform <geoforest.DiffusionMap.transform>` and
 :meth:`LUND.predict <geoforest.LUND.predict>` use both.
 """
@@ -82,7 +83,7 @@ def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray
     """
     m = X.shape[0]
     match = np.full(m, -1, dtype=np.intp)
-    if dm.affinity == "precomputed":
+    if dm._kind == "affinity":
         G = X
         rows = np.repeat(np.arange(m), np.diff(G.indptr))
         top = np.zeros(m)
@@ -93,26 +94,14 @@ def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray
         P = sp.csr_matrix((w / np.bincount(rows, w, m)[rows], G.indices, G.indptr), G.shape)
         degree = np.asarray(G.sum(axis=1)).ravel()
         return P, degree, degree.copy(), match
-    if dm.affinity == "precomputed_distance":
+    if dm._kind == "distance":
         G = X
         _refuse_empty_rows(np.diff(G.indptr) > 0, "no stored distance")
         exponent = (G.data / dm._sigma) ** 2
         rows = np.repeat(np.arange(m), np.diff(G.indptr))
         degree = np.bincount(rows, np.exp(-exponent), m)
         return _row_softmax(G, exponent), degree, degree.copy(), match
-    Xs = X / dm._scale if dm._scale != 1.0 else X
-    dist, ind = dm._nn.kneighbors(Xs, n_neighbors=int(dm.n_neighbors))
-    if not np.all(np.isfinite(dist)):
-        raise ValueError(
-            "X has values so far from the training data that their distances overflow float64"
-        )
-    # Rows equal to a training point (compared exactly: a brute-force distance to
-    # itself can be 1e-7, not 0).
-    near = np.flatnonzero(dist[:, 0] <= 1e-6 * dist[:, -1])
-    if near.size:
-        equal = np.all(Xs[near, None, :] == dm._fit_X[ind[near]], axis=2)
-        found = equal.any(axis=1)
-        match[near[found]] = ind[near[found], np.argmax(equal[found], axis=1)]
+    dist, ind = _query_neighbors(dm, X, match)
     sigma = dm._sigma
     exponent = (dist / sigma) ** 2
     density = np.exp(-exponent).sum(axis=1)
@@ -128,10 +117,38 @@ def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray
         keep[lonely, 0] = True
         exponent[lonely, 0] = np.minimum(dist[lonely, 0] / sigma, float(dm.cutoff)) ** 2
     indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))])
-    G = sp.csr_matrix((exponent[keep], ind[keep], indptr), shape=(m, dm._nn.n_samples_fit_))
+    G = sp.csr_matrix((exponent[keep], ind[keep], indptr), shape=(m, dm.eigenvectors_.shape[0]))
     rows = np.repeat(np.arange(m), np.diff(indptr))
     degree = np.bincount(rows, np.exp(-exponent[keep]), m)
     return _row_softmax(G, exponent[keep]), degree, density, match
+
+
+def _query_neighbors(dm, X, match: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n_neighbors`` nearest training points of every query in the fitted geometry.
+
+    Distances are in the fitted kernel's units (features divided by ``dm._scale``);
+    ``match`` is set where a query equals a training point.
+    """
+    if dm._kind == "forest":
+        dist, ind = dm.geometry_.query(X, int(dm.n_neighbors))
+        dist = np.asarray(dist, dtype=np.float64)
+        Xs, X_fit = np.asarray(X, dtype=dm.forest_._X_fit.dtype), dm.forest_._X_fit
+    else:
+        Xs = X / dm._scale if dm._scale != 1.0 else X
+        dist, ind = dm._nn.kneighbors(Xs, n_neighbors=int(dm.n_neighbors))
+        X_fit = dm._fit_X
+    if not np.all(np.isfinite(dist)):
+        raise ValueError(
+            "X has values so far from the training data that their distances overflow float64"
+        )
+    # Rows equal to a training point (compared exactly: a brute-force distance to
+    # itself can be 1e-7, not 0; a forest's is 0).
+    near = np.flatnonzero(dist[:, 0] <= 1e-6 * dist[:, -1])
+    if near.size:
+        equal = np.all(Xs[near, None, :] == X_fit[ind[near]], axis=2)
+        found = equal.any(axis=1)
+        match[near[found]] = ind[near[found], np.argmax(equal[found], axis=1)]
+    return dist, ind
 
 
 def _refuse_empty_rows(ok: np.ndarray, what: str) -> None:
