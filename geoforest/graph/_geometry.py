@@ -239,9 +239,11 @@ class PrecomputedGeometry(Geometry):
     can_bridge = False
 
     def fit(self, X) -> PrecomputedGeometry:
-        G = check_sparse_graph(X, "distance graph")
-        G.setdiag(0.0)  # a point is not its own neighbour
-        G.eliminate_zeros()
+        G = check_sparse_graph(X, "distance graph").tocoo(copy=True)
+        # A point is not its own neighbour; a stored 0 elsewhere is an edge of
+        # length 0 (duplicates), kept.  The copy leaves the caller's graph as it was.
+        off = G.row != G.col
+        G = sp.csr_matrix((G.data[off], (G.row[off], G.col[off])), shape=G.shape)
         G.sort_indices()
         self.graph_ = G
         self.n_samples_ = G.shape[0]

@@ -65,6 +65,16 @@ def test_precomputed_neighbors_and_queries():
         make_geometry("cosine")
 
 
+def test_precomputed_keeps_zero_edges_and_leaves_the_callers_graph_alone():
+    data = np.array([0.0, 0.0, 2.0, 0.0, 1.0, 2.0, 1.0])  # stored zeros: 0-0, 0-1, 1-0
+    G = sp.csr_matrix((data, [0, 1, 2, 0, 2, 0, 1], [0, 3, 5, 7]), shape=(3, 3))
+    before = G.copy()
+    dist, ind = make_geometry("precomputed").fit(G).neighbors(1)
+    np.testing.assert_array_equal(ind[:, 0], [1, 0, 1])
+    np.testing.assert_array_equal(dist[:, 0], [0.0, 0.0, 1.0])
+    assert G.nnz == before.nnz and (G != before).nnz == 0
+
+
 def test_forest_geometry_reuses_a_fitted_forest_on_its_own_data_only():
     X = _blobs(2)
     forest = gf.UnsupervisedForest(n_estimators=20, random_state=0).fit(X)
