@@ -133,26 +133,33 @@ def fingerprints() -> dict[str, str]:
     from sklearn.datasets import load_iris
 
     Xi = load_iris().data
+    # rpfCluster is affinity="kernel" since issue 43 (the default before it).
+    rpf = {"affinity": "kernel"} if "affinity" in gf.ForestSpectralClustering().get_params() else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, est in {
-            "rpfcluster_auto": gf.ForestSpectralClustering(random_state=0),
-            "rpfcluster_k3": gf.ForestSpectralClustering(3, random_state=0),
+            "rpfcluster_auto": gf.ForestSpectralClustering(random_state=0, **rpf),
+            "rpfcluster_k3": gf.ForestSpectralClustering(3, random_state=0, **rpf),
             "rpfcluster_consensus": gf.ForestSpectralClustering(
-                3, selection="consensus", random_state=0
+                3, selection="consensus", random_state=0, **rpf
             ),
             "rpfcluster_stability": gf.ForestSpectralClustering(
-                3, selection="stability", random_state=0
+                3, selection="stability", random_state=0, **rpf
             ),
             "rpfcluster_truncated": gf.ForestSpectralClustering(
-                3, kernel_neighbors=30, random_state=0
+                3, kernel_neighbors=30, random_state=0, **rpf
             ),
         }.items():
             est.fit(Xi)
             out[f"{name}/labels"] = _h(est.labels_)
         out["rpfcluster_k3/predict"] = _h(
-            gf.ForestSpectralClustering(3, random_state=0).fit(Xi).predict(Xi[:40] + 0.01)
+            gf.ForestSpectralClustering(3, random_state=0, **rpf).fit(Xi).predict(Xi[:40] + 0.01)
         )
+        if rpf:  # the forest's neighbour graph, the default since issue 43
+            knn = gf.ForestSpectralClustering(3, random_state=0).fit(Xi)
+            out["forest_knn_sc/labels"] = _h(knn.labels_, knn.predict(Xi[:40] + 0.01))
+            auto = gf.ForestSpectralClustering(random_state=0).fit(Xi)
+            out["forest_knn_sc_auto/labels"] = _h(auto.labels_, auto.n_clusters_scores_)
         from sklearn.metrics.pairwise import rbf_kernel
 
         ksc = gf.KernelSpectralClustering(random_state=0).fit(rbf_kernel(Xi, gamma=0.5))
