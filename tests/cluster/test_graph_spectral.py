@@ -1,8 +1,12 @@
 """Spectral clustering of a geometry's neighbour graph (``affinity="knn"``)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import adjusted_rand_score
 from sklearn.neighbors import NearestNeighbors, kneighbors_graph
 
@@ -97,3 +101,38 @@ def test_clear_errors():
         gf.ForestSpectralClustering(metric="cosine").fit(X)
     with pytest.raises(ValueError, match="exceeds n_samples"):
         gf.ForestSpectralClustering(5, metric="euclidean").fit(X[:4])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2, 40),
+    d=st.integers(1, 4),
+    dup=st.booleans(),
+    const=st.booleans(),
+    k=st.one_of(st.none(), st.integers(1, 5)),
+    metric=st.sampled_from(["forest", "euclidean"]),
+    seed=st.integers(0, 1000),
+)
+def test_careless_inputs_give_a_clustering_or_a_clear_error(n, d, dup, const, k, metric, seed):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d)
+    if dup:
+        X[n // 2 :] = X[: n - n // 2]
+    if const:
+        X[:, 0] = 3.0
+    model = gf.ForestSpectralClustering(
+        k, metric=metric, n_neighbors=5, forest=gf.UnsupervisedForest(5) if metric == "forest"
+        else None, random_state=0,
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # label-free K, constant X: said loudly
+        try:
+            model.fit(X)
+        except ValueError as exc:
+            assert k is not None and k > n and "exceeds n_samples" in str(exc)
+            return
+    assert model.labels_.shape == (n,)
+    assert 1 <= model.n_clusters_ <= n
+    assert set(np.unique(model.labels_)) <= set(range(model.n_clusters_))
+    pred = model.predict(X[:3])
+    assert pred.shape == (min(3, n),) and set(pred) <= set(model.labels_)
