@@ -13,9 +13,7 @@ from sklearn.metrics import adjusted_rand_score
 import geoforest as gf
 from geoforest.llpd._graph import SubsetGeometry, spanning_tree
 
-SETTINGS = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 # ------------------------------------------------------------------ brute force
