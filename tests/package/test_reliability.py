@@ -48,12 +48,12 @@ ESTIMATORS = sorted(
 #: Parameters that keep a fit on 30 points fast and well-posed (anything else: defaults,
 #: with ``n_estimators=5`` and ``random_state=0`` where the estimator has them).
 SMALL = {
+    # The default path (the forest's kNN graph); rpfCluster's kernel is checked in
+    # tests/cluster/test_rpf_cluster.py and by scikit-learn's checks.
     "ForestSpectralClustering": lambda: {
         "n_clusters": 2,
-        "affinity": "kernel",
-        "forest": gf.RandomProjectionForest(n_estimators=5, min_samples_split=5),
-        "threshold": 0.0,
-        "scale": 1.0,
+        "forest": gf.UnsupervisedForest(n_estimators=5),
+        "n_neighbors": 5,
     },
     "KernelSpectralClustering": lambda: {"n_clusters": 2},
     "LLPDSpectralClustering": lambda: {"n_clusters": 2},
