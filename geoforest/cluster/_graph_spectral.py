@@ -9,6 +9,13 @@ neighbour sets (shared nearest neighbours, Jaccard), which damps the edges a
 noise point draws across a gap: two points joined across clusters have
 few neighbours in common.  Components of the graph are joined by a minimum
 spanning forest in the same geometry, weighted like the weakest edges.
+
+K, when not given, is the largest relative gap of the graph's spectrum.  When
+no gap reaches the bar (many classes that touch fall gradually, like one
+blob), the spectrum is compared with those of Gaussian references of the
+data's mean and covariance in the same geometry
+(:mod:`geoforest.graph._reference`): K = 1 only if the data are no more
+clustered than the reference.
 """
 
 from __future__ import annotations
@@ -17,8 +24,10 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import clone
 
 from ..graph import (
+    LabelFreeChoiceWarning,
     choose_by_relative_gap,
     explain_choice,
     n_components,
@@ -27,6 +36,7 @@ from ..graph import (
     spectral_partitions,
 )
 from ..graph._geometry import make_geometry
+from ..graph._reference import MIN_EXCESS, choose_by_excess, spectral_excess
 from ..graph._weights import knn_affinity
 
 __all__ = ["fit_knn_spectral", "predict_knn_spectral"]
@@ -39,6 +49,35 @@ def _connected_affinity(geometry, A, dist, ind) -> tuple[sp.csr_matrix, int]:
     low = float(A.data.min())
     B = sp.csr_matrix((np.full(len(pairs), low), pairs.T), shape=A.shape)
     return (A + B + B.T).tocsr(), len(pairs)
+
+
+def _graph_of(est, points: np.ndarray, seed: int) -> sp.csr_matrix:
+    """The estimator's graph of other points: same geometry (a fresh forest), weights, bridges."""
+    forest = None if est.forest is None else clone(est.forest)
+    geometry = make_geometry(est.metric, forest, random_state=seed, n_jobs=est.n_jobs)
+    geometry.fit(points)
+    k = min(int(est.n_neighbors), points.shape[0] - 1)
+    dist, ind = geometry.neighbors(k)
+    return _connected_affinity(geometry, knn_affinity(ind, points.shape[0]), dist, ind)[0]
+
+
+def _excess_k(est, A, X, max_k: int, seed: int) -> tuple[int, np.ndarray]:
+    """K from the spectrum's excess over Gaussian references, and the excesses."""
+    excess = spectral_excess(A, np.asarray(X, dtype=np.float64),
+                             lambda R, s: _graph_of(est, R, s), max_k, seed)  # fmt: skip
+    k = choose_by_excess(excess)
+    out = np.full(int(est.max_clusters), np.nan)
+    out[1 : excess.size + 1] = excess
+    if k > 1:
+        warnings.warn(
+            f"{type(est).__name__}: no relative spectral gap reaches the bar, so K = {k} was "
+            "chosen as the last K whose spectrum lies clearly below that of structureless "
+            f"Gaussian data (excess {out[k - 1]:.2f} >= {MIN_EXCESS}; reference_excess_): "
+            "weaker evidence than a gap; pass n_clusters if you know K",
+            LabelFreeChoiceWarning,
+            stacklevel=4,
+        )
+    return k, out
 
 
 def fit_knn_spectral(est, X) -> None:
@@ -64,6 +103,9 @@ def fit_knn_spectral(est, X) -> None:
         )
     else:
         n_clusters, scores = int(est.n_clusters), None
+    excess = None
+    if scores is not None and n_clusters == 1 and est.metric != "precomputed" and max_k >= 2:
+        n_clusters, excess = _excess_k(est, A, X, max_k, seed)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*connected components", category=UserWarning)
         res = spectral_clustering(
@@ -82,8 +124,10 @@ def fit_knn_spectral(est, X) -> None:
     else:
         out = np.full(int(est.max_clusters), np.nan)
         out[: scores.size] = scores
-        explain_choice(type(est).__name__, est.n_clusters_, out, criterion="relative gap")
+        if excess is None or est.n_clusters_ == 1:
+            explain_choice(type(est).__name__, est.n_clusters_, out, criterion="relative gap")
     est.n_clusters_scores_ = out
+    est.reference_excess_ = excess
     if est.metric != "precomputed":
         est.n_features_in_ = X.shape[1]
 

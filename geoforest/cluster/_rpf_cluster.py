@@ -101,7 +101,9 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
     ----------
     n_clusters : int or None, default=None
         Number of clusters; ``None`` estimates it (``affinity="knn"``: the
-        relative gap of the graph's spectrum; ``"kernel"`` with the default
+        relative gap of the graph's spectrum, and where no gap reaches the bar
+        the last K whose spectrum lies clearly below those of Gaussian
+        references, :func:`~geoforest.graph.spectral_excess`; ``"kernel"`` with the default
         ``selection``: by the relative gap, jointly with beta_2; with the
         older rules: by the largest eigengap of each candidate affinity).
     affinity : {"knn", "kernel"}, default="knn"
@@ -175,6 +177,11 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
         The fitted geometry of ``affinity="knn"`` (:mod:`geoforest.graph`).
     n_bridges_ : int
         Edges ``affinity="knn"`` added to join the graph's components.
+    reference_excess_ : ndarray of shape (max_clusters,) or None
+        ``affinity="knn"`` with K estimated and no relative gap at the bar:
+        the excess ``s_K`` of each K over the Gaussian references (entry
+        ``K - 1``; NaN for K = 1), the evidence behind ``n_clusters_``;
+        ``None`` when the gap decided.
     kernel_ : scipy.sparse.csr_array
         The forest's proximity kernel ``S`` (truncated when
         ``kernel_neighbors`` is set); ``affinity="kernel"`` only, as are

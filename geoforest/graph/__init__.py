@@ -22,6 +22,9 @@ it, never one another.  It imports none of them.
 * :func:`spectral_clustering`, :func:`spectral_embedding_njw`,
   :func:`spectral_partitions`, :func:`estimate_n_clusters`,
   :func:`canonical_labels` — NJW spectral clustering on those eigenpairs;
+* :func:`spectral_excess`, :func:`choose_by_excess` — how far a graph's
+  spectrum lies below those of Gaussian references of the data's mean and
+  covariance: K where no relative gap says it;
 * :func:`choose_by_relative_gap`, :func:`eigengap_scores`,
   :func:`explain_choice`, :class:`LabelFreeChoiceWarning`, ... — the label-free
   choice of the number of clusters that every family shares.
@@ -75,6 +78,7 @@ from ._eigensolvers import normalized_affinity, spectral_eigs
 from ._geometry import METRICS, Geometry, make_geometry
 from ._knn import spatial_knn
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
+from ._reference import choose_by_excess, spectral_excess
 from ._spectral import (
     canonical_labels,
     estimate_n_clusters,
@@ -88,8 +92,10 @@ __all__ = [
     "AUTO_KDTREE_MAX_DIM",
     "Geometry",
     "METRICS",
+    "choose_by_excess",
     "knn_affinity",
     "make_geometry",
+    "spectral_excess",
     "LabelFreeChoiceWarning",
     "MIN_RELATIVE_GAP",
     "bridge_components",

@@ -1,0 +1,76 @@
+"""The spectrum's excess over Gaussian references: K where no relative gap says it."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+from sklearn.metrics import adjusted_rand_score
+from sklearn.neighbors import NearestNeighbors
+
+import geoforest as gf
+from geoforest.graph._reference import choose_by_excess, gaussian_reference, spectral_excess
+
+
+def _euclid_graph(points, seed=0, k=10):
+    ind = NearestNeighbors(n_neighbors=k + 1).fit(points).kneighbors(points)[1][:, 1:]
+    return gf.graph.knn_affinity(ind, points.shape[0])
+
+
+def test_gaussian_data_show_no_excess_and_blobs_do():
+    rng = np.random.RandomState(0)
+    blob = rng.standard_normal((400, 4))
+    s = spectral_excess(_euclid_graph(blob), blob, _euclid_graph, 8, seed=0)
+    assert s.shape == (7,) and np.max(np.abs(s)) < 0.5
+    assert choose_by_excess(s) == 1
+    for std in (1.0, 2.0, 2.5):  # separated to touching
+        X, _ = make_blobs(400, n_features=4, centers=5, cluster_std=std, random_state=0)
+        s = spectral_excess(_euclid_graph(X), X, _euclid_graph, 8, seed=0)
+        assert np.all(s[:4] > 0.5) and np.all(s[4:] < 0)  # K = 2..5 below the reference
+        assert choose_by_excess(s) == 5
+
+
+def test_reference_has_the_mean_and_covariance():
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((5000, 3)) @ np.array([[2.0, 0, 0], [1.0, 1.0, 0], [0, 0, 0.1]]) + 5
+    R = gaussian_reference(X, np.random.RandomState(0))
+    assert R.shape == X.shape
+    np.testing.assert_allclose(R.mean(0), X.mean(0), atol=0.1)
+    np.testing.assert_allclose(np.cov(R.T), np.cov(X.T), atol=0.15)
+
+
+def test_choose_by_excess_rules():
+    assert choose_by_excess([2.0, 1.4, 0.9, 0.3, 0.1]) == 4
+    assert choose_by_excess([2.0, 0.2, 0.9, 0.3]) == 4  # the last K above the bar
+    assert choose_by_excess([0.1, -0.2, 0.15]) == 1
+    assert choose_by_excess([np.nan, np.nan]) == 1
+    assert choose_by_excess([3.0, np.nan, 2.5]) == 4
+
+
+def test_the_estimator_falls_back_to_the_excess_when_no_gap_reaches_the_bar(monkeypatch):
+    from geoforest.cluster import _graph_spectral
+
+    X, y = make_blobs(300, n_features=4, centers=5, cluster_std=0.5, random_state=1)
+
+    def no_gap(gaps, fragmented, base_k=1):
+        return 0, 1, np.full(gaps.shape[-1], np.nan)
+
+    monkeypatch.setattr(_graph_spectral, "choose_by_relative_gap", no_gap)
+    model = gf.ForestSpectralClustering(metric="euclidean", random_state=0)
+    with pytest.warns(gf.cluster.LabelFreeChoiceWarning, match="Gaussian data"):
+        model.fit(X)
+    assert model.n_clusters_ == 5 and adjusted_rand_score(y, model.labels_) > 0.95
+    assert model.reference_excess_.shape == (10,) and np.isnan(model.reference_excess_[0])
+
+
+def test_one_blob_stays_one_cluster_said_plainly():
+    X = np.random.RandomState(2).standard_normal((500, 5))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = gf.ForestSpectralClustering(metric="euclidean", random_state=0).fit(X)
+    if model.n_clusters_ == 1:  # the relative gap found nothing: the reference agreed
+        assert model.reference_excess_ is not None
+        assert np.nanmax(model.reference_excess_) < 0.5
+        assert any("no cluster structure" in str(w.message) for w in caught)
+    else:  # a gap of 2 on one blob is possible (warned as a close call)
+        assert model.n_clusters_ == 2 and any("close" in str(w.message) for w in caught)
