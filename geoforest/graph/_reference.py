@@ -69,7 +69,10 @@ def spectral_excess(
     seed: int,
     n_references: int = N_REFERENCES,
 ) -> np.ndarray:
-    """``s_K`` for ``K = 2 .. max_clusters`` (module docstring).
+    """The excess of each K from 2 to ``max_clusters`` over Gaussian references.
+
+    ``s_K = log(mean mu_K(reference) / mu_K(data))``, as the module docstring
+    derives.
 
     Parameters
     ----------
@@ -99,7 +102,10 @@ def spectral_excess(
 
 
 def choose_by_excess(excess, *, min_excess: float = MIN_EXCESS) -> int:
-    """K from the excesses ``s_2, s_3, ...``: the largest K with ``s_K >= min_excess``, else 1.
+    """The number of clusters from the excesses: the last K whose excess reaches the bar.
+
+    ``excess`` holds ``s_K`` for ``K = 2, 3`` and on; the answer is the largest
+    K with ``s_K >= min_excess``, or 1 when there is none.
 
     Examples
     --------
