@@ -35,7 +35,7 @@ from ..graph import (
     spectral_clustering,
     spectral_partitions,
 )
-from ..graph._geometry import make_geometry
+from ..graph._geometry import check_n_neighbors, make_geometry
 from ..graph._reference import MIN_EXCESS, choose_by_excess, spectral_excess
 from ..graph._weights import knn_affinity
 
@@ -51,20 +51,26 @@ def _connected_affinity(geometry, A, dist, ind) -> tuple[sp.csr_matrix, int]:
     return (A + B + B.T).tocsr(), len(pairs)
 
 
-def _graph_of(est, points: np.ndarray, seed: int) -> sp.csr_matrix:
-    """The estimator's graph of other points: same geometry (a fresh forest), weights, bridges."""
-    forest = None if est.forest is None else clone(est.forest)
+def _knn_graph(est, points, forest, seed):
+    """``(geometry, A, n_bridges)``: the fitted geometry of ``points`` and its weighted,
+    connected kNN graph, with the estimator's metric and neighbours."""
+    n = points.shape[0]  # rows: points, or a square precomputed graph
+    if n < 2:
+        raise ValueError(f"spectral clustering needs at least 2 samples, got n_samples={n}")
+    k = check_n_neighbors(est.n_neighbors, n)
     geometry = make_geometry(est.metric, forest, random_state=seed, n_jobs=est.n_jobs)
-    geometry.fit(points)
-    k = min(int(est.n_neighbors), points.shape[0] - 1)
-    dist, ind = geometry.neighbors(k)
-    return _connected_affinity(geometry, knn_affinity(ind, points.shape[0]), dist, ind)[0]
+    dist, ind = geometry.fit(points).neighbors(k)
+    return (geometry, *_connected_affinity(geometry, knn_affinity(ind, n), dist, ind))
 
 
 def _excess_k(est, A, X, max_k: int, seed: int) -> tuple[int, np.ndarray]:
     """K from the spectrum's excess over Gaussian references, and the excesses."""
-    excess = spectral_excess(A, np.asarray(X, dtype=np.float64),
-                             lambda R, s: _graph_of(est, R, s), max_k, seed)  # fmt: skip
+
+    def reference_graph(points, ref_seed):  # the same pipeline, a fresh forest
+        forest = None if est.forest is None else clone(est.forest)
+        return _knn_graph(est, points, forest, ref_seed)[1]
+
+    excess = spectral_excess(A, np.asarray(X, dtype=np.float64), reference_graph, max_k, seed)
     k = choose_by_excess(excess)
     out = np.full(int(est.max_clusters), np.nan)
     out[1 : excess.size + 1] = excess
@@ -75,43 +81,53 @@ def _excess_k(est, A, X, max_k: int, seed: int) -> tuple[int, np.ndarray]:
             f"Gaussian data (excess {out[k - 1]:.2f} >= {MIN_EXCESS}; reference_excess_): "
             "weaker evidence than a gap; pass n_clusters if you know K",
             LabelFreeChoiceWarning,
-            stacklevel=4,
+            stacklevel=5,  # the caller of ForestSpectralClustering.fit
         )
+    return k, out
+
+
+def _relgap_k(est, A, max_k: int, seed: int) -> tuple[int, np.ndarray]:
+    """K by the shared relative-gap rule, and its scores per K (``max_clusters`` long)."""
+    part = spectral_partitions(A, max_k, solver=est.eigen_solver, random_state=seed)
+    gaps, fragmented = score_partitions(part, max_k)
+    _, k, scores = choose_by_relative_gap(
+        gaps[None], fragmented[None], base_k=n_components(part.eigenvalues)
+    )
+    out = np.full(int(est.max_clusters), np.nan)
+    out[: scores.size] = scores
     return k, out
 
 
 def fit_knn_spectral(est, X) -> None:
     """Fit ``est`` (a :class:`~geoforest.ForestSpectralClustering`) on its kNN graph."""
-    geometry = make_geometry(
-        est.metric, est.forest, random_state=est.random_state, n_jobs=est.n_jobs
-    ).fit(X)
+    geometry, A, n_bridges = _knn_graph(est, X, est.forest, est.random_state)
     n = geometry.n_samples_
-    if n < 2:
-        raise ValueError(f"spectral clustering needs at least 2 samples, got n_samples={n}")
     if est.n_clusters is not None and est.n_clusters > n:
         raise ValueError(f"n_clusters={est.n_clusters} exceeds n_samples={n}")
-    k = min(int(est.n_neighbors), n - 1)
-    dist, ind = geometry.neighbors(k)
-    A, n_bridges = _connected_affinity(geometry, knn_affinity(ind, n), dist, ind)
     seed = est._spectral_seed()
     max_k = int(min(est.max_clusters, n - 1))
-    if est.n_clusters is None:
-        part = spectral_partitions(A, max_k, solver=est.eigen_solver, random_state=seed)
-        gaps, fragmented = score_partitions(part, max_k)
-        _, n_clusters, scores = choose_by_relative_gap(
-            gaps[None], fragmented[None], base_k=n_components(part.eigenvalues)
-        )
-    else:
-        n_clusters, scores = int(est.n_clusters), None
+    scores = np.full(int(est.max_clusters), np.nan)
     excess = None
-    if scores is not None and n_clusters == 1 and est.metric != "precomputed" and max_k >= 2:
-        n_clusters, excess = _excess_k(est, A, X, max_k, seed)
+    if est.n_clusters is not None:
+        n_clusters = int(est.n_clusters)
+    else:
+        n_clusters, scores = _relgap_k(est, A, max_k, seed)
+        if n_clusters == 1 and est.metric != "precomputed" and max_k >= 2:
+            n_clusters, excess = _excess_k(est, A, X, max_k, seed)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*connected components", category=UserWarning)
         res = spectral_clustering(
-            A, n_clusters, max_clusters=max_k, n_init=est.n_init, solver=est.eigen_solver,
-            random_state=seed, tol=est.eigen_tol,
-        )  # fmt: skip
+            A,
+            n_clusters,
+            max_clusters=max_k,
+            n_init=est.n_init,
+            solver=est.eigen_solver,
+            random_state=seed,
+            tol=est.eigen_tol,
+        )
+    if est.n_clusters is None and (excess is None or res.n_clusters == 1):
+        name, k = type(est).__name__, int(res.n_clusters)
+        explain_choice(name, k, scores, criterion="relative gap", stacklevel=5)
     est.geometry_ = geometry
     est.forest_ = getattr(geometry, "forest_", None)
     est.labels_ = res.labels
@@ -119,14 +135,7 @@ def fit_knn_spectral(est, X) -> None:
     est.eigenvalues_ = res.eigenvalues
     est.affinity_matrix_ = A
     est.n_bridges_ = n_bridges
-    if scores is None:
-        out = np.full(int(est.max_clusters), np.nan)
-    else:
-        out = np.full(int(est.max_clusters), np.nan)
-        out[: scores.size] = scores
-        if excess is None or est.n_clusters_ == 1:
-            explain_choice(type(est).__name__, est.n_clusters_, out, criterion="relative gap")
-    est.n_clusters_scores_ = out
+    est.n_clusters_scores_ = scores
     est.reference_excess_ = excess
     if est.metric != "precomputed":
         est.n_features_in_ = X.shape[1]

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._progress import progress
 from .._validation import N_JOBS, validate_data
 from ..graph._choice import eigengap_scores, explain_choice
-from ..graph._geometry import METRICS
+from ..graph._geometry import METRICS, check_forest_metric
 from ._graph_spectral import fit_knn_spectral, predict_knn_spectral
 from ._rpf_candidates import KernelCandidatesMixin
 from ._rpf_kernel import kept_by_threshold, kernel_vote, truncated_kernel
@@ -49,9 +49,7 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
     (:func:`~geoforest.cluster.choose_by_relative_gap`).  New points join
     the majority cluster of their ``n_neighbors`` nearest training points.
     This default was chosen on the selection half of the clustering suite
-    (``docs/results/clustering-suite.md``): with K given it beat k-means and
-    scikit-learn's spectral clustering on the Euclidean kNN graph, and more so
-    with noise columns.
+    (``docs/defaults.md``, "The geometry of each clusterer").
 
     With ``affinity="kernel"`` it is rpfCluster (Yan et al. [1]_), the
     setting of the paper's experiments: it fits a forest (a
@@ -360,14 +358,9 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
         return tags
 
     def _fit_knn(self, X):
-        if self.forest is not None and self.metric != "forest":
-            raise ValueError(
-                f"forest is the geometry of metric='forest'; got metric={self.metric!r} "
-                "with a forest: drop the forest or set metric='forest'"
-            )
+        check_forest_metric(self)
         if self.metric == "precomputed":
-            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64,
-                              ensure_min_samples=2)  # fmt: skip
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2)
         else:
             X = validate_data(self, X, dtype="numeric", ensure_min_samples=2)
         fit_knn_spectral(self, X)

@@ -22,7 +22,13 @@ from sklearn.neighbors import NearestNeighbors
 
 from .._validation import check_not_complex
 from ..graph._connect import bridge_components
-from ..graph._geometry import EuclideanGeometry, PrecomputedGeometry, make_geometry
+from ..graph._geometry import (
+    EuclideanGeometry,
+    PrecomputedGeometry,
+    check_forest_metric,
+    check_n_neighbors,
+    make_geometry,
+)
 from ..graph._knn import check_sparse_graph, feature_scale, knn, symmetrize
 
 __all__ = ["graph_input", "fit_graph", "resolve_sigma"]
@@ -34,11 +40,7 @@ def graph_input(est) -> str:
     Checks that ``metric``, ``forest`` and ``affinity`` agree; errors name ``est``.
     """
     name = type(est).__name__
-    if est.forest is not None and est.metric != "forest":
-        raise ValueError(
-            f"{name}: forest is used by metric='forest' only, got metric={est.metric!r}; "
-            "pass metric='forest', or leave forest=None"
-        )
+    check_forest_metric(est)
     if est.metric == "forest":
         if est.affinity != "gaussian":
             raise ValueError(
@@ -102,8 +104,7 @@ def fit_graph(
 
 
 def _check_n_neighbors(dm, n: int) -> None:
-    if dm.n_neighbors >= n:
-        raise ValueError(f"n_neighbors={dm.n_neighbors} must be smaller than n_samples={n}")
+    check_n_neighbors(dm.n_neighbors, n)
 
 
 def _euclidean_geometry(X_scaled: np.ndarray, scale: float, nn) -> EuclideanGeometry:

@@ -33,6 +33,8 @@ units of two geometries.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
@@ -44,37 +46,51 @@ from sklearn.utils.validation import check_is_fitted
 from ._connect import bridge_components
 from ._knn import check_query_graph, check_sparse_graph, feature_scale, knn
 
-__all__ = ["METRICS", "Geometry", "make_geometry"]
+__all__ = ["METRICS", "Geometry", "check_forest_metric", "check_n_neighbors", "make_geometry"]
 
 #: The geometries every clusterer accepts as ``metric``.
 METRICS = ("euclidean", "forest", "precomputed")
 
 
-class Geometry:
+def check_forest_metric(estimator) -> None:
+    """Refuse a ``forest`` given to an estimator whose ``metric`` does not read it."""
+    if estimator.forest is not None and estimator.metric != "forest":
+        raise ValueError(
+            f"{type(estimator).__name__}: forest is the geometry of metric='forest'; got a "
+            f"forest with metric={estimator.metric!r}: pass metric='forest', or no forest"
+        )
+
+
+def check_n_neighbors(n_neighbors: int, n_samples: int) -> int:
+    """``n_neighbors`` as an int, refused unless a point has that many others."""
+    if n_neighbors >= n_samples:
+        raise ValueError(f"n_neighbors={n_neighbors} must be smaller than n_samples={n_samples}")
+    return int(n_neighbors)
+
+
+class Geometry(ABC):
     """Nearest neighbours of training points, and of new points, under one metric.
 
-    Subclasses set ``metric`` and implement :meth:`fit`, :meth:`neighbors`,
-    :meth:`query` and :meth:`_lists` (neighbour lists of chosen training
-    rows, for exact bridges).
+    Subclasses set ``metric`` and implement :meth:`fit`, :meth:`neighbors` and
+    :meth:`query`; those that bridge also ``_lists`` (neighbour lists of
+    chosen training rows, read by :meth:`bridges`).
     """
 
     metric = ""
     #: ``False``: the graph is used as given, its components are not bridged.
     can_bridge = True
 
-    def fit(self, X) -> Geometry:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abstractmethod
+    def fit(self, X) -> Geometry:
+        """Learn the geometry of the training points ``X``."""
 
-    def neighbors(self, k: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+    @abstractmethod
+    def neighbors(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(dist, ind)`` of shape (n, k): each training point's nearest others, ascending."""
-        raise NotImplementedError
 
-    def query(self, X, k: int) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover
+    @abstractmethod
+    def query(self, X, k: int) -> tuple[np.ndarray, np.ndarray]:
         """``(dist, ind)`` of shape (m, k): the training points nearest to new points."""
-        raise NotImplementedError
-
-    def _lists(self, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError  # pragma: no cover
 
     def bridges(self, G, neighbors: tuple[np.ndarray, np.ndarray]):
         """Edges of a minimum spanning forest in this metric joining the components of ``G``.
@@ -153,11 +169,11 @@ class Geometry:
 def _take_best(best, best_edge, comp, cand_d, rows, cand_j) -> None:
     """Per component, the shortest candidate edge (ties: smaller end points)."""
     order = np.lexsort((np.maximum(rows, cand_j), np.minimum(rows, cand_j), cand_d))
-    for t in order:
-        c = comp[t]
-        if cand_d[t] < best[c]:
-            best[c] = cand_d[t]
-            best_edge[c] = (rows[t], cand_j[t])
+    first = order[np.unique(comp[order], return_index=True)[1]]  # each component's best
+    better = cand_d[first] < best[comp[first]]
+    first = first[better]
+    best[comp[first]] = cand_d[first]
+    best_edge[comp[first]] = np.stack([rows[first], cand_j[first]], axis=1)
 
 
 class EuclideanGeometry(Geometry):
@@ -257,9 +273,27 @@ class PrecomputedGeometry(Geometry):
         return _row_smallest(G, k, "query")
 
 
+def sorted_rows(G: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every stored entry of each row, ascending (ties: lower column), padded with ``inf``.
+
+    Returns ``(dist, ind, counts)`` of shapes (m, w), (m, w), (m,): ``w`` the
+    most entries of a row, ``counts`` each row's own number (index 0 pads).
+    """
+    counts = np.diff(G.indptr).astype(np.int64)
+    width = max(int(counts.max()), 1) if counts.size else 1
+    dist = np.full((G.shape[0], width), np.inf)
+    ind = np.zeros((G.shape[0], width), dtype=np.int64)
+    rows = np.repeat(np.arange(G.shape[0]), counts)
+    order = np.lexsort((G.indices, G.data, rows))  # by row, then distance, then column
+    slot = np.arange(rows.size) - np.repeat(G.indptr[:-1], counts)
+    dist[rows, slot] = G.data[order]
+    ind[rows, slot] = G.indices[order]
+    return dist, ind, counts
+
+
 def _row_smallest(G: sp.csr_matrix, k: int, what: str) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` smallest stored entries of every row, ascending (ties: lower column)."""
-    counts = np.diff(G.indptr)
+    dist, ind, counts = sorted_rows(G)
     if counts.size and counts.min() < k:
         row = int(np.argmin(counts))
         raise ValueError(
@@ -267,14 +301,7 @@ def _row_smallest(G: sp.csr_matrix, k: int, what: str) -> tuple[np.ndarray, np.n
             f"{row}; {k} are needed (n_neighbors): build the graph with at least "
             f"{k} neighbours per point"
         )
-    n = G.shape[0]
-    dist = np.empty((n, k))
-    ind = np.empty((n, k), dtype=np.intp)
-    for r in range(n):
-        lo, hi = G.indptr[r], G.indptr[r + 1]
-        order = np.lexsort((G.indices[lo:hi], G.data[lo:hi]))[:k]
-        dist[r], ind[r] = G.data[lo:hi][order], G.indices[lo:hi][order]
-    return dist, ind
+    return dist[:, :k], ind[:, :k].astype(np.intp)
 
 
 def _is_fitted(est) -> bool:

@@ -12,14 +12,12 @@ them below that reference.  The *excess* of ``K`` is::
 
     s_K = log( mean over references of mu_K(reference) / mu_K(data) )
 
-(``mu_K`` the K-th smallest eigenvalue of the normalised Laplacian).  One blob
-gives ``|s_K| < 0.2`` at every K on the clustering suite's controls; digits
-and vowels 1.5-2.1 up to about their number of classes.  :func:`choose_by_excess`
-takes the largest K whose excess reaches :data:`MIN_EXCESS`: the last level at
-which the data are clearly more clustered than the reference (K = 1 when none
-is).  The bar was chosen on the selection half of the clustering suite
-(``docs/defaults.md``: any bar from 0.3 to 1.2 gives the same answers there,
-and one blob stays under 0.2); the statistic
+(``mu_K`` the K-th smallest eigenvalue of the normalised Laplacian): near 0
+for structureless data, large for the first K of clustered data.
+:func:`choose_by_excess` takes the largest K whose excess reaches
+:data:`MIN_EXCESS`: the last level at which the data are clearly more
+clustered than the reference (K = 1 when none is).  The bar was chosen on the
+selection half of the clustering suite (``docs/defaults.md``); the statistic
 is in the spirit of the gap statistic of Tibshirani, Walther and Hastie
 (2001), with the graph spectrum in place of the within-cluster dispersion.
 """

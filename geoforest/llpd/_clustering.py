@@ -16,7 +16,7 @@ from .._progress import progress
 from .._validation import N_JOBS, validate_data
 from ..graph._choice import explain_choice
 from ..graph._eigensolvers import spectral_eigs
-from ..graph._geometry import METRICS
+from ..graph._geometry import METRICS, check_forest_metric
 from ..graph._knn import check_query_graph
 from ..graph._spectral import spectral_clustering
 from ._llpd import LLPD
@@ -275,6 +275,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        check_forest_metric(self)
         if self.metric != "precomputed":
             X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
         n = X.shape[0]

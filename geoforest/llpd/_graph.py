@@ -34,10 +34,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._jit import njit
-from ..graph._geometry import Geometry
+from ..graph._geometry import Geometry, sorted_rows
 from ..graph._knn import check_query_graph
 from ..graph._unionfind import find_root
-from ._out_of_sample import _run_tops, _walk
+from ._out_of_sample import _run_tops, _walk, walk_workspace
 
 __all__ = [
     "SubsetGeometry",
@@ -142,10 +142,7 @@ def mscale_tree(X: np.ndarray, n_neighbors: int, n_scales: int):
     hi = max(w.max(), lo)
     scales = np.geomspace(lo, hi, n_scales) if hi > lo else np.full(1, hi)
     w = scales[np.minimum(np.searchsorted(scales, w, side="left"), scales.size - 1)]
-    order = np.lexsort((pairs[:, 1], pairs[:, 0], w))
-    w, pairs = w[order], np.ascontiguousarray(pairs[order])
-    keep, roots = _kruskal(n, w, pairs)
-    return join_at_infinity(w[keep], pairs[keep], roots)  # components at infinite height
+    return spanning_tree(n, pairs[:, 0], pairs[:, 1], w)  # components at infinite height
 
 
 def graph_tree(geometry: Geometry, n_neighbors: int) -> tuple[np.ndarray, np.ndarray]:
@@ -187,15 +184,7 @@ def query_hops(geometry: Geometry, X, n_neighbors: int, estimator):
         ind = np.argsort(D, axis=1, kind="stable")
         counts = np.full(D.shape[0], D.shape[1], dtype=np.int64)
         return np.take_along_axis(D, ind, axis=1), ind.astype(np.int64), counts
-    counts = np.diff(G.indptr).astype(np.int64)
-    width = max(int(counts.max()), 1)
-    dist = np.full((G.shape[0], width), np.inf)
-    ind = np.zeros((G.shape[0], width), dtype=np.int64)
-    for r in range(G.shape[0]):
-        lo, hi = G.indptr[r], G.indptr[r + 1]
-        order = np.lexsort((G.indices[lo:hi], G.data[lo:hi]))
-        dist[r, : hi - lo], ind[r, : hi - lo] = G.data[lo:hi][order], G.indices[lo:hi][order]
-    return dist, ind, counts
+    return sorted_rows(G)
 
 
 @njit(nogil=True, cache=True)
@@ -209,16 +198,10 @@ def _graph_query_chunk(
     dist = np.empty((n_q, k))
     ind = np.empty((n_q, k), np.int64)
     X = np.empty((1, 0))  # coordinates: read by the Euclidean tie-break only
-    skip_to = np.full(n, -1, np.int64)
-    mark = np.full(n_nodes, -1, np.int64)
-    mark_q = np.empty(n_nodes, np.int64)
-    stamp = np.zeros(1, np.int64)
-    sel_key = np.empty(k)
-    sel_i = np.empty(k, np.int64)
-    tops = np.empty(width, np.int64)
-    climbed = np.empty(width, np.int64)
-    new_tops = np.empty(width, np.int64)
-    new_cov = np.empty(width, np.int64)
+    ws = walk_workspace(n, n_nodes, k, width)
+    skip_to, mark, mark_q, stamp = ws.skip_to, ws.mark, ws.mark_q, ws.stamp
+    sel_key, sel_i, tops, climbed = ws.sel_key, ws.sel_i, ws.tops, ws.climbed
+    new_tops, new_cov = ws.new_tops, ws.new_cov
     for qi in range(n_q):
         m = counts[qi]
         if m == 0:  # no edge into the graph: every training point at LLPD inf

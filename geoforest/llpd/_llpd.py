@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._limits import check_dense_size
 from .._validation import N_JOBS, validate_data  # sklearn's, with a one-line complex-data message
-from ..graph._geometry import METRICS, make_geometry
+from ..graph._geometry import METRICS, check_forest_metric, make_geometry
 from ..graph._mst import euclidean_mst
 from ._checks import _check_k, _check_magnitude
 from ._dendrogram import (
@@ -215,11 +215,7 @@ class LLPD(BaseEstimator):
         return self
 
     def _check_geometry_params(self) -> None:
-        if self.forest is not None and self.metric != "forest":
-            raise ValueError(
-                f"forest is the geometry of metric='forest'; got a forest with "
-                f"metric={self.metric!r}: pass metric='forest', or no forest"
-            )
+        check_forest_metric(self)
         if self.mscale is not None and self.metric != "euclidean":
             raise ValueError(
                 "mscale approximates the Euclidean LLPD (metric='euclidean'); the LLPD over "

@@ -39,6 +39,8 @@ never ``n x n``.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .._jit import njit
@@ -417,6 +419,31 @@ def _walk(
     return out_d[k - 1]
 
 
+#: The buffers of :func:`_walk`, allocated once per block of queries.
+WalkWorkspace = namedtuple(
+    "WalkWorkspace",
+    "skip_to mark mark_q stamp sel_key sel_i tops climbed new_tops new_cov",
+)
+
+
+@njit(nogil=True, cache=True)
+def walk_workspace(n, n_nodes, k, width):
+    """:func:`_walk`'s buffers for ``n`` points, ``n_nodes`` dendrogram nodes, ``k``
+    neighbours and up to ``width`` first hops."""
+    return WalkWorkspace(
+        np.full(n, -1, np.int64),
+        np.full(n_nodes, -1, np.int64),
+        np.empty(n_nodes, np.int64),
+        np.zeros(1, np.int64),
+        np.empty(k),
+        np.empty(k, np.int64),
+        np.empty(width, np.int64),
+        np.empty(width, np.int64),
+        np.empty(width, np.int64),
+        np.empty(width, np.int64),
+    )
+
+
 @njit(nogil=True, cache=True)
 def _query_chunk(
     X, Q, k, Xp, perm, kd_start, kd_end, kd_left, kd_right, kd_lo, kd_hi,
@@ -432,16 +459,10 @@ def _query_chunk(
     cand_d2 = np.empty(m0)
     cand_i = np.empty(m0, np.int64)
     stack = np.empty(kd_start.shape[0] + 1, np.int64)
-    skip_to = np.full(n, -1, np.int64)
-    mark = np.full(n_nodes, -1, np.int64)
-    mark_q = np.empty(n_nodes, np.int64)
-    stamp = np.zeros(1, np.int64)
-    sel_key = np.empty(k)
-    sel_i = np.empty(k, np.int64)
-    tops = np.empty(m0, np.int64)
-    climbed = np.empty(m0, np.int64)
-    new_tops = np.empty(m0, np.int64)
-    new_cov = np.empty(m0, np.int64)
+    ws = walk_workspace(n, n_nodes, k, m0)
+    skip_to, mark, mark_q, stamp = ws.skip_to, ws.mark, ws.mark_q, ws.stamp
+    sel_key, sel_i, tops, climbed = ws.sel_key, ws.sel_i, ws.tops, ws.climbed
+    new_tops, new_cov = ws.new_tops, ws.new_cov
     buf_d2 = np.empty(0)
     buf_i = np.empty(0, np.int64)
     for qi in range(n_q):

@@ -100,7 +100,9 @@ def test_clear_errors():
     with pytest.raises(ValueError, match="metric"):
         gf.ForestSpectralClustering(metric="cosine").fit(X)
     with pytest.raises(ValueError, match="exceeds n_samples"):
-        gf.ForestSpectralClustering(5, metric="euclidean").fit(X[:4])
+        gf.ForestSpectralClustering(5, metric="euclidean", n_neighbors=2).fit(X[:4])
+    with pytest.raises(ValueError, match="n_neighbors=15 must be smaller than n_samples=4"):
+        gf.ForestSpectralClustering(2, metric="euclidean").fit(X[:4])
 
 
 @settings(max_examples=25, deadline=None)
@@ -128,8 +130,11 @@ def test_careless_inputs_give_a_clustering_or_a_clear_error(n, d, dup, const, k,
         warnings.simplefilter("ignore", UserWarning)  # label-free K, constant X: said loudly
         try:
             model.fit(X)
-        except ValueError as exc:
-            assert k is not None and k > n and "exceeds n_samples" in str(exc)
+        except ValueError as exc:  # a clear refusal of what cannot be done
+            msg = str(exc)
+            assert (n <= 5 and "n_neighbors=5 must be smaller" in msg) or (
+                k is not None and k > n and "exceeds n_samples" in msg
+            )
             return
     assert model.labels_.shape == (n,)
     assert 1 <= model.n_clusters_ <= n

@@ -12,14 +12,13 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator
 from sklearn.cluster import KMeans, SpectralClustering
-from sklearn.datasets import make_blobs, make_circles
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 from threadpoolctl import threadpool_limits
 
 from geoforest.cluster import KernelSpectralClustering
 
-from ..graph.test_spectral import knn_gaussian, matvec_operator
+from ..graph.test_spectral import blob_data, circle_data, matvec_operator
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -31,16 +30,12 @@ def _single_threaded():
 
 @pytest.fixture(scope="module")
 def blobs():
-    X, y = make_blobs(
-        300, n_features=5, centers=3, center_box=(-20, 20), cluster_std=1.0, random_state=0
-    )
-    return X, y, knn_gaussian(X, k=10)
+    return blob_data()
 
 
 @pytest.fixture(scope="module")
 def circles():
-    X, y = make_circles(400, factor=0.4, noise=0.04, random_state=0)
-    return X, y, knn_gaussian(X, k=10)
+    return circle_data()
 
 
 def _square(n=5):

@@ -191,9 +191,9 @@ def test_bad_geometry_parameters(Est):
     X = _blobs(30)
     with pytest.raises(ValueError, match="metric"):
         Est(metric="cosine").fit(X)
-    with pytest.raises(ValueError, match="forest is used by metric='forest' only"):
+    with pytest.raises(ValueError, match="forest is the geometry of metric='forest'"):
         Est(forest=_forest()).fit(X)
-    with pytest.raises(ValueError, match="forest is used by metric='forest' only"):
+    with pytest.raises(ValueError, match="forest is the geometry of metric='forest'"):
         Est(metric="precomputed", forest=_forest()).fit(X)
     with pytest.raises(ValueError, match="affinity must be 'gaussian'"):
         Est(metric="forest", affinity="precomputed").fit(X)

@@ -75,8 +75,8 @@ def reference_eigs(random_affinity):
     return values[::-1], vectors[:, ::-1]
 
 
-@pytest.fixture(scope="module")
-def blobs():
+def blob_data():
+    """Three blobs and their k-NN Gaussian affinity (also the estimator tests' data)."""
     # Five dimensions: a k-NN graph on 2-d blobs is grid-like and mixes so slowly
     # inside each blob that the eigengap is not where the blobs are.
     X, y = make_blobs(
@@ -85,10 +85,20 @@ def blobs():
     return X, y, knn_gaussian(X, k=10)
 
 
-@pytest.fixture(scope="module")
-def circles():
+def circle_data():
+    """Two circles and their k-NN Gaussian affinity."""
     X, y = make_circles(400, factor=0.4, noise=0.04, random_state=0)
     return X, y, knn_gaussian(X, k=10)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    return blob_data()
+
+
+@pytest.fixture(scope="module")
+def circles():
+    return circle_data()
 
 
 def sparse_with_isolated(seed=0, n=12):
