@@ -23,7 +23,7 @@ its output folder whole or not at all:
   ``noise_sweep.json`` beside ``noise_sweep.csv``); a record under the
   hyphenated name of earlier versions counts as well.
 * The experiment writes every file (CSV, figures, ...) into a hidden staging
-  folder ``OUT/.NAME.partial-XXXXXXXX`` on the same filesystem, the
+  folder ``OUT/.NAME.partial-HOST-PID-XXXXXXXX`` on the same filesystem, the
   experiment's ``config.out`` during the run; the experiment modules need not
   know about it.
 * Only when the run has finished are the files moved into ``OUT`` (renames in
@@ -38,7 +38,9 @@ its output folder whole or not at all:
   it is empty): an earlier complete run stays as it was, byte for byte.
 
 A process killed outright (``SIGKILL``, power loss) can leave a
-``.NAME.partial-*`` folder behind; it is never read and may be deleted.
+``.NAME.partial-*`` folder behind; it is never read, and the next run of the
+same experiment in the same folder removes it once its process is gone
+(:func:`~geoforest_experiments._staging.remove_dead_staging`).
 """
 
 from __future__ import annotations
@@ -54,7 +56,6 @@ import platform
 import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 import warnings
@@ -68,6 +69,8 @@ from scipy.sparse import SparseEfficiencyWarning
 
 from geoforest import datasets, metrics
 from geoforest.cli import OutputError, check_output_folder
+
+from ._staging import make_staging, remove_dead_staging
 
 __all__ = [
     "SIMULATIONS",
@@ -419,7 +422,8 @@ def _run_in_staging(name, module, config, out: Path, overwrite: bool) -> Experim
     """The run of :func:`run_staged` in a staging folder, moved into ``out`` when complete."""
     created = _make_dirs(out)
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}.partial-", dir=out))
+        remove_dead_staging(out, name)
+        staging = make_staging(out, name)
     except OSError as exc:
         _remove_empty(created)
         raise OutputError(f"cannot write to output folder {out}: {exc.strerror or exc}") from exc

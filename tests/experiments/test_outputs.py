@@ -320,3 +320,54 @@ def test_every_file_of_a_hyphenated_experiment_is_named_with_underscores(
         "fake_run.json",
         "fake_seed1.png",
     ]
+
+
+def test_staging_folders_of_dead_runs_are_removed_by_the_next_run(fake, tmp_path):
+    """A SIGKILLed run leaves ``.fake.partial-*``; the next run of ``fake`` removes it."""
+    from geoforest_experiments._staging import UNNAMED_MAX_AGE, make_staging
+
+    code = "import os; print(os.getpid())"
+    gone = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    dead_pid = int(gone.stdout)
+    dead = make_staging(tmp_path, "fake")
+    dead = dead.rename(dead.with_name(dead.name.replace(f"-{os.getpid()}-", f"-{dead_pid}-")))
+    (dead / "fake.csv").write_text("half a run")
+    live = make_staging(tmp_path, "fake")  # this process: a run still going on
+    other_host = tmp_path / ".fake.partial-elsewhere-1-abcdefgh"
+    other_host.mkdir()
+    old_unnamed, new_unnamed = (
+        tmp_path / ".fake.partial-old12345",
+        tmp_path / ".fake.partial-new12345",
+    )
+    old_unnamed.mkdir(), new_unnamed.mkdir()
+    stale = os.stat(old_unnamed).st_mtime - UNNAMED_MAX_AGE - 60
+    os.utime(old_unnamed, (stale, stale))
+    other_experiment = tmp_path / f".other.partial-x-{dead_pid}-abcdefgh"
+    other_experiment.mkdir()
+    with pytest.warns(UserWarning, match="removed 2 staging folder"):
+        assert _cli(tmp_path, "--seed", "0") == 0
+    assert not dead.exists() and not old_unnamed.exists()
+    assert live.exists() and other_host.exists() and new_unnamed.exists()
+    assert other_experiment.exists()
+    for folder in (live, other_host, new_unnamed, other_experiment):
+        folder.rmdir()
+    _assert_complete_run(tmp_path, 0)
+
+
+_SIGKILL_CHILD = _SIGTERM_CHILD.replace("signal.SIGTERM", "signal.SIGKILL")
+
+
+def test_a_sigkilled_run_leaves_nothing_after_the_next_run(fake, tmp_path):
+    """The real case: ``kill -9`` mid-run, then the same experiment in the same folder."""
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-c", _SIGKILL_CHILD, "--out", str(out), "--seed", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == -signal.SIGKILL
+    assert [p.name.startswith(".fake.partial-") for p in out.iterdir()] == [True]
+    with pytest.warns(UserWarning, match="removed 1 staging folder"):
+        assert _cli(out, "--seed", "0") == 0
+    _assert_complete_run(out, 0)
