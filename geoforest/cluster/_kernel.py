@@ -108,7 +108,13 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
     eigenvalues_ : ndarray
         Leading eigenvalues of ``M``, descending.
     n_clusters_scores_ : ndarray of shape (max_clusters,)
-        The eigengaps behind ``n_clusters_`` (:func:`eigengap_scores`); a
+        The scores behind ``n_clusters_``: with ``selection="relgap"`` the
+        best relative gap ``mu_(K+1) / mu_K`` per ``K`` among unfragmented
+        partitions (:func:`choose_by_relative_gap`), where the entry of
+        ``K = c``, the number of connected components of the affinity, holds
+        the bar ``MIN_RELATIVE_GAP`` (2.0) and those below it are NaN; with
+        ``selection="eigengap"`` (or ``n_clusters`` given) the eigengaps
+        ``lambda_K - lambda_(K+1)`` (:func:`eigengap_scores`).  A
         :class:`LabelFreeChoiceWarning` says when ``K = 1`` was chosen or the
         runner-up scored within 10 % of the winner.
     embedding_ : ndarray of shape (n_samples, ``n_clusters_``)

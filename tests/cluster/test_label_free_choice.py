@@ -109,3 +109,31 @@ def test_persistent_components_need_the_lower_threshold():
     assert _persistent_components(S, 0.3) == 2
     # Components under min_cluster_size points do not count.
     assert _persistent_components(sp.csr_array(np.eye(40)), 0.1) == 1
+
+
+def test_the_bar_sits_at_the_number_of_components_as_the_docs_say():
+    """docs/choosing-k.md: the entry of K = c (components) holds the bar; below it NaN."""
+    from sklearn.datasets import load_iris
+
+    X = load_iris().data
+    kernel = gf.ForestSpectralClustering(affinity="kernel", random_state=0).fit(X)
+    assert np.isnan(kernel.n_clusters_scores_[0])  # the sharpened kernel has two components
+    assert kernel.n_clusters_scores_[1] == gf.graph.MIN_RELATIVE_GAP
+    assert kernel.n_clusters_ == 3
+    knn = gf.ForestSpectralClustering(random_state=0).fit(X)
+    assert knn.n_clusters_scores_[0] == gf.graph.MIN_RELATIVE_GAP  # connected graph
+    assert knn.n_clusters_ == 2
+
+
+def test_the_raw_rpf_kernel_finds_structure_as_the_guide_says():
+    """random-projection.rst's pitfall: the raw kernel finds the mixture, merges iris's pair."""
+    from sklearn.datasets import load_iris
+
+    for X, k in [
+        (gf.datasets.make_gaussian_mixture(1000, random_state=0)[0], 3),
+        (load_iris().data, 2),
+    ]:
+        S = gf.RandomProjectionForest(random_state=0).fit(X).proximity()
+        model = gf.KernelSpectralClustering(random_state=0).fit(S)
+        assert model.n_clusters_ == k
+        assert model.n_clusters_scores_[0] == gf.graph.MIN_RELATIVE_GAP
