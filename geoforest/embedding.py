@@ -84,6 +84,27 @@ def _fix_signs(U, V):
     return U * signs, V * signs
 
 
+def _positions(A, U, s, V) -> tuple[np.ndarray, np.ndarray]:
+    """``U sqrt(s)`` and ``V sqrt(s)``, computed as ``A V / sqrt(s)`` and ``A^T U / sqrt(s)``.
+
+    Equal in exact arithmetic (``A V = U diag(s)``), but the solver's ``U``
+    gives nodes with identical edges positions that differ in the last bits,
+    enough to keep them apart as distinct points (and to merge them only on a
+    float32 cast).  A sparse product sums each row's entries in one order, so
+    nodes with identical out-edges (in-edges) get identical positions.
+    Directions with a singular value near 0 keep the solver's vectors, which
+    the division would amplify.
+    """
+    root = np.sqrt(s)
+    out, into = U * root, V * root
+    keep = s > s[0] * max(A.shape) * np.finfo(np.float64).eps
+    if np.any(keep):
+        rows = sp.csr_array(A, dtype=np.float64)
+        out[:, keep] = (rows @ V[:, keep]) / root[keep]
+        into[:, keep] = (rows.T.tocsr() @ U[:, keep]) / root[keep]
+    return out, into
+
+
 def adjacency_spectral_embedding(A, n_components=3, *, directed=None, random_state=None):
     """Adjacency spectral embedding (ASE) of a graph.
 
@@ -130,7 +151,8 @@ def adjacency_spectral_embedding(A, n_components=3, *, directed=None, random_sta
 
     Notes
     -----
-    Singular values are sorted in decreasing order.  Signs are made
+    Nodes with identical out-edges (in-edges) get identical out-positions
+    (in-positions), bit for bit.  Singular values are sorted in decreasing order.  Signs are made
     deterministic: each component is flipped so that the entry of largest
     absolute value of the corresponding column of ``U`` is positive, and the
     same flip is applied to ``V``.  For a symmetric ``A`` the singular vectors
@@ -178,7 +200,7 @@ def adjacency_spectral_embedding(A, n_components=3, *, directed=None, random_sta
 
     U, s, V = _top_svd(A, n_components, random_state)
     U, V = _fix_signs(U, V)
-    root = np.sqrt(s)
+    out, into = _positions(A, U, s, V)
     if directed:
-        return np.hstack([U * root, V * root])
-    return U * root
+        return np.hstack([out, into])
+    return out

@@ -122,6 +122,20 @@ def run(config: ExperimentConfig) -> ExperimentResult:
     return ExperimentResult("connectome", rows, summary, files)
 
 
+def _zoom(ax, P: np.ndarray, share: float = 0.01) -> int:
+    """Limit ``ax`` to the central ``1 - 2 * share`` of each coordinate (with a margin).
+
+    A few neurons far out (hubs) would otherwise squash the rest into a corner.
+    Returns how many points fall outside.
+    """
+    lo, hi = np.quantile(P, [share, 1.0 - share], axis=0)
+    pad = 0.08 * np.maximum(hi - lo, 1e-12)
+    lo, hi = lo - pad, hi + pad
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    return int(np.sum(np.any((P < lo) | (P > hi), axis=1)))
+
+
 def _figures(rows, Z, y, names, config: ExperimentConfig) -> list:
     try:
         from geoforest.plotting import pyplot
@@ -130,17 +144,15 @@ def _figures(rows, Z, y, names, config: ExperimentConfig) -> list:
     plt = pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(13.5, 4.2), layout="constrained")
     half = Z.shape[1] // 2
-    for ax, (a, b), title in zip(
-        axes[:2],
-        [(0, 1), (half, half + 1)],
-        ["out dimensions 1-2", "in dimensions 1-2"],
-        strict=True,
-    ):
+    for ax, side, first in zip(axes[:2], ["out", "in"], [0, half], strict=True):
+        a, b = first, first + 1
         for c, name in enumerate(names):
             ax.scatter(Z[y == c, a], Z[y == c, b], s=14, label=str(name), alpha=0.8)
-        ax.set_title(f"ASE, {title}")
-        ax.set_xlabel(f"dim {a + 1}")
-        ax.set_ylabel(f"dim {b + 1}")
+        outside = _zoom(ax, Z[:, [a, b]])
+        note = f" ({outside} outside the view)" if outside else ""
+        ax.set_title(f"ASE, {side} dimensions 1-2{note}")
+        ax.set_xlabel(f"{side} dim 1")
+        ax.set_ylabel(f"{side} dim 2")
     axes[0].legend(title="cell type", frameon=False)
     ax = axes[2]
     k_max = max(r["k"] for r in rows)

@@ -253,3 +253,23 @@ def test_drosophila_embedding_matches_reference():
     np.testing.assert_allclose(np.sum(X[:, :6] ** 2, axis=0), s, rtol=1e-10)
     Xs = adjacency_spectral_embedding(sp.csr_matrix(A), n_components=6, random_state=0)
     np.testing.assert_allclose(Xs, X, atol=1e-6)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_nodes_with_identical_edges_get_identical_positions(sparse):
+    """The connectome's leaves (same single target, no in-edges) must not differ in the last bits.
+
+    They did (the solver's ``U``), so a float32 cast merged distinct rows and the
+    forests warned about the experiment's own data.
+    """
+    rng = np.random.default_rng(3)
+    A = (rng.random((60, 60)) < 0.2).astype(float)
+    A[50:55] = A[7]  # five nodes with node 7's out-edges ...
+    A[:, 50:55] = 0.0  # ... and no in-edges
+    A[:, 40:43] = A[:, [9]]  # three with node 9's in-edges
+    Z = adjacency_spectral_embedding(sp.csr_array(A) if sparse else A, 3, random_state=0)
+    assert np.array_equal(Z[50:55, :3], np.repeat(Z[[7], :3], 5, axis=0))
+    assert np.array_equal(Z[40:43, 3:], np.repeat(Z[[9], 3:], 3, axis=0))
+    U, s, Vt = np.linalg.svd(A)
+    best = (U[:, :3] * s[:3]) @ Vt[:3]
+    np.testing.assert_allclose(Z[:, :3] @ Z[:, 3:].T, best, atol=1e-10)
