@@ -85,12 +85,23 @@ def check_output_folder(out: str | Path) -> Path:
     return out
 
 
+#: The files ``geoforest demo`` writes into its ``--out`` folder.
+DEMO_FILES = ("demo_helix.csv", "demo_helix.png")
+
+
 def _demo(args: argparse.Namespace) -> int:
     """Noisy helix: URerF against Euclidean neighbours at growing noise."""
     try:  # before any computation
         out = check_output_folder(args.out)
     except OutputError as exc:
         return fail(args, str(exc))
+    earlier = [out / name for name in DEMO_FILES if (out / name).exists()]
+    if earlier and not args.overwrite:  # as `geoforest experiment` refuses
+        return fail(
+            args,
+            f"{earlier[0]} holds an earlier demo run: replace it with --overwrite "
+            "or choose another --out",
+        )
 
     from sklearn.neighbors import NearestNeighbors
     from tqdm.auto import tqdm
@@ -137,7 +148,7 @@ def _demo(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         return fail(args, f"cannot create output folder {out}: {exc.strerror or exc}")
-    table = out / "demo_helix.csv"
+    table = out / DEMO_FILES[0]
     with table.open("w") as fh:
         fh.write("noise_dims,method,precision_at_k,k,n_samples,n_estimators\n")
         for d, p_f, p_e, _ in rows:
@@ -152,7 +163,7 @@ def _demo(args: argparse.Namespace) -> int:
         png = plot_precision_vs_noise(
             noise_dims,
             {"URerF": [r[1] for r in rows], "Euclidean": [r[2] for r in rows]},
-            out / "demo_helix.png",
+            out / DEMO_FILES[1],
             k=k,
             chance=chance,
             title=f"Noisy helix (N={n_samples})",
@@ -191,6 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--seed", type=seed_arg, default=0, help=f"random seed, 0 to {MAX_SEED}")
     demo.add_argument("--quick", action="store_true", help="small sizes, for smoke tests")
+    demo.add_argument(
+        "--overwrite", action="store_true", help="replace an earlier demo run in --out"
+    )
     demo.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     demo.set_defaults(func=_demo)
 

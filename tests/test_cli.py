@@ -19,6 +19,16 @@ def test_demo_quick_writes_table_and_figure(tmp_path, capsys):
     # Euclidean neighbours (measured ~0.7 vs ~0.17 at these sizes).
     assert prec[100, "URerF"] > prec[100, "Euclidean"] + 0.3
     assert (tmp_path / "demo_helix.png").stat().st_size > 1000
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    # A second run into the same folder refuses before computing, as `experiment` does ...
+    assert main(["demo", "--quick", "--out", str(tmp_path), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "--overwrite" in err and len(err.strip().splitlines()) == 1
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    # ... and replaces the run with --overwrite.
+    args = ["demo", "--quick", "--out", str(tmp_path), "--no-progress", "--overwrite"]
+    assert main([*args, "--seed", "1"]) == 0
+    assert (tmp_path / "demo_helix.csv").read_bytes() != before["demo_helix.csv"]
 
 
 def test_parser_requires_a_command():
