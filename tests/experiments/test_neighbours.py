@@ -76,7 +76,7 @@ def test_graph_top_k_is_padded_by_euclidean_distance():
 
 
 def test_isolation_kernel_against_its_similarity():
-    pytest.importorskip("ikpykit")
+    pytest.importorskip("ikpykit", reason=f"needs ikpykit, in no extra: {nb.IKPYKIT_HINT}")
     from ikpykit.kernel import IsoKernel
 
     X = np.random.default_rng(4).normal(size=(90, 3))
