@@ -441,6 +441,7 @@ def test_unfragmented_selection_is_consensus_at_that_threshold():
     assert model.scale_ == max(RPF_SCALES[i] for i in tied)
 
 
+@pytest.mark.filterwarnings("ignore:.* lie in connected components of the affinity:UserWarning")
 def test_stability_selection_against_independently_redrawn_forests():
     """Scores recomputed from forests fitted by hand (documented seeds), fragments refused."""
     from sklearn.datasets import load_iris

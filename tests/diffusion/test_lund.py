@@ -461,7 +461,8 @@ def test_forest_diffusion_lund_runs_on_a_forest_graph():
     X, y = make_multidensity_clusters(500, n_clusters=3, noise_fraction=0.0, random_state=0)
     forest = gf.UnsupervisedForest(n_estimators=30, random_state=0).fit(X)
     G = forest.kneighbors_graph(n_neighbors=15, mode="distance")
-    model = LUND(affinity="precomputed_distance", random_state=0).fit(G)
+    with pytest.warns(UserWarning, match="2 connected components"):  # said, not hidden
+        model = LUND(affinity="precomputed_distance", random_state=0).fit(G)
     assert model.labels_.shape == y.shape and model.n_clusters_ >= 1
 
 
@@ -561,6 +562,7 @@ def test_lund_experiment_quick(tmp_path):
     assert "active" in result.summary
 
 
+@pytest.mark.filterwarnings("ignore::geoforest.cluster.LabelFreeChoiceWarning")  # K = 1 at t = 64
 def test_labels_at_is_the_clustering_of_a_fit_at_that_time():
     X, _ = make_multidensity_clusters(500, n_clusters=3, random_state=1)
     model = LUND(random_state=0).fit(X)

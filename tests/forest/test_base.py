@@ -218,6 +218,7 @@ def test_kneighbors_graph(data):
         f.kneighbors_graph(mode="bogus")
 
 
+@pytest.mark.filterwarnings("ignore:.* training rows are never .* of any tree:UserWarning")
 def test_merged_forests_equal_one_forest_of_summed_size(data):
     parts = [
         small_forest(n_estimators=5, random_state=s, max_samples=0.6).fit(data) for s in range(4)

@@ -63,6 +63,7 @@ def test_unsupervised_forest_identical_on_dask(client, data, n_jobs):
     assert (S_remote != S_local).nnz == 0
 
 
+@pytest.mark.filterwarnings("ignore:.* training rows are never .* of any tree:UserWarning")
 def test_inbag_kneighbors_identical_on_dask(client, data):
     X, _ = data
     local = gf.UnsupervisedForest(n_estimators=8, random_state=3).fit(X)

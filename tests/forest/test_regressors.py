@@ -171,6 +171,7 @@ def test_merged_regressors_average_all_trees():
         gf.merge_forests(a, other)
 
 
+@pytest.mark.filterwarnings("ignore:every feature of X is constant:UserWarning")
 @pytest.mark.parametrize(
     ("X", "y", "match"),
     [

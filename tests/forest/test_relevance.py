@@ -182,6 +182,7 @@ def test_same_result_for_any_n_jobs(helix_noise):
         np.testing.assert_array_equal(da, db)
 
 
+@pytest.mark.filterwarnings("ignore:.* training rows are never .* of any tree:UserWarning")
 def test_points_sharing_a_leaf_are_taken_first_and_distances_ascend():
     # Few trees and method="oob": some rows share no out-of-bag leaf with many others.
     X = np.random.default_rng(0).normal(size=(120, 3))
@@ -202,6 +203,7 @@ def test_points_sharing_a_leaf_are_taken_first_and_distances_ascend():
     assert np.all(np.diff(dist, axis=1) >= 0)
 
 
+@pytest.mark.filterwarnings("ignore:.* training rows are never .* of any tree:UserWarning")
 def test_neighbours_sharing_no_leaf_match_brute_force(search_block):
     # Few trees, "oob": fewer than k candidates share a leaf with most rows, so
     # the rest of each row is ranked by the metric alone (stable on ties).

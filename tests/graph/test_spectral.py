@@ -564,6 +564,7 @@ def test_separated_groups_refusals():
     assert _separated_groups(tied, 3, 0, tie_matters=True) is None
 
 
+@pytest.mark.filterwarnings("ignore:3 point.* lie in connected components:UserWarning")
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_disconnected_affinity_labels_as_with_kmeans(monkeypatch, seed):
     """spectral_clustering of an affinity in pieces: the labels k-means itself gives."""
