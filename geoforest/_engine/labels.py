@@ -11,7 +11,9 @@ carries labels or targets, weights and multiplicities into that order and
 asks the task's split rule for the best cut (``splits.best_class_cut``,
 ``splits.best_regression_cut``), or, with random cuts (``splitter="random"``),
 scores one threshold drawn in the node's range without sorting.  The builder
-calls them only for supervised trees.
+calls them only for supervised trees.  The per-node arrays travel as one
+:class:`LabelBuffers` and the cut's settings as one :class:`SupervisedRule`,
+both made once per tree and read by field name.
 
 :func:`supervised_cut` is one call per candidate; everything it calls (the
 sort, the split rules) and the per-node steps are inlined by numba
@@ -23,6 +25,8 @@ speed (``docs/engine.md`` has the figures).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,8 +56,9 @@ def _node_counts(y, sample_weight, samples, lo, hi, out):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node):
-    """Labels, weights and multiplicities of ``samples[lo:hi]``, gathered once per node."""
+def _node_labels(y, sample_weight, counts, samples, lo, hi, buf):
+    """Labels, weights and multiplicities of ``samples[lo:hi]`` into ``buf``, once per node."""
+    y_node, w_node, c_node = buf.y_node, buf.w_node, buf.c_node
     for i in range(hi - lo):
         row = samples[lo + i]
         y_node[i] = y[row]
@@ -85,9 +90,10 @@ def _node_means(targets, sample_weight, samples, lo, hi, out):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, t_node, w_node, c_node):
+def _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, buf):
     """Targets centred on the node's ``mean``, weights and multiplicities of
-    ``samples[lo:hi]``, gathered once per node."""
+    ``samples[lo:hi]`` into ``buf``, gathered once per node."""
+    t_node, w_node, c_node = buf.t_node, buf.w_node, buf.c_node
     for i in range(hi - lo):
         row = samples[lo + i]
         for k in range(mean.shape[0]):
@@ -96,15 +102,45 @@ def _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, t_node,
         c_node[i] = counts[row]
 
 
+class LabelBuffers(NamedTuple):
+    """A supervised tree's per-node rows and argsort scratch, made once per tree.
+
+    The ``*_node`` fields hold the node's rows in the node's order
+    (:func:`gather_node`), the ``*_sorted`` ones the same rows in the order of
+    a candidate's sorted values (:func:`sort_carrying`).  The steps read them
+    by name: several share a dtype and length, and swapped positions would
+    run without a sound.  Arrays a task does not read have length 0 (labels
+    of a regression tree, targets of a classification tree; all of them for
+    an unsupervised tree).
+    """
+
+    y_node: np.ndarray  # int32 labels
+    t_node: np.ndarray  # float64 (m, n_outputs) targets, centred on the node's mean
+    w_node: np.ndarray  # float64 weights
+    c_node: np.ndarray  # int32 bootstrap multiplicities
+    order: np.ndarray  # int64 argsort of the candidate's values
+    y_sorted: np.ndarray
+    t_sorted: np.ndarray
+    w_sorted: np.ndarray
+    c_sorted: np.ndarray
+    scratch: np.ndarray  # float64, 2 * max(n_classes, n_outputs): the split rules' sums
+
+
 @njit(nogil=True, cache=True, inline="always")
-def _sort_with_labels(
-    z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted, w_sorted, c_sorted
-):
-    """Sorted values with each sample's label, weight and multiplicity carried along."""
+def _argsort_values(z_cur, m, z_sorted, order):
+    """``z_sorted[:m]``: ``z_cur[:m]`` sorted; ``order[:m]``: where each came from."""
     for i in range(m):
         z_sorted[i] = z_cur[i]
         order[i] = i
     sort_pairs(z_sorted, order, m)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _sort_with_labels(z_cur, m, z_sorted, buf):
+    """Sorted values with each sample's label, weight and multiplicity carried along."""
+    order, y_node, w_node, c_node = buf.order, buf.y_node, buf.w_node, buf.c_node
+    y_sorted, w_sorted, c_sorted = buf.y_sorted, buf.w_sorted, buf.c_sorted
+    _argsort_values(z_cur, m, z_sorted, order)
     for i in range(m):
         j = order[i]
         y_sorted[i] = y_node[j]
@@ -113,14 +149,11 @@ def _sort_with_labels(
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _sort_with_targets(
-    z_cur, m, t_node, w_node, c_node, z_sorted, order, t_sorted, w_sorted, c_sorted
-):
+def _sort_with_targets(z_cur, m, z_sorted, buf):
     """Sorted values with each sample's targets, weight and multiplicity carried along."""
-    for i in range(m):
-        z_sorted[i] = z_cur[i]
-        order[i] = i
-    sort_pairs(z_sorted, order, m)
+    order, t_node, w_node, c_node = buf.order, buf.t_node, buf.w_node, buf.c_node
+    t_sorted, w_sorted, c_sorted = buf.t_sorted, buf.w_sorted, buf.c_sorted
+    _argsort_values(z_cur, m, z_sorted, order)
     for i in range(m):
         j = order[i]
         for k in range(t_node.shape[1]):
@@ -131,27 +164,23 @@ def _sort_with_targets(
 
 @njit(nogil=True, cache=True)
 def label_buffers(n, n_classes, n_outputs):
-    """The per-node label or target buffers and argsort scratch of a tree with ``n`` samples.
-
-    ``(y_node, t_node, w_node, c_node, order, y_sorted, t_sorted, w_sorted,
-    c_sorted, scratch)``: labels for classification (``n_classes > 0``),
-    targets for regression (``n_outputs > 0``), all empty for an unsupervised
-    tree.
-    """
+    """The :class:`LabelBuffers` of a tree with ``n`` samples: labels for
+    classification (``n_classes > 0``), targets for regression (``n_outputs >
+    0``), all empty for an unsupervised tree."""
     m = n if n_classes > 0 or n_outputs > 0 else 0
     mc = n if n_classes > 0 else 0
     mr = n if n_outputs > 0 else 0
-    return (
-        np.empty(mc, dtype=np.int32),
-        np.empty((mr, n_outputs)),
-        np.empty(m),
-        np.empty(m, dtype=np.int32),
-        np.empty(m, dtype=np.int64),
-        np.empty(mc, dtype=np.int32),
-        np.empty((mr, n_outputs)),
-        np.empty(m),
-        np.empty(m, dtype=np.int32),
-        np.empty(2 * max(n_classes, n_outputs, 0)),
+    return LabelBuffers(
+        y_node=np.empty(mc, dtype=np.int32),
+        t_node=np.empty((mr, n_outputs)),
+        w_node=np.empty(m),
+        c_node=np.empty(m, dtype=np.int32),
+        order=np.empty(m, dtype=np.int64),
+        y_sorted=np.empty(mc, dtype=np.int32),
+        t_sorted=np.empty((mr, n_outputs)),
+        w_sorted=np.empty(m),
+        c_sorted=np.empty(m, dtype=np.int32),
+        scratch=np.empty(2 * max(n_classes, n_outputs, 0)),
     )
 
 
@@ -166,56 +195,76 @@ def node_value(y, targets, sample_weight, samples, lo, hi, n_classes, out):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def gather_node(y, targets, sample_weight, counts, samples, lo, hi, n_classes, mean, y_node,
-                t_node, w_node, c_node):  # fmt: skip
+def gather_node(y, targets, sample_weight, counts, samples, lo, hi, n_classes, mean, buf):
     """Labels (or targets centred on the node's ``mean``), weights and
-    multiplicities of the node's rows, gathered once per node."""
+    multiplicities of the node's rows into the :class:`LabelBuffers` ``buf``,
+    gathered once per node."""
     if n_classes > 0:
-        _node_labels(y, sample_weight, counts, samples, lo, hi, y_node, w_node, c_node)
+        _node_labels(y, sample_weight, counts, samples, lo, hi, buf)
     else:
-        _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, t_node, w_node,
-                      c_node)  # fmt: skip
+        _node_targets(targets, sample_weight, counts, samples, lo, hi, mean, buf)
 
 
 @njit(nogil=True, cache=True, inline="always")
-def sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted, order,
-                  y_sorted, t_sorted, w_sorted, c_sorted):  # fmt: skip
+def sort_carrying(z_cur, m, n_classes, z_sorted, buf):
     """Sorted values with each row's labels (or targets), weight and multiplicity
-    carried along."""
+    carried along, from ``buf``'s ``*_node`` fields to its ``*_sorted`` ones."""
     if n_classes > 0:
-        _sort_with_labels(z_cur, m, y_node, w_node, c_node, z_sorted, order, y_sorted,
-                          w_sorted, c_sorted)  # fmt: skip
+        _sort_with_labels(z_cur, m, z_sorted, buf)
     else:
-        _sort_with_targets(z_cur, m, t_node, w_node, c_node, z_sorted, order, t_sorted,
-                           w_sorted, c_sorted)  # fmt: skip
+        _sort_with_targets(z_cur, m, z_sorted, buf)
+
+
+class SupervisedRule(NamedTuple):
+    """How a supervised tree cuts: its settings for :func:`supervised_cut`, made once per tree.
+
+    Scalars only: passed per candidate, a tuple of plain values costs no
+    reference counting.
+    """
+
+    rule: int  # the split rule's code (``splits.RULES``)
+    random_cuts: bool  # one random threshold per candidate (extra trees), no sort
+    n_classes: int  # > 0: classification; 0: regression
+    min_leaf: int  # fewest samples (with multiplicity) on either side
+    min_weight: float  # least weight on either side
 
 
 @njit(nogil=True, cache=True)
-def supervised_cut(random_cuts, rule, z_cur, m, n_classes, y_node, t_node, w_node, c_node,
-                   z_sorted, order, y_sorted, t_sorted, w_sorted, c_sorted, min_leaf, min_weight,
-                   scratch, state):  # fmt: skip
+def supervised_cut(task, z_cur, m, z_sorted, buf, state):
     """``(threshold, score, gain)`` of one candidate projection's cut, its values
     ``z_cur[:m]`` in the node's row order; ``score == -inf``: no valid cut.
 
     The best cut of the task's rule over the sorted values, or with
-    ``random_cuts`` the cut at one threshold drawn uniformly in the node's range
+    ``task.random_cuts`` the cut at one threshold drawn uniformly in the node's range
     (extra trees), which needs no sort.  Thresholds lie midway between the two
-    training values around the cut.
+    training values around the cut.  ``task`` is the tree's
+    :class:`SupervisedRule`, ``buf`` its :class:`LabelBuffers`, their
+    ``*_node`` fields gathered for the node.
     """
-    if random_cuts:
+    rule, n_classes, min_leaf, min_weight = (
+        task.rule,
+        task.n_classes,
+        task.min_leaf,
+        task.min_weight,
+    )
+    scratch = buf.scratch
+    if task.random_cuts:  # the node's rows in their own order
+        y, t, w, c = buf.y_node, buf.t_node, buf.w_node, buf.c_node
         if n_classes > 0:
-            return random_class_cut(rule, z_cur, y_node, w_node, c_node, m, n_classes, min_leaf,
-                                    min_weight, scratch, state)  # fmt: skip
-        return random_regression_cut(rule, z_cur, t_node, w_node, c_node, m, min_leaf, min_weight,
-                                     scratch, state)  # fmt: skip
-    sort_carrying(z_cur, m, n_classes, y_node, t_node, w_node, c_node, z_sorted, order, y_sorted,
-                  t_sorted, w_sorted, c_sorted)  # fmt: skip
+            return random_class_cut(
+                rule, z_cur, y, w, c, m, n_classes, min_leaf, min_weight, scratch, state
+            )
+        return random_regression_cut(rule, z_cur, t, w, c, m, min_leaf, min_weight, scratch, state)
+    sort_carrying(z_cur, m, n_classes, z_sorted, buf)
+    y, t, w, c = buf.y_sorted, buf.t_sorted, buf.w_sorted, buf.c_sorted
     if n_classes > 0:
-        pos, score, gain = best_class_cut(rule, z_sorted, y_sorted, w_sorted, c_sorted, m,
-                                          n_classes, min_leaf, min_weight, scratch)  # fmt: skip
+        pos, score, gain = best_class_cut(
+            rule, z_sorted, y, w, c, m, n_classes, min_leaf, min_weight, scratch
+        )
     else:
-        pos, score, gain = best_regression_cut(rule, z_sorted, t_sorted, w_sorted, c_sorted, m,
-                                               min_leaf, min_weight, scratch)  # fmt: skip
+        pos, score, gain = best_regression_cut(
+            rule, z_sorted, t, w, c, m, min_leaf, min_weight, scratch
+        )
     if pos < 0:
         return np.nan, -np.inf, -np.inf
     return midpoint(z_sorted[pos - 1], z_sorted[pos]), score, gain

@@ -48,6 +48,12 @@ PATCH = 3
 
 PROJECTIONS = {"axis": AXIS, "sparse": SPARSE, "gaussian": GAUSSIAN, "patch": PATCH}
 
+#: Slots of a sparse projection's ``params``, ``[mean_nnz, max_tied_fraction,
+#: cap, grown_redraws]`` (the last three where candidates grow while they tie).
+SLOT_MEAN_NNZ, SLOT_TIED_FRACTION, SLOT_GROWTH_CAP, SLOT_GROWN_REDRAWS = 0, 1, 2, 3
+#: Slots of a patch projection's ``params`` (:func:`patch_params`).
+SLOT_HEIGHT, SLOT_WIDTH, SLOT_H_MIN, SLOT_H_MAX, SLOT_W_MIN, SLOT_W_MAX, SLOT_WRAP = range(7)
+
 #: Most nonzeros a sparse projection grows to while ties dominate its values.
 MAX_GROWN_NONZEROS = 64
 #: Redraw batches of a node whose candidates had to grow: one, not
@@ -62,7 +68,7 @@ def max_nonzeros(kind: int, params: np.ndarray, n_features: int) -> int:
     if kind == AXIS:
         return 1
     if kind == PATCH:
-        return int(params[3]) * int(params[5])
+        return int(params[SLOT_H_MAX]) * int(params[SLOT_W_MAX])
     return n_features
 
 
@@ -202,13 +208,13 @@ def _draw_gaussian(n_proj, n_features, state, ptr, idx, w):
 
 @njit(nogil=True, cache=True)
 def _draw_patch(n_proj, params, state, ptr, idx, w):
-    height = np.int64(params[0])
-    width = np.int64(params[1])
-    h_min = np.int64(params[2])
-    h_max = np.int64(params[3])
-    w_min = np.int64(params[4])
-    w_max = np.int64(params[5])
-    wrap = params[6] != 0.0
+    height = np.int64(params[SLOT_HEIGHT])
+    width = np.int64(params[SLOT_WIDTH])
+    h_min = np.int64(params[SLOT_H_MIN])
+    h_max = np.int64(params[SLOT_H_MAX])
+    w_min = np.int64(params[SLOT_W_MIN])
+    w_max = np.int64(params[SLOT_W_MAX])
+    wrap = params[SLOT_WRAP] != 0.0
     pos = 0
     for j in range(n_proj):
         if wrap:
@@ -246,7 +252,7 @@ def draw_node_projections(kind, params, n_proj, perm, state, ptr, idx, w):
         return _draw_gaussian(n_proj, perm.shape[0], state, ptr, idx, w)
     if kind == PATCH:
         return _draw_patch(n_proj, params, state, ptr, idx, w)
-    return _draw_sparse(n_proj, params[0], perm, state, ptr, idx, w)
+    return _draw_sparse(n_proj, params[SLOT_MEAN_NNZ], perm, state, ptr, idx, w)
 
 
 #: Rows projected together from a row-major ``X`` (:func:`project_samples`):

@@ -307,6 +307,11 @@ def _squared_error_cut(z, ts, ws, cs, n, min_leaf, min_weight, sums):
     return best_pos, best_gain, best_gain
 
 
+#: Slots of an unsupervised rule's ``params`` (``[var_floor]``, GMM's ``[var_floor,
+#: max_iter, tol]``): the kernels read them by name.
+SLOT_VAR_FLOOR, SLOT_MAX_ITER, SLOT_TOL = 0, 1, 2
+
+
 class Rule(NamedTuple):
     """One split rule: everything the engine and the estimators need to know about it."""
 
@@ -406,11 +411,18 @@ def best_cut(rule, z, n, min_leaf, params, workspace, state):
     rules that draw their cut.
     """
     if rule == FASTBIC:
-        return _fastbic(z, n, min_leaf, params[0], workspace)
+        return _fastbic(z, n, min_leaf, params[SLOT_VAR_FLOOR], workspace)
     if rule == TWOMEANS:
         return twomeans(z, n, min_leaf)
     if rule == GMM:
-        return _gmm(z, n, min_leaf, params[0], np.int64(params[1]), params[2])
+        return _gmm(
+            z,
+            n,
+            min_leaf,
+            params[SLOT_VAR_FLOOR],
+            np.int64(params[SLOT_MAX_ITER]),
+            params[SLOT_TOL],
+        )
     if rule == UNIFORM:
         return _uniform_cut(z, n, min_leaf, state)
     if rule == MEDIAN:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from .projections import SPARSE
+from .projections import SLOT_GROWTH_CAP, SLOT_TIED_FRACTION, SPARSE
 from .rng import randint, uniform
 from .sorting import sort_values
 
@@ -94,14 +94,13 @@ def _draw_varying_feature(X, samples, lo, hi, g_idx, width, pool, state):
 
 
 @njit(nogil=True, cache=True)
-def grow_until_resolved(
-    X, samples, lo, hi, z_cur, z_sorted, m, g_idx, g_w, width, proj_params, pool, state,
-    sort_keys, sort_tmp,
-):  # fmt: skip
+def grow_until_resolved(X, samples, lo, hi, z_cur, m, cand, width, proj_params, pool, state, vals):
     """Add random features to a sparse projection until its values resolve the node.
 
-    ``g_idx/g_w[:width]`` is the candidate, ``z_cur[:m]`` its values at the
-    node's samples ``samples[lo:hi]`` and ``z_sorted[:m]`` the same sorted;
+    ``cand.g_idx/g_w[:width]`` is the candidate (``cand`` the node loop's
+    ``nodes.Candidates``), ``z_cur[:m]`` its values at the node's samples
+    ``samples[lo:hi]`` and ``vals.z_sorted[:m]`` the same sorted (``vals``
+    the loop's ``nodes.ValueScratch``, whose sort scratch it uses);
     ``proj_params = [mean_nnz, max_tied_fraction, cap, grown_redraws]``.  While more than
     ``tie_limit = max(max_tied_fraction * m, 1)`` samples share one value (integer-valued or
     zero-inflated features), more distinct features of ``pool``, weighted
@@ -124,9 +123,12 @@ def grow_until_resolved(
     Added terms are summed after the existing ones in the stored order, so
     the values equal :func:`~.projections.project_samples`' bit for bit.
     """
+    g_idx, g_w = cand.g_idx, cand.g_w
+    z_sorted, sort_keys, sort_tmp = vals.z_sorted, vals.sort_keys, vals.sort_tmp
     p = X.shape[1]
-    tie_limit = max(proj_params[1] * m, 1.0)
-    cap = int(proj_params[2])
+    tied_fraction = proj_params[SLOT_TIED_FRACTION]
+    tie_limit = max(tied_fraction * m, 1.0)
+    cap = int(proj_params[SLOT_GROWTH_CAP])
     largest = _largest_tie(z_sorted, m)
     if largest <= tie_limit:
         return width
@@ -139,7 +141,7 @@ def grow_until_resolved(
     stride = max(1, m // 256)
     s = (m + stride - 1) // stride
     sub, sub_keys, sub_tmp = np.empty(s), np.empty(s, np.uint64), np.empty(s, np.uint64)
-    sub_limit = max(proj_params[1] * s, 1.0)
+    sub_limit = max(tied_fraction * s, 1.0)
     step = 1  # features added before the next check: 1, 2, 4, ...
     while width < cap and width < p:
         added = 0
@@ -168,16 +170,17 @@ def grow_until_resolved(
 
 
 @njit(nogil=True, cache=True)
-def growth_pool(X, samples, proj_kind, proj_params, z, sort_keys, sort_tmp):
+def growth_pool(X, samples, proj_kind, proj_params, vals):
     """Whether an unsupervised tree grows tied candidates, and the discrete
     features it grows with.
 
     Only sparse projections of unsupervised trees grow (the builder asks only
     for those), and only when the tree's sample has discrete features: without
     any, no candidate can tie, so the per-candidate checks are skipped
-    (continuous data cost nothing).
+    (continuous data cost nothing).  ``vals`` is the node loop's
+    ``buffers.ValueScratch``, used as the scan's scratch.
     """
-    if proj_kind == SPARSE and proj_params.shape[0] > 2:
-        pool = tied_features(X, samples, z, sort_keys, sort_tmp)
+    if proj_kind == SPARSE and proj_params.shape[0] > SLOT_GROWTH_CAP:
+        pool = tied_features(X, samples, vals.z_sorted, vals.sort_keys, vals.sort_tmp)
         return pool.shape[0] > 0, pool
     return False, np.empty(0, dtype=np.int32)

@@ -7,6 +7,8 @@ scalars through, refuses what it cannot make safe, and that no view escapes
 has no base and would dangle once the kernel's arrays are freed).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 from numba import njit
@@ -48,6 +50,26 @@ def test_a_boxed_view_has_no_owner():
     owner, view = _escaped(np.arange(4.0))
     assert owner.base is not None  # numba's MemInfo keeps it alive
     assert view.base is None and not view.flags.owndata
+
+
+class _Pair(NamedTuple):
+    first: np.ndarray
+    second: np.ndarray
+
+
+@njit
+def _write_named(pair):
+    v = borrowed(pair)
+    v.second[0] = 5.0  # by name: the bundle keeps its fields
+    return v.first.shape[0], v.second.shape[0]
+
+
+def test_named_bundles_keep_their_fields():
+    """The node loop's bundles (``buffers.Candidates``, ``labels.LabelBuffers``) are
+    named tuples: their views must keep the type, so fields read by name."""
+    pair = _Pair(np.zeros(3), np.zeros(2))
+    assert _write_named(pair) == (3, 2)
+    assert pair.second[0] == 5.0 and pair.first[0] == 0.0
 
 
 def test_refuses_what_is_counted_otherwise():

@@ -450,7 +450,7 @@ def test_unknown_code_raises_in_build_tree(code, task):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_partition_is_stable_and_puts_values_at_the_threshold_left(seed):
-    from geoforest._engine.builder import _partition
+    from geoforest._engine.nodes import partition
 
     rng = np.random.default_rng(seed)
     n, lo = 300, 17
@@ -460,7 +460,7 @@ def test_partition_is_stable_and_puts_values_at_the_threshold_left(seed):
     node = samples[lo : lo + n]
     expected = np.concatenate([node[z <= threshold], node[z > threshold]])
     out = samples.copy()
-    mid = _partition(out, z, lo, lo + n, threshold, np.empty(n, dtype=np.int64))
+    mid = partition(out, z, lo, lo + n, threshold, np.empty(n, dtype=np.int64))
     assert mid == lo + np.count_nonzero(z <= threshold)
     np.testing.assert_array_equal(out[lo : lo + n], expected)  # order kept on both sides
     np.testing.assert_array_equal(out[:lo], samples[:lo])  # nothing outside the node moves

@@ -229,7 +229,7 @@ def test_bootstrap_counts_grow_the_tree_of_the_repeated_rows(kind, min_leaf):
 
 
 def test_column_major_projection_and_duplicate_check_match_row_major():
-    from geoforest._engine.builder import _all_rows_equal
+    from geoforest._engine.nodes import all_rows_equal as _all_rows_equal
     from geoforest._engine.projections import project_samples
 
     rng = np.random.default_rng(0)
