@@ -137,6 +137,15 @@ def keep_best_first(tree_arrays, sample_leaf, max_leaves):
     leaf = np.empty_like(sample_leaf)
     for i in range(sample_leaf.shape[0]):
         leaf[i] = home[sample_leaf[i]]
-    arrays = (new_left, new_right, new_threshold, new_ptr, new_idx, new_w, new_n_node, new_gain,
-              new_value)  # fmt: skip
+    arrays = (
+        new_left,
+        new_right,
+        new_threshold,
+        new_ptr,
+        new_idx,
+        new_w,
+        new_n_node,
+        new_gain,
+        new_value,
+    )
     return arrays, leaf

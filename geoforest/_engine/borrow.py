@@ -36,8 +36,9 @@ def _view(context, builder, ty, value):
         view.parent = cgutils.get_null_value(view.parent.type)
         return view._getvalue()
     if isinstance(ty, types.BaseTuple):
-        items = [_view(context, builder, t, builder.extract_value(value, i)) for i, t in
-                 enumerate(ty)]  # fmt: skip
+        items = [
+            _view(context, builder, t, builder.extract_value(value, i)) for i, t in enumerate(ty)
+        ]
         return context.make_tuple(builder, ty, items)
     return value
 

@@ -125,18 +125,36 @@ def grow_tree(
         y = targets = None
         workspace = make_workspace(cfg.criterion, rows.shape[0])
     arrays, rows, leaf = build_tree(
-        X, rows, cfg.typed(), limits, state, y, targets, sample_weight, counts, n_classes,
+        X,
+        rows,
+        cfg.typed(),
+        limits,
+        state,
+        y,
+        targets,
+        sample_weight,
+        counts,
+        n_classes,
         workspace,
-    )  # fmt: skip
+    )
     if y is not None and limits.max_leaf_nodes > 0:
         arrays, leaf = keep_best_first(arrays, leaf, limits.max_leaf_nodes)
     return arrays, rows, leaf
 
 
 def fit_tree(
-    X, order, n_draw, replace, seed, cfg, limits, y=NO_LABELS, sample_weight=NO_WEIGHTS,
-    n_classes=0, targets=NO_TARGETS,
-):  # fmt: skip
+    X,
+    order,
+    n_draw,
+    replace,
+    seed,
+    cfg,
+    limits,
+    y=NO_LABELS,
+    sample_weight=NO_WEIGHTS,
+    n_classes=0,
+    targets=NO_TARGETS,
+):
     """The in-memory fit's task for one tree: draw its sample, grow it.
 
     Returns the tree, the drawn positions' rows (for the in-bag counts), and

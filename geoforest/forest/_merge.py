@@ -35,8 +35,15 @@ def _same_param(a, b) -> bool:
 def tree_digest(tree: Tree) -> bytes:
     """A digest of a tree's splits: equal for identical trees."""
     h = hashlib.blake2b(digest_size=16)
-    for part in (tree.left, tree.right, tree.threshold, tree.proj_ptr, tree.proj_idx,
-                 tree.proj_weight, tree.n_node_samples):  # fmt: skip
+    for part in (
+        tree.left,
+        tree.right,
+        tree.threshold,
+        tree.proj_ptr,
+        tree.proj_idx,
+        tree.proj_weight,
+        tree.n_node_samples,
+    ):
         h.update(np.ascontiguousarray(part).tobytes())
     return h.digest()
 
@@ -146,9 +153,12 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
     merged.n_estimators = sum(len(f.trees_) for f in forests)
     parts = [f._train_leaves if f._train_leaves is not None else f._inbag_leaves for f in forests]
     merged._install_fit(
-        [t for f in forests for t in f.trees_], first._X_fit, getattr(first, "_offset", None),
-        np.hstack([f.inbag_counts_ for f in forests]), first.n_projections_,
+        [t for f in forests for t in f.trees_],
+        first._X_fit,
+        getattr(first, "_offset", None),
+        np.hstack([f.inbag_counts_ for f in forests]),
+        first.n_projections_,
         inbag_leaves=None if any(p is None for p in parts) else np.hstack(parts),
-    )  # fmt: skip
+    )
     merged._take_targets_from(first)  # supervised forests: labels or targets, leaf tables
     return merged
