@@ -97,9 +97,16 @@ def map_query(forest, X, method: str, n_cols: int, dtype, meta=None, **kwargs):
     if meta is None:  # given, so that Dask does not call the method on a Delayed
         meta = np.empty((0,) * len(chunks), dtype=dtype)
     return X.map_blocks(
-        _call, shipped(forest), method, kwargs, dtype=dtype, chunks=chunks,
-        drop_axis=drop, meta=meta, token=f"geoforest-{method}",
-    )  # fmt: skip
+        _call,
+        shipped(forest),
+        method,
+        kwargs,
+        dtype=dtype,
+        chunks=chunks,
+        drop_axis=drop,
+        meta=meta,
+        token=f"geoforest-{method}",
+    )
 
 
 def _training_leaves(forest) -> np.ndarray:
@@ -140,19 +147,33 @@ def kneighbors(forest, X, n_neighbors: int, return_distance: bool, metric=None):
     leaves = dask.delayed(_training_leaves, pure=True)(node)
     chunks = (X.chunks[0], (int(n_neighbors),))
     pairs = X.map_blocks(
-        _kneighbors_block, node, leaves, int(n_neighbors), metric, chunks=chunks,
-        meta=np.empty((0, 0), dtype=object), token="geoforest-kneighbors",
-    )  # fmt: skip
+        _kneighbors_block,
+        node,
+        leaves,
+        int(n_neighbors),
+        metric,
+        chunks=chunks,
+        meta=np.empty((0, 0), dtype=object),
+        token="geoforest-kneighbors",
+    )
     ind = pairs.map_blocks(
-        _take, 1, dtype=np.int64, chunks=chunks, meta=np.empty((0, 0), np.int64),
+        _take,
+        1,
+        dtype=np.int64,
+        chunks=chunks,
+        meta=np.empty((0, 0), np.int64),
         token="geoforest-ind",
-    )  # fmt: skip
+    )
     if not return_distance:
         return ind
     dist = pairs.map_blocks(
-        _take, 0, dtype=np.float64, chunks=chunks, meta=np.empty((0, 0), np.float64),
+        _take,
+        0,
+        dtype=np.float64,
+        chunks=chunks,
+        meta=np.empty((0, 0), np.float64),
         token="geoforest-dist",
-    )  # fmt: skip
+    )
     return dist, ind
 
 
@@ -166,9 +187,12 @@ def proximity(forest, X, Y, method: str, dense: bool, max_bytes):
     n_train = forest._X_fit.shape[0]
     if dense:
         check_dense_size(
-            (max(X.chunks[0]), n_train), np.float64, what="a block of proximity(dense=True)",
-            max_bytes=max_bytes, hint="Use smaller row chunks, or dense=False.",
-        )  # fmt: skip
+            (max(X.chunks[0]), n_train),
+            np.float64,
+            what="a block of proximity(dense=True)",
+            max_bytes=max_bytes,
+            hint="Use smaller row chunks, or dense=False.",
+        )
         return map_query(forest, X, "proximity", n_train, np.float64, dense=True)
     return map_query(forest, X, "proximity", n_train, np.float64, sp.csr_matrix((0, 0)))
 
@@ -183,6 +207,12 @@ def neighbors_graph(dist, ind, mode: str, n_train: int):
     import scipy.sparse as sp
 
     return da.map_blocks(
-        _graph_block, dist, ind, mode, n_train, dtype=np.float64,
-        chunks=(ind.chunks[0], (n_train,)), meta=sp.csr_matrix((0, 0)),
-    )  # fmt: skip
+        _graph_block,
+        dist,
+        ind,
+        mode,
+        n_train,
+        dtype=np.float64,
+        chunks=(ind.chunks[0], (n_train,)),
+        meta=sp.csr_matrix((0, 0)),
+    )
