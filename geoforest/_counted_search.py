@@ -34,10 +34,12 @@ force each way and tiny blocks).  Figures: ``docs/benchmarks.md``,
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ._jit import njit
-from .proximity import gather_block, open_leaves, pad_lowest
+from .proximity import LeafIndex, Queries, gather_block, open_leaves, pad_lowest
 
 _NO_MASK = np.zeros((0, 0), dtype=np.uint8)
 
@@ -98,35 +100,147 @@ def _scan(words, n_words, floor, r0, skip, n_trees, span, hist, keys, n_keys):
     return n_keys
 
 
-@njit(nogil=True, cache=True)
-def counted_neighbors(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref,
-                      scan_block, scan_ratio, n_cand, width, exclude_self, ind_out, sim_out,
-                      n_out):  # fmt: skip
-    """The candidates of queries ``qorder[lo:hi]``: the ``n_cand`` best by
-    (co-leaf count, lower index) and those tied with the last, at most
-    ``width``, best first, at proximity ``count / n_trees``.
+class CountedSearch(NamedTuple):
+    """What :func:`counted_neighbors` looks for, and how it keeps counts (one argument).
 
-    Writes row ``pos - lo`` of ``ind_out`` and ``sim_out``; ``n_out`` holds each
-    row's length.  With fewer co-leaf points than ``n_cand`` the row is padded
-    to ``width`` with the lowest-index other points at proximity 0, as
-    ``forest_kneighbors`` pads.  ``members`` hold positions ``r`` of the
-    references (``leaf_lists``), ``ref_index[r]`` the point.
-    ``exclude_self`` drops point ``i`` for query ``i``; the queries are then
-    the references visited in their own order (``qorder`` is ``ref_index``),
-    so query ``qorder[pos]`` is the reference at position ``pos``.
-    ``scan_block`` and ``scan_ratio`` choose how counts are kept (module
-    docstring); ``scan_block`` is a multiple of 8.
+    The ``n_cand`` best references of each query by (co-leaf count, lower
+    index) and those tied with the last, at most ``width``;
+    ``exclude_self``: query ``i`` is reference ``i`` and does not count
+    itself.  ``scan_block`` (a multiple of 8) and ``scan_ratio`` choose how
+    the counts are kept (module docstring; ``scan_ratio = 0``: always listed).
     """
+
+    n_cand: int
+    width: int
+    exclude_self: bool
+    scan_block: int
+    scan_ratio: int
+
+
+class CountedRows(NamedTuple):
+    """Rows of candidates, best first: ``ind[row, :n_out[row]]`` at proximity
+    ``sim[row, :n_out[row]]``."""
+
+    ind: np.ndarray
+    sim: np.ndarray
+    n_out: np.ndarray
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _scanned_keys(members, cur, end, ref_index, n_ref, n_cand, skip_r, words, hist, keys):
+    """Keys ``(n_trees - count) * span + point`` of a query's references counted
+    at least ``c*`` times (the count of its ``n_cand``-th best; position
+    ``skip_r`` left out) by one-byte counters of blocks of ``8 * len(words)``
+    references; returns how many, at the front of ``keys``."""
+    n_trees = cur.shape[0]
+    span = np.int64(n_ref + 1)
+    small = words.view(np.uint8)
+    n_words = words.shape[0]
+    # Keys (n_trees - count, position) of the counts at least the floor.
+    n_keys = 0
+    floor = 1
+    for r0 in range(0, n_ref, 8 * n_words):
+        r1 = r0 + 8 * n_words
+        for t in range(n_trees):
+            q = cur[t]
+            e = end[t]
+            if q == e:
+                continue
+            stop = e
+            if r1 < n_ref and members[e - 1] >= r1:  # as in gather_block
+                stop = q
+                while members[stop] < r1:
+                    stop += 1
+            for p in range(q, stop):
+                small[members[p] - r0] += 1
+            cur[t] = stop
+        n_block = (min(r1, n_ref) - r0 + 7) // 8
+        n_keys = _scan(words, n_block, floor, r0, skip_r, n_trees, span, hist, keys, n_keys)
+        floor = _floor(hist, n_trees, n_cand)
+    # Every point counted at least c_star times is among the keys (one
+    # passed over had fewer than the floor then, and the floor never
+    # exceeds c_star): keep those, keyed by index from here on.
+    limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
+    n_best = 0
+    for q in range(n_keys):
+        key = keys[q]
+        if key < limit:
+            keys[n_best] = key - key % span + ref_index[key % span]
+            n_best += 1
+    return n_best
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _listed_keys(members, cur, end, ref_index, n_ref, n_cand, skip_r, counts, touched, hist, keys):
+    """The keys of :func:`_scanned_keys` by int32 counters of every reference,
+    the positions counted listed as they are first met; returns how many."""
+    n_trees = cur.shape[0]
+    span = np.int64(n_ref + 1)
+    n_touched = gather_block(members, cur, end, 0, n_ref, n_ref, counts, touched)
+    for q in range(n_touched):
+        r = touched[q]
+        if r != skip_r:
+            hist[counts[r]] += 1
+    c_star = _floor(hist, n_trees, n_cand)
+    n_best = 0
+    for q in range(n_touched):
+        r = touched[q]
+        c = counts[r]
+        counts[r] = 0
+        if c >= c_star and r != skip_r:
+            keys[n_best] = (n_trees - c) * span + ref_index[r]
+            n_best += 1
+    return n_best
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _write_row(keys, row, n_trees, n_ref, skip, search, out):
+    """Row ``row`` of ``out`` from a query's ``keys`` (best first once sorted),
+    padded as :func:`counted_neighbors` says (point ``skip`` left out)."""
+    n_cand, width = search.n_cand, search.width
+    ind_out, sim_out, n_out = out
+    span = np.int64(n_ref + 1)
+    order = np.sort(keys)
+    n_take = min(keys.shape[0], width)
+    for q in range(n_take):
+        ind_out[row, q] = order[q] % span
+        sim_out[row, q] = (n_trees - order[q] // span) / n_trees
+    q = n_take
+    if n_take < n_cand:
+        taken = np.sort(ind_out[row, :n_take])
+        q = pad_lowest(ind_out, sim_out, row, q, width, taken, 0, n_ref, skip)
+    n_out[row] = q
+
+
+@njit(nogil=True, cache=True)
+def counted_neighbors(queries, index, lo, hi, search, out):
+    """The candidates of queries ``queries.order[lo:hi]``: the ``search.n_cand``
+    best by (co-leaf count, lower index) and those tied with the last, at most
+    ``search.width``, best first, at proximity ``count / n_trees``.
+
+    ``queries`` (a :class:`~geoforest.proximity.Queries` without tree mask)
+    and ``index`` (a :class:`~geoforest.proximity.LeafIndex`, without mask,
+    ``base`` 0) are the query and reference points; ``search`` a
+    :class:`CountedSearch`.  Writes row ``pos - lo`` of ``out`` (a
+    :class:`CountedRows`); ``out.n_out`` holds each row's length.  With
+    fewer co-leaf points than ``n_cand`` the row is padded to ``width`` with
+    the lowest-index other points at proximity 0, as ``forest_kneighbors``
+    pads.  ``exclude_self`` drops point ``i`` for query ``i``; the queries
+    are then the references visited in their own order (``queries.order``
+    is ``index.ref_index``), so query ``order[pos]`` is the reference at
+    position ``pos``.
+    """
+    qleaves, _, qorder, _ = queries
+    node_offset, ptr, members, ref_index, _, n_ref, _ = index
+    n_cand, _, exclude_self, scan_block, scan_ratio = search
     n_trees = qleaves.shape[1]
     counts = np.zeros(n_ref, dtype=np.int32)
     touched = np.empty(n_ref, dtype=np.int32)
     can_scan = n_trees < 256
     n_words = (min(scan_block, n_ref) + 7) // 8 if can_scan else 0
     words = np.zeros(n_words, dtype=np.uint64)
-    small = words.view(np.uint8)
     hist = np.zeros(n_trees + 2, dtype=np.int64)
     keys = np.empty(n_ref, dtype=np.int64)
-    span = np.int64(n_ref + 1)
     cur = np.empty(n_trees, dtype=np.int64)
     end = np.empty(n_trees, dtype=np.int64)
     for pos in range(lo, hi):
@@ -138,82 +252,41 @@ def counted_neighbors(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_in
         for t in range(n_trees):
             load += end[t] - cur[t]
         hist[:] = 0
-        n_best = 0
-        scan = can_scan and load * scan_ratio >= n_ref
-        if scan:
-            # Keys (n_trees - count, position) of the counts at least the floor.
-            n_keys = 0
-            floor = 1
-            for r0 in range(0, n_ref, 8 * n_words):
-                r1 = r0 + 8 * n_words
-                for t in range(n_trees):
-                    q = cur[t]
-                    e = end[t]
-                    if q == e:
-                        continue
-                    stop = e
-                    if r1 < n_ref and members[e - 1] >= r1:  # as in gather_block
-                        stop = q
-                        while members[stop] < r1:
-                            stop += 1
-                    for p in range(q, stop):
-                        small[members[p] - r0] += 1
-                    cur[t] = stop
-                n_keys = _scan(
-                    words, (min(r1, n_ref) - r0 + 7) // 8, floor, r0, skip_r, n_trees, span,
-                    hist, keys, n_keys,
-                )  # fmt: skip
-                floor = _floor(hist, n_trees, n_cand)
-            # Every point counted at least c_star times is among the keys (one
-            # passed over had fewer than the floor then, and the floor never
-            # exceeds c_star): keep those, keyed by index from here on.
-            limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
-            for q in range(n_keys):
-                key = keys[q]
-                if key < limit:
-                    keys[n_best] = key - key % span + ref_index[key % span]
-                    n_best += 1
+        if can_scan and load * scan_ratio >= n_ref:
+            n_best = _scanned_keys(
+                members, cur, end, ref_index, n_ref, n_cand, skip_r, words, hist, keys
+            )
         else:
-            n_touched = gather_block(members, cur, end, 0, n_ref, n_ref, counts, touched)
-            for q in range(n_touched):
-                r = touched[q]
-                if r != skip_r:
-                    hist[counts[r]] += 1
-            c_star = _floor(hist, n_trees, n_cand)
-            for q in range(n_touched):
-                r = touched[q]
-                c = counts[r]
-                counts[r] = 0
-                if c >= c_star and r != skip_r:
-                    keys[n_best] = (n_trees - c) * span + ref_index[r]
-                    n_best += 1
+            n_best = _listed_keys(
+                members, cur, end, ref_index, n_ref, n_cand, skip_r, counts, touched, hist, keys
+            )
         # Keys (n_trees - count, index): ascending is best first, ties to the lower index.
-        order = np.sort(keys[:n_best])
-        row = pos - lo
-        n_take = min(n_best, width)
-        for q in range(n_take):
-            ind_out[row, q] = order[q] % span
-            sim_out[row, q] = (n_trees - order[q] // span) / n_trees
-        q = n_take
-        if n_take < n_cand:
-            taken = np.sort(ind_out[row, :n_take])
-            q = pad_lowest(ind_out, sim_out, row, q, width, taken, 0, n_ref, skip)
-        n_out[row] = q
+        _write_row(keys[:n_best], pos - lo, n_trees, n_ref, skip, search, out)
 
 
-def counted_rows(qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref: int,
-                 n_cand: int, width: int, exclude_self: bool):  # fmt: skip
-    """``(ind, sim, n_out)`` of :func:`counted_neighbors` for queries ``qorder[lo:hi]``."""
+def counted_rows(
+    queries: Queries,
+    index: LeafIndex,
+    lo: int,
+    hi: int,
+    n_cand: int,
+    width: int,
+    exclude_self: bool,
+) -> CountedRows:
+    """:func:`counted_neighbors` of queries ``queries.order[lo:hi]``, new rows out."""
+    if queries.mask.shape[0] > 0 or index.mask.shape[0] > 0 or index.base != 0:
+        raise ValueError("the counted search takes neither tree masks nor a reference base")
+    if exclude_self and queries.order is not index.ref_index:
+        raise ValueError("excluding each query itself needs the references' order as qorder")
     n_q = hi - lo
-    ind = np.empty((n_q, width), dtype=np.int64)
-    sim = np.empty((n_q, width), dtype=np.float64)
-    n_out = np.empty(n_q, dtype=np.int64)
+    out = CountedRows(
+        np.empty((n_q, width), dtype=np.int64),
+        np.empty((n_q, width), dtype=np.float64),
+        np.empty(n_q, dtype=np.int64),
+    )
+    n_ref = index.n_ref
     scan_block = max(8, -(-SCAN_BLOCK // 8) * 8)
     scan_ratio = SCAN_RATIO if n_ref > SCAN_MIN_REFS else 0
-    if exclude_self and qorder is not ref_index:
-        raise ValueError("excluding each query itself needs the references' order as qorder")
-    counted_neighbors(
-        qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, scan_block,
-        scan_ratio, n_cand, width, exclude_self, ind, sim, n_out,
-    )  # fmt: skip
-    return ind, sim, n_out
+    search = CountedSearch(int(n_cand), int(width), bool(exclude_self), scan_block, scan_ratio)
+    counted_neighbors(queries, index, lo, hi, search, out)
+    return out

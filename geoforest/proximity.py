@@ -15,6 +15,7 @@ a query across trees into a counter and keep the top ``k``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,6 +27,42 @@ __all__ = ["ProximityCounts"]
 
 
 # --------------------------------------------------------------------------- kernels
+class Queries(NamedTuple):
+    """The query points of a search, as its kernels take them (one argument).
+
+    ``leaves[i, t]`` is query ``i``'s local leaf in tree ``t``; ``mask[i, t]``
+    says whether tree ``t`` counts for it (uint8; an empty ``(0, 0)`` mask:
+    every tree); ``order`` is the order the queries are visited in (a
+    permutation, :func:`locality_order`); query ``i`` is point ``base + i``
+    (a distributed search's query chunk starts at ``base``).
+    """
+
+    leaves: np.ndarray
+    mask: np.ndarray
+    order: np.ndarray
+    base: int = 0
+
+
+class LeafIndex(NamedTuple):
+    """The reference points of a search, as its kernels take them (one argument).
+
+    ``ptr`` and ``members`` are their leaf lists (:func:`leaf_lists`) by
+    global node id, tree ``t``'s nodes from ``node_offset[t]``; members are
+    positions ``r``, and ``ref_index[r]`` the point at position ``r`` (a
+    permutation of ``range(n_ref)``).  ``mask[j, t]`` says whether tree ``t``
+    counts for reference ``j`` (empty: every tree); reference ``j`` is point
+    ``base + j`` (a distributed search's partition starts at ``base``).
+    """
+
+    node_offset: np.ndarray
+    ptr: np.ndarray
+    members: np.ndarray
+    ref_index: np.ndarray
+    mask: np.ndarray
+    n_ref: int
+    base: int = 0
+
+
 #: Index of the padding a reference partition too small for ``k`` gives (see forest_kneighbors).
 _NO_POINT = np.iinfo(np.int64).max
 
@@ -144,15 +181,14 @@ def gather_block(members, cur, end, r0, r1, n_ref, counts, touched):
 
 
 @njit(nogil=True, cache=True)
-def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref,
-                  block, scan_ratio):  # fmt: skip
-    """Co-leaf counts ``L`` of queries ``qorder[lo:hi]`` as CSR pieces (sorted columns).
+def coleaf_counts(queries, index, lo, hi, block, scan_ratio):
+    """Co-leaf counts ``L`` of queries ``queries.order[lo:hi]`` as CSR pieces (sorted columns).
 
-    Row ``pos - lo`` of the piece is query ``qorder[pos]``.  ``members`` hold
-    positions ``r`` of the reference points (see :func:`leaf_lists`);
-    ``ref_index`` (a permutation of ``range(n_ref)``) maps a position to its
-    point, which is what the column indices give.  The references are
-    counted ``block`` positions at a time (see :func:`search_block`).
+    Row ``pos - lo`` of the piece is query ``order[pos]``.  ``index`` (a
+    :class:`LeafIndex`; its ``mask`` and ``base`` unused: the masks are in
+    the leaf lists) maps a position to its point, which is what the column
+    indices give.  The references are counted ``block`` positions at a time
+    (see :func:`search_block`).
 
     A row's columns are put in order by sorting them, or, when the row holds
     at least ``n_ref / scan_ratio`` of them (``scan_ratio = 0``: never), by
@@ -160,6 +196,9 @@ def coleaf_counts(qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref
     kernel's rows hold a large share of the points and the pass is cheaper
     than the sort (:data:`COLEAF_SCAN_RATIO`).  Both give the same row.
     """
+    qleaves, qmask, qorder = queries.leaves, queries.mask, queries.order
+    node_offset, ptr, members = index.node_offset, index.ptr, index.members
+    ref_index, n_ref = index.ref_index, index.n_ref
     width = min(block, n_ref)
     counts = np.zeros(width, dtype=np.int32)
     touched = np.empty(width, dtype=np.int32)
@@ -327,44 +366,27 @@ def pad_lowest(ind_out, sim_out, row, q, stop, taken, first, end, skip):
 
 
 @njit(nogil=True, cache=True)
-def forest_kneighbors(
-    qleaves,
-    qmask,
-    qorder,
-    lo,
-    hi,
-    node_offset,
-    ptr,
-    members,
-    ref_mask,
-    ref_index,
-    n_ref,
-    block,
-    k,
-    exclude_self,
-    ind_out,
-    sim_out,
-    ref_base=0,
-    q_base=0,
-):
-    """Top-``k`` forest neighbours by proximity ``L / T`` of queries ``qorder[lo:hi]``.
+def forest_kneighbors(queries, index, lo, hi, k, exclude_self, block, ind_out, sim_out):
+    """Top-``k`` forest neighbours by proximity ``L / T`` of queries ``queries.order[lo:hi]``.
 
-    ``members`` (from :func:`leaf_lists`) hold positions ``r`` of the
-    reference points in an order of their own; ``ref_index[r]`` is the point.
-    Ties are broken by the lower reference index.  When a query has fewer
-    than ``k`` co-leaf points, the rest are the lowest-index other points,
-    with proximity 0.  ``exclude_self`` drops reference ``i`` for query ``i``.
-    Writes row ``pos - lo`` of ``ind_out`` and ``sim_out`` for query
-    ``qorder[pos]``.  The references are counted ``block`` positions at a
-    time (:func:`search_block`); the answer does not depend on ``block``.
+    ``queries`` (a :class:`Queries`) and ``index`` (a :class:`LeafIndex`)
+    are the query and reference points; ``T`` counts the trees set in both
+    masks.  Ties are broken by the lower reference index.  When a query has
+    fewer than ``k`` co-leaf points, the rest are the lowest-index other
+    points, with proximity 0.  ``exclude_self`` drops reference ``i`` for
+    query ``i``.  Writes row ``pos - lo`` of ``ind_out`` and ``sim_out`` for
+    query ``order[pos]``.  The references are counted ``block`` positions at
+    a time (:func:`search_block`); the answer does not depend on ``block``.
 
     The references may be one slice of a larger set (a distributed search
     takes each partition in turn): reference ``j`` is then point
-    ``ref_base + j`` and query ``i`` is point ``q_base + i``; indices out are
-    those global numbers.  A partition with fewer than ``k`` other points
-    pads with index ``INT64_MAX`` at proximity ``-1``, which any real
+    ``index.base + j`` and query ``i`` is point ``queries.base + i``; indices
+    out are those global numbers.  A partition with fewer than ``k`` other
+    points pads with index ``INT64_MAX`` at proximity ``-1``, which any real
     candidate beats when the partitions' answers are merged.
     """
+    qleaves, qmask, qorder, q_base = queries
+    node_offset, ptr, members, ref_index, ref_mask, n_ref, ref_base = index
     n_trees = qleaves.shape[1]
     use_mask = qmask.shape[0] > 0
     width = min(block, n_ref)
@@ -406,10 +428,10 @@ def forest_kneighbors(
         if n_take < k:
             # Pad with the lowest-index points not yet taken (proximity 0).
             skip = q_base + i if exclude_self else -1
+            taken = np.sort(cand[:n_cand])
             q = pad_lowest(
-                ind_out, sim_out, row, n_take, k, np.sort(cand[:n_cand]), ref_base,
-                ref_base + n_ref, skip,
-            )  # fmt: skip
+                ind_out, sim_out, row, n_take, k, taken, ref_base, ref_base + n_ref, skip
+            )
             while q < k:
                 ind_out[row, q] = _NO_POINT
                 sim_out[row, q] = -1.0

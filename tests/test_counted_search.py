@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from geoforest._counted_search import counted_neighbors
-from geoforest.proximity import leaf_lists, locality_order
+from geoforest._counted_search import CountedRows, CountedSearch, counted_neighbors
+from geoforest.proximity import LeafIndex, Queries, leaf_lists, locality_order
 
 
 def brute(leaves, qleaves, n_cand, width, exclude_self):
@@ -37,13 +37,17 @@ def run(leaves, qleaves, n_cand, width, exclude_self, scan_block, scan_ratio):
     ptr, members = leaf_lists(leaves, node_offset, np.zeros((0, 0), np.uint8), order)
     qorder = order if exclude_self else locality_order(qleaves)
     n_q = qleaves.shape[0]
-    ind = np.full((n_q, width), -1, dtype=np.int64)
-    sim = np.full((n_q, width), np.nan)
-    n_out = np.empty(n_q, dtype=np.int64)
-    counted_neighbors(
-        qleaves, qorder, 0, n_q, node_offset, ptr, members, order, n, scan_block, scan_ratio,
-        n_cand, width, exclude_self, ind, sim, n_out,
-    )  # fmt: skip
+    no_mask = np.zeros((0, 0), np.uint8)
+    queries = Queries(qleaves, no_mask, qorder)
+    index = LeafIndex(node_offset, ptr, members, order, no_mask, n)
+    search = CountedSearch(n_cand, width, exclude_self, scan_block, scan_ratio)
+    out = CountedRows(
+        np.full((n_q, width), -1, dtype=np.int64),
+        np.full((n_q, width), np.nan),
+        np.empty(n_q, dtype=np.int64),
+    )
+    counted_neighbors(queries, index, 0, n_q, search, out)
+    ind, sim, n_out = out
     rows = [None] * n_q
     for p in range(n_q):
         i = qorder[p]

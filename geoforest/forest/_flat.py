@@ -25,6 +25,8 @@ from .._counted_search import counted_rows
 from .._engine.builder import Tree
 from .._engine.walk import apply_flat, apply_tree_rows
 from ..proximity import (
+    LeafIndex,
+    Queries,
     coleaf_counts,
     forest_kneighbors,
     leaf_lists,
@@ -121,21 +123,16 @@ def tree_rows_leaves(X, rows, t, *flat) -> np.ndarray:
 
 
 def kneighbors_rows(
-    qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, k, exclude_self
+    queries: Queries, index: LeafIndex, lo: int, hi: int, k: int, exclude_self: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-``k`` forest neighbours ``(ind, sim)`` of queries ``qorder[lo:hi]``."""
-    if qmask.shape[0] == 0:  # one tree count for every pair: rank by counting
-        ind, sim, _ = counted_rows(
-            qleaves, qorder, lo, hi, node_offset, ptr, members, ref_index, n_ref, k, k,
-            exclude_self,
-        )  # fmt: skip
+    """Top-``k`` forest neighbours ``(ind, sim)`` of queries ``queries.order[lo:hi]``."""
+    if queries.mask.shape[0] == 0:  # one tree count for every pair: rank by counting
+        ind, sim, _ = counted_rows(queries, index, lo, hi, k, k, exclude_self)
         return ind, sim
     ind = np.empty((hi - lo, k), dtype=np.int64)
     sim = np.empty((hi - lo, k), dtype=np.float64)
-    forest_kneighbors(
-        qleaves, qmask, qorder, lo, hi, node_offset, ptr, members, qmask, ref_index, n_ref,
-        search_block(n_ref), k, exclude_self, ind, sim,
-    )  # fmt: skip
+    block = search_block(index.n_ref)
+    forest_kneighbors(queries, index, lo, hi, k, exclude_self, block, ind, sim)
     return ind, sim
 
 
@@ -154,22 +151,12 @@ def coleaf_matrix(xleaves, yleaves, mask, node_offset, n_jobs: int):
     ptr, members = leaf_lists(yleaves, node_offset, qmask, col_order)
     n_rows, n_cols = xleaves.shape[0], yleaves.shape[0]
     chunks = row_blocks(n_rows)
+    queries = Queries(xleaves, qmask, row_order)
+    # The columns' masks are in their leaf lists: the index needs none.
+    index = LeafIndex(node_offset, ptr, members, col_order, empty, n_cols)
+    block, scan_ratio = search_block(n_cols), _proximity.COLEAF_SCAN_RATIO
     pieces = Parallel(n_jobs=max(1, min(n_jobs, len(chunks))), prefer="threads")(
-        delayed(coleaf_counts)(
-            xleaves,
-            qmask,
-            row_order,
-            lo,
-            hi,
-            node_offset,
-            ptr,
-            members,
-            col_order,
-            n_cols,
-            search_block(n_cols),
-            _proximity.COLEAF_SCAN_RATIO,
-        )  # fmt: skip
-        for lo, hi in chunks
+        delayed(coleaf_counts)(queries, index, lo, hi, block, scan_ratio) for lo, hi in chunks
     )
     # Pieces hold rows in row_order: place each row at its own index.
     row_nnz = np.empty(n_rows, dtype=np.int64)

@@ -34,7 +34,7 @@ from .._sparse import (
     symmetric_union,
 )
 from .._validation import check_n_neighbors
-from ..proximity import leaf_lists, locality_order
+from ..proximity import LeafIndex, Queries, leaf_lists, locality_order
 from . import _ranking
 from ._dask import LOCAL, dask_kneighbors, dask_kneighbors_graph
 from ._flat import kneighbors_rows, row_blocks
@@ -71,36 +71,24 @@ def warn_search_cost(ptr: np.ndarray, n_train: int, n_queries: int, n_trees: int
 
 class _SearchIndex(NamedTuple):
     """Everything a block of queries needs to find its forest neighbours: the
-    queries' leaves (``qmask``: which trees count per point, empty for all),
-    the order they are visited in, and the training points' leaf lists."""
+    queries (their leaves, tree masks and visiting order), the training
+    points' leaf lists, and whether the queries are the training points."""
 
-    qleaves: np.ndarray
-    qmask: np.ndarray
-    qorder: np.ndarray
-    node_offset: np.ndarray
-    ptr: np.ndarray
-    members: np.ndarray
-    ref_order: np.ndarray
-    n_train: int
+    queries: Queries
+    index: LeafIndex
     is_train: bool
 
     def top(self, lo: int, hi: int, k: int):
         """``(ind, sim)``: the ``k`` highest-proximity training points of queries
-        ``qorder[lo:hi]`` (ties to the lower index, short rows padded)."""
-        return kneighbors_rows(
-            self.qleaves, self.qmask, self.qorder, lo, hi, self.node_offset, self.ptr,
-            self.members, self.ref_order, self.n_train, k, self.is_train,
-        )  # fmt: skip
+        ``order[lo:hi]`` (ties to the lower index, short rows padded)."""
+        return kneighbors_rows(self.queries, self.index, lo, hi, k, self.is_train)
 
     def candidates(self, lo: int, hi: int, n_cand: int, width: int):
         """``(cand, sim, n_out)``: each query's ``n_cand`` highest-proximity
         training points and those tied with the last of them, ``n_out[i]`` in
         all (at most ``width``), best first."""
-        if self.qmask.shape[0] == 0:
-            return counted_rows(
-                self.qleaves, self.qorder, lo, hi, self.node_offset, self.ptr, self.members,
-                self.ref_order, self.n_train, n_cand, width, self.is_train,
-            )  # fmt: skip
+        if self.queries.mask.shape[0] == 0:
+            return counted_rows(self.queries, self.index, lo, hi, n_cand, width, self.is_train)
         # Tree masks (method="inbag"/"oob"): proximities are not counts of one T.
         cand, sim = self.top(lo, hi, width)
         tied = np.hstack(
@@ -116,7 +104,7 @@ def _search_block(index: _SearchIndex, lo: int, hi: int, k: int, ranker):
         ind, sim = index.top(lo, hi, k)
         return ind, 1.0 - sim
     cand, sim, n_out = index.candidates(lo, hi, ranker.n_cand, ranker.n_request)
-    return ranker.rank(index.qorder[lo:hi], cand, sim, n_out)
+    return ranker.rank(index.queries.order[lo:hi], cand, sim, n_out)
 
 
 class NeighborSearchMixin:
@@ -208,24 +196,22 @@ class NeighborSearchMixin:
         # neighbours then sit close together in memory (locality_order).
         ref_order = locality_order(train_leaves)
         qorder = ref_order if is_train else locality_order(qleaves)
-        ptr, members = leaf_lists(
-            train_leaves, self._flat.node_offset, empty if mask is None else mask, ref_order
-        )
+        qmask = empty if mask is None else mask
+        node_offset = self._flat.node_offset
+        ptr, members = leaf_lists(train_leaves, node_offset, qmask, ref_order)
         n_q = qleaves.shape[0]
         warn_search_cost(ptr, n_train, n_q, len(self.trees_))
         ind = np.empty((n_q, n_neighbors), dtype=np.int64)
         dist = np.empty((n_q, n_neighbors), dtype=np.float64)
         chunks = row_blocks(n_q)
-        qmask = empty if mask is None else mask
         parallel = Parallel(
             n_jobs=self._n_jobs_for(len(chunks)), prefer="threads", return_as="generator"
         )
-        index = _SearchIndex(
-            qleaves, qmask, qorder, self._flat.node_offset, ptr, members, ref_order, n_train,
-            is_train,
-        )  # fmt: skip
+        # The training points' masks are the queries' (masks only with X=None).
+        index = LeafIndex(node_offset, ptr, members, ref_order, qmask, n_train)
+        search = _SearchIndex(Queries(qleaves, qmask, qorder), index, is_train)
         blocks = parallel(
-            delayed(_search_block)(index, lo, hi, n_neighbors, ranker) for lo, hi in chunks
+            delayed(_search_block)(search, lo, hi, n_neighbors, ranker) for lo, hi in chunks
         )
         for (lo, hi), (b_ind, b_dist) in _progress(
             zip(chunks, blocks, strict=True), len(chunks), self.verbose, "neighbours"
@@ -303,10 +289,9 @@ class NeighborSearchMixin:
             a, b = reps[:-1], reps[1:]
             bridge = self._training_pair_distances(a, b, method)
             coo = graph.tocoo()
-            rows, cols, data = symmetric_union(
-                np.concatenate([coo.row, a]), np.concatenate([coo.col, b]),
-                np.concatenate([coo.data, bridge]), n,
-            )  # fmt: skip
+            rows = np.concatenate([coo.row, a])
+            cols = np.concatenate([coo.col, b])
+            rows, cols, data = symmetric_union(rows, cols, np.concatenate([coo.data, bridge]), n)
             del coo
             graph = csr_from_rows(rows, cols, distance_data(data), (n, n))
         if mode == "connectivity":

@@ -34,6 +34,8 @@ from ..._limits import check_dense_size
 from ..._sparse import as_output_csr
 from ..._validation import is_dask_array
 from ...proximity import (
+    LeafIndex,
+    Queries,
     coleaf_counts,
     forest_kneighbors,
     leaf_lists,
@@ -126,10 +128,10 @@ def _leaves_block(block, forest):
 def _leaves_of_rows(forest, X, token: str):
     """Leaves (n x n_trees int32) of the float32 rows of the Dask array ``X`` (its row chunks)."""
     n_trees = len(forest.trees_)
-    return X.map_blocks(
-        _leaves_block, shipped(forest), dtype=np.int32, chunks=(X.chunks[0], (n_trees,)),
-        meta=np.empty((0, 0), np.int32), token=token,
-    )  # fmt: skip
+    chunks = (X.chunks[0], (n_trees,))
+    meta = np.empty((0, 0), np.int32)
+    node = shipped(forest)
+    return X.map_blocks(_leaves_block, node, dtype=np.int32, chunks=chunks, meta=meta, token=token)
 
 
 def training_leaves(forest):
@@ -169,24 +171,29 @@ def _indexes(forest, delayed):
     node_offset = forest._flat.node_offset
     bounds = np.concatenate([[0], np.cumsum(train.chunks[0])]).astype(np.int64)
     blocks = list(train.to_delayed().ravel())
+    ref_index = delayed(_ref_index, pure=True)
     return [
-        (delayed(_ref_index, pure=True)(node_offset, *blocks[a:b]), int(bounds[a]),
-         int(bounds[b] - bounds[a]))
+        (ref_index(node_offset, *blocks[a:b]), int(bounds[a]), int(bounds[b] - bounds[a]))
         for a, b in _partitions(train.chunks[0])
-    ]  # fmt: skip
+    ]
 
 
-def _search(qleaves, index, node_offset, ref_base, n_ref, q_base, k, exclude_self):
+def partition_index(lists, node_offset, ref_base: int, n_ref: int) -> LeafIndex:
+    """The :class:`~geoforest.proximity.LeafIndex` of a reference partition from
+    its leaf lists (``_ref_index``): ``n_ref`` training rows from ``ref_base``."""
+    ptr, members, order = lists
+    return LeafIndex(node_offset, ptr, members, order, _EMPTY_MASK, int(n_ref), int(ref_base))
+
+
+def _search(qleaves, lists, node_offset, ref_base, n_ref, q_base, k, exclude_self):
     """Top ``k`` of one partition for every query of a block (query rows in order)."""
-    ptr, members, order = index
+    index = partition_index(lists, node_offset, ref_base, n_ref)
     n_q = qleaves.shape[0]
     ind = np.empty((n_q, k), dtype=np.int64)
     sim = np.empty((n_q, k), dtype=np.float64)
     qorder = locality_order(qleaves)
-    forest_kneighbors(
-        qleaves, _EMPTY_MASK, qorder, 0, n_q, node_offset, ptr, members, _EMPTY_MASK, order,
-        n_ref, search_block(n_ref), k, exclude_self, ind, sim, ref_base, q_base,
-    )  # fmt: skip
+    queries = Queries(qleaves, _EMPTY_MASK, qorder, int(q_base))
+    forest_kneighbors(queries, index, 0, n_q, k, exclude_self, search_block(n_ref), ind, sim)
     out_ind = np.empty_like(ind)
     out_sim = np.empty_like(sim)
     out_ind[qorder] = ind
@@ -269,17 +276,16 @@ def kneighbors(forest, queries, n_neighbors: int, return_distance: bool, is_trai
     return stack_pairs(pairs, qbounds, k, return_distance, as_distance=True)
 
 
-def _proximity_block(qleaves, index, node_offset, n_ref, n_trees, dense):
+def _proximity_block(qleaves, lists, node_offset, n_ref, n_trees, dense):
     """Proximity of a block of queries to one reference partition (CSR, or dense)."""
     import scipy.sparse as sp
 
-    ptr, members, order = index
+    index = partition_index(lists, node_offset, 0, n_ref)
     n_q = qleaves.shape[0]
     qorder = locality_order(qleaves)
-    p_indptr, p_indices, p_data = coleaf_counts(
-        qleaves, _EMPTY_MASK, qorder, 0, n_q, node_offset, ptr, members, order, n_ref,
-        search_block(n_ref), _proximity.COLEAF_SCAN_RATIO,
-    )  # fmt: skip
+    queries = Queries(qleaves, _EMPTY_MASK, qorder)
+    block, scan_ratio = search_block(n_ref), _proximity.COLEAF_SCAN_RATIO
+    p_indptr, p_indices, p_data = coleaf_counts(queries, index, 0, n_q, block, scan_ratio)
     row_nnz = np.empty(n_q, dtype=np.int64)
     row_nnz[qorder] = np.diff(p_indptr)
     indptr = np.concatenate([[0], np.cumsum(row_nnz)])
@@ -308,27 +314,28 @@ def proximity_of(forest, X, Y, method: str, dense: bool, max_bytes=None):
     indexes = _indexes(forest, delayed)
     if dense:
         check_dense_size(
-            (max(queries.chunks[0]), max(size for _, _, size in indexes)), np.float64,
-            what="a block of proximity(dense=True)", max_bytes=max_bytes,
+            (max(queries.chunks[0]), max(size for _, _, size in indexes)),
+            np.float64,
+            what="a block of proximity(dense=True)",
+            max_bytes=max_bytes,
             hint="Use smaller row chunks, or dense=False.",
-        )  # fmt: skip
+        )
     node_offset = forest._flat.node_offset
     n_trees = len(forest.trees_)
     meta = np.empty((0, 0)) if dense else sp.csr_matrix((0, 0))
+    block = delayed(_proximity_block, pure=True)
     rows = []
     for c, qblock in enumerate(queries.to_delayed().ravel()):
         n_q = queries.chunks[0][c]
         rows.append(
             [
                 da.from_delayed(
-                    delayed(_proximity_block, pure=True)(
-                        qblock, index, node_offset, size, n_trees, dense
-                    ),
+                    block(qblock, lists, node_offset, size, n_trees, dense),
                     (n_q, size),
                     dtype=np.float64,
                     meta=meta,
-                )  # fmt: skip
-                for index, _, size in indexes
+                )
+                for lists, _, size in indexes
             ]
         )
     S = da.block(rows)

@@ -32,8 +32,9 @@ import numpy as np
 from ..._counted_search import counted_rows
 from ..._jit import njit
 from ..._validation import check_n_neighbors, is_dask_array
-from ...proximity import locality_order
+from ...proximity import Queries, locality_order
 from ._neighbors import (
+    _EMPTY_MASK,
     _NONE,
     _indexes,
     _partitions,
@@ -41,6 +42,7 @@ from ._neighbors import (
     _query_rows,
     _tree_merge,
     kneighbors,
+    partition_index,
     query_bounds,
     stack_pairs,
 )
@@ -68,6 +70,22 @@ def kneighbors_of(forest, X, n_neighbors, return_distance, method, ranking=None,
     if X is None or is_dask_array(X):
         return out
     return dask.compute(*out) if return_distance else out.compute()
+
+
+class Compacted(NamedTuple):
+    """Candidates of a block of queries as ragged rows: row ``r`` at
+    ``ptr[r]:ptr[r + 1]`` of the flat ``ind``, ``sim``, ``d2`` (squared metric
+    distance) and ``zrank`` (a padding entry's position in its partition's
+    padding, -1 for one sharing a leaf); ``n_zero[r]``: the padding's length.
+    Ragged, because one row with many ties would otherwise give every row of
+    the block its width."""
+
+    ptr: np.ndarray
+    ind: np.ndarray
+    sim: np.ndarray
+    d2: np.ndarray
+    zrank: np.ndarray
+    n_zero: np.ndarray
 
 
 class _Sizes(NamedTuple):
@@ -103,7 +121,7 @@ def _ref_rows(ranking, *blocks):
     return ranking.columns(np.concatenate(blocks) if len(blocks) > 1 else blocks[0])
 
 
-def _partition_candidates(qleaves, index, node_offset, ref_base, n_ref, q_base, sizes):
+def _partition_candidates(qleaves, lists, node_offset, ref_base, n_ref, q_base, sizes):
     """``(ind, sim, n_out)``: one partition's ``n_cand`` best points for every
     query of a block, by (proximity, lower index), and those tied with the
     last, at most ``width``, padded by the lowest indices at proximity 0 (the
@@ -113,15 +131,15 @@ def _partition_candidates(qleaves, index, node_offset, ref_base, n_ref, q_base, 
     partition: the search then asks one candidate more and drops the query,
     which shares every leaf with itself, from its row.
     """
-    ptr, members, order = index
     n_q = qleaves.shape[0]
     n_cand, width = sizes.n_cand, sizes.width
     own = sizes.exclude_self and ref_base <= q_base < ref_base + n_ref
-    qorder = locality_order(qleaves)
-    ind, sim, n_out = counted_rows(
-        qleaves, qorder, 0, n_q, node_offset, ptr, members, order, n_ref,
-        min(n_cand + own, n_ref), min(width + own, n_ref), False,
-    )  # fmt: skip
+    queries = Queries(qleaves, _EMPTY_MASK, locality_order(qleaves))
+    # Numbered from 0 in the partition: ref_base is added below.
+    index = partition_index(lists, node_offset, 0, n_ref)
+    asked, wide = min(n_cand + own, n_ref), min(width + own, n_ref)
+    ind, sim, n_out = counted_rows(queries, index, 0, n_q, asked, wide, False)
+    qorder = queries.order
     back = np.empty_like(qorder)
     back[qorder] = np.arange(n_q)
     ind, sim, n_out = ind[back], sim[back], n_out[back]
@@ -152,7 +170,7 @@ def _query_columns(ranking, block):
 SEARCH_ROWS = 16384
 
 
-def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_base, ranking, sizes):
+def _search_ranked(qleaves, qX, lists, ref_X, node_offset, ref_base, n_ref, q_base, ranking, sizes):
     """One partition's candidates for a block of queries, compacted
     (:func:`_compact_rows`): ``(ptr, ind, sim, d2, zrank, n_zero)``, ragged rows.
 
@@ -165,7 +183,7 @@ def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_ba
     for lo in range(0, qleaves.shape[0], SEARCH_ROWS):
         hi = min(lo + SEARCH_ROWS, qleaves.shape[0])
         ind, sim, n_out = _partition_candidates(
-            qleaves[lo:hi], index, node_offset, ref_base, n_ref, q_base + lo, sizes
+            qleaves[lo:hi], lists, node_offset, ref_base, n_ref, q_base + lo, sizes
         )
         m = int(n_out.max()) if n_out.size else 0
         ind, sim = np.ascontiguousarray(ind[:, :m]), np.ascontiguousarray(sim[:, :m])
@@ -175,10 +193,10 @@ def _search_ranked(qleaves, qX, index, ref_X, node_offset, ref_base, n_ref, q_ba
         parts.append(_compact(ind, sim, d2, n_out, sizes.k))
     if len(parts) == 1:
         return parts[0]
-    starts = np.cumsum([0] + [part[0][-1] for part in parts[:-1]])
-    ptr = np.concatenate([[0]] + [part[0][1:] + s for part, s in zip(parts, starts, strict=True)])
-    flat = tuple(np.concatenate([part[i] for part in parts]) for i in range(1, 5))
-    return (ptr.astype(np.int64), *flat, np.concatenate([part[5] for part in parts]))
+    starts = np.cumsum([0] + [part.ptr[-1] for part in parts[:-1]])
+    ptr = np.concatenate([[0]] + [part.ptr[1:] + s for part, s in zip(parts, starts, strict=True)])
+    flat = (np.concatenate([part[i] for part in parts]) for i in range(1, 6))
+    return Compacted(ptr.astype(np.int64), *flat)
 
 
 @njit(nogil=True, cache=True)
@@ -246,11 +264,8 @@ def _gather_rows(ptr, ind, sim, d2, zr, f_ind, f_sim, f_d2, f_zr):
             f_zr[ptr[r] + c] = zr[r, c]
 
 
-def _compact(ind, sim, d2, n_out, k: int):
-    """:func:`_compact_rows` of a partition's answer (in place), as ragged rows:
-    ``(ptr, ind, sim, d2, zrank, n_zero)`` with row ``r`` at ``ptr[r]:ptr[r + 1]``
-    of the flat arrays.  Ragged, because one row with many ties would
-    otherwise give every row of the block its width."""
+def _compact(ind, sim, d2, n_out, k: int) -> Compacted:
+    """:func:`_compact_rows` of a partition's answer (in place), as ragged rows."""
     n_q, w = ind.shape
     zr = np.empty((n_q, w), dtype=np.int64)
     n_zero = np.empty(n_q, dtype=np.int64)
@@ -265,15 +280,13 @@ def _compact(ind, sim, d2, n_out, k: int):
         np.empty(ptr[-1], dtype=np.int64),
     )
     _gather_rows(ptr, ind, sim, d2, zr, *flat)
-    return (ptr, *flat, n_zero)
+    return Compacted(ptr, *flat, n_zero)
 
 
 @njit(nogil=True, cache=True)
-def _merge_compact_rows(a_ptr, a_ind, a_sim, a_d2, a_zr, a_nz, b_ptr, b_ind, b_sim, b_d2, b_zr,
-                        b_nz, n_cand, width, ptr, out_ind, out_sim, out_d2, out_zr,
-                        out_nz):  # fmt: skip
-    """Two consecutive partitions' compacted answers (``a`` before ``b`` in
-    index order) as one, ragged rows in, ragged rows out: the shared entries
+def _merge_compact_rows(a, b, n_cand, width, out):
+    """Two consecutive partitions' compacted answers (:class:`Compacted`,
+    ``a`` before ``b`` in index order) as one, ``out``: the shared entries
     merged by (-proximity, index), at most ``width``; then ``a``'s padding
     entries and ``b``'s, whose positions follow ``a``'s padding, those at a
     position below ``width`` only.
@@ -282,6 +295,9 @@ def _merge_compact_rows(a_ptr, a_ind, a_sim, a_d2, a_zr, a_nz, b_ptr, b_ind, b_s
     tied with the last of them, and no padding: more partitions can only
     raise the cut, so nothing else of it can be a candidate.
     """
+    a_ptr, a_ind, a_sim, a_d2, a_zr, a_nz = a
+    b_ptr, b_ind, b_sim, b_d2, b_zr, b_nz = b
+    ptr, out_ind, out_sim, out_d2, out_zr, out_nz = out
     c = 0
     ptr[0] = 0
     for r in range(a_ptr.shape[0] - 1):
@@ -348,18 +364,22 @@ def _merge_ranked(sizes, *parts):
     if len(parts) == 1:
         return parts[0]
     a, b = parts
-    n_q = a[0].shape[0] - 1
-    size = a[1].shape[0] + b[1].shape[0]
-    ptr = np.empty(n_q + 1, dtype=np.int64)
-    out = (
+    n_q = a.ptr.shape[0] - 1
+    size = a.ind.shape[0] + b.ind.shape[0]
+    out = Compacted(
+        np.empty(n_q + 1, dtype=np.int64),
         np.empty(size, dtype=np.int64),
         np.empty(size, dtype=np.float64),
         np.empty(size, dtype=np.float64),
         np.empty(size, dtype=np.int64),
+        np.empty(n_q, dtype=np.int64),
     )
-    n_zero = np.empty(n_q, dtype=np.int64)
-    _merge_compact_rows(*a, *b, sizes.n_cand, sizes.width, ptr, *out, n_zero)
-    return (ptr, *(x[: ptr[-1]].copy() for x in out), n_zero)
+    _merge_compact_rows(a, b, sizes.n_cand, sizes.width, out)
+    ptr, ind, sim, d2, zrank, n_zero = out
+    used = ptr[-1]
+    return Compacted(
+        ptr, ind[:used].copy(), sim[:used].copy(), d2[:used].copy(), zrank[:used].copy(), n_zero
+    )
 
 
 @njit(nogil=True, cache=True)
@@ -423,8 +443,9 @@ def _rank_merged(merged, ranking, sizes):
     return ind, dist
 
 
-def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
-                      return_distance: bool, is_train: bool):  # fmt: skip
+def ranked_kneighbors(
+    forest, queries, features, ranking, n_neighbors: int, return_distance: bool, is_train: bool
+):
     """Neighbours of the queries ranked by the learned metric (module docstring), in
     the pieces ``ranking`` (a ``_ranking.PartitionRanking``) gives.
 
@@ -456,8 +477,8 @@ def ranked_kneighbors(forest, queries, features, ranking, n_neighbors: int,
         qX = delayed(_query_columns, pure=True)(node, fblocks[c])
         search = delayed(_search_ranked, pure=True)
         found = [
-            search(qblock, qX, index, ref_X, node_offset, base, size, int(qbounds[c]), node, sizes)
-            for (index, base, size), ref_X in zip(indexes, refs, strict=True)
+            search(qblock, qX, lists, ref_X, node_offset, base, size, int(qbounds[c]), node, sizes)
+            for (lists, base, size), ref_X in zip(indexes, refs, strict=True)
         ]
         merged = _tree_merge(delayed, sizes, found, _merge_ranked)
         pairs.append(delayed(_rank_merged, pure=True)(merged, node, sizes))
