@@ -8,6 +8,8 @@ distribution of the in-bag samples in the leaf a point reaches.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from sklearn.base import ClassifierMixin
 from sklearn.metrics import accuracy_score
@@ -19,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._engine.splits import CLASS_CRITERIA
 from ._dask import LOCAL, dask_predict, dask_predict_proba
 from ._growth import EngineConfig
+from ._input import F32_MAX
 from ._merge import targets_digest
 from ._supervised import (
     _EXTRA_REFS,
@@ -31,6 +34,25 @@ from ._supervised import (
     shared_doc,
     sparse_config,
 )
+
+
+def check_class_weight(class_weight) -> None:
+    """Refuse a ``class_weight`` dict with a weight that is not a finite, non-negative number.
+
+    scikit-learn's ``compute_sample_weight`` takes any value, and a negative,
+    NaN or infinite class weight would flow into the leaves' class counts:
+    probabilities below 0 or above 1, or NaN turned uniform.  Weights beyond
+    float32's range are refused too (the forests keep weights in float32
+    beside the rows, ``_input.check_float32_range``).
+    """
+    if not isinstance(class_weight, dict):
+        return
+    for label, weight in class_weight.items():
+        if not isinstance(weight, numbers.Real) or not 0.0 <= weight <= F32_MAX:
+            raise ValueError(
+                f"class_weight[{label!r}] = {weight!r}: class weights must be finite, "
+                f"non-negative numbers (at most {F32_MAX:.1e})"
+            )
 
 
 class _ForestClassifier(ClassifierMixin, SupervisedForest):
@@ -69,7 +91,13 @@ class _ForestClassifier(ClassifierMixin, SupervisedForest):
                 f"y has only one class ({classes[0]!r})"
             )
         if self.class_weight is not None:
+            check_class_weight(self.class_weight)
             sample_weight = sample_weight * compute_sample_weight(self.class_weight, y)
+            if not sample_weight.sum() > 0:
+                raise ValueError(
+                    f"class_weight={self.class_weight!r} leaves every sample with weight 0: "
+                    "no sample can vote"
+                )
         self.classes_ = classes
         self.n_classes_ = int(classes.shape[0])
         y_enc = np.ascontiguousarray(y_enc, dtype=np.int32)

@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 __all__ = [
+    "F32_MAX",
     "PrecisionWarning",
     "centring_offset",
     "input_dtype",
@@ -33,6 +34,9 @@ __all__ = [
 #: magnitude exceeds this many times the column's range: the cast would then leave
 #: fewer than 2**16 distinct levels across the range (float32 has 24 bits).
 CENTRE_RATIO = 256.0
+
+#: float32's largest value (about 3.4e38).
+F32_MAX = float(np.finfo(np.float32).max)
 
 
 class PrecisionWarning(UserWarning):
