@@ -21,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._engine.splits import CLASS_CRITERIA
 from ._dask import LOCAL, dask_predict, dask_predict_proba
 from ._growth import EngineConfig
-from ._input import F32_MAX
+from ._input import F32_MAX, check_float32_range
 from ._merge import targets_digest
 from ._supervised import (
     _EXTRA_REFS,
@@ -98,6 +98,7 @@ class _ForestClassifier(ClassifierMixin, SupervisedForest):
                     f"class_weight={self.class_weight!r} leaves every sample with weight 0: "
                     "no sample can vote"
                 )
+            check_float32_range(sample_weight, "sample_weight * class_weight")
         self.classes_ = classes
         self.n_classes_ = int(classes.shape[0])
         y_enc = np.ascontiguousarray(y_enc, dtype=np.int32)

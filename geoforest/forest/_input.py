@@ -25,6 +25,7 @@ __all__ = [
     "F32_MAX",
     "PrecisionWarning",
     "centring_offset",
+    "check_float32_range",
     "input_dtype",
     "offset_from_range",
     "to_float32",
@@ -103,6 +104,23 @@ def to_float32(X: np.ndarray, offset: np.ndarray | None) -> np.ndarray:
     if out is not X and (X.dtype.itemsize > 4 or offset is not None):  # else nothing overflows
         check_finite32(out, step)
     return out
+
+
+def check_float32_range(values: np.ndarray, name: str) -> None:
+    """Refuse targets or sample weights whose magnitude exceeds float32's largest value.
+
+    The supervised forests keep them in float32 beside the rows (the canonical
+    row order hashes them) and sum weighted squared targets in float64: beyond
+    about 3.4e38 the cast gives ``inf`` and the squares overflow, and the trees
+    silently stop at their root.  One clear line instead.
+    """
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    if largest > F32_MAX:
+        raise ValueError(
+            f"{name} holds values too large for the forests (largest magnitude "
+            f"{largest:.3g}, float32's limit is about {F32_MAX:.1e}): divide {name} "
+            "by a common factor to bring it within range."
+        )
 
 
 def check_finite32(X32: np.ndarray, step: int) -> None:

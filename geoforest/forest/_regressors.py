@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._engine.splits import REGRESSION_CRITERIA
 from ._dask import LOCAL, dask_predict
 from ._growth import NO_LABELS, EngineConfig
+from ._input import check_float32_range
 from ._merge import targets_digest
 from ._supervised import (
     _EXTRA_REFS,
@@ -64,6 +65,7 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
             X, y, sample_weight, multi_output=True, y_numeric=True
         )
         y = np.asarray(y, dtype=np.float64)
+        check_float32_range(y, "y")
         self._y_columns = y.ndim == 2
         targets = np.ascontiguousarray(y.reshape(y.shape[0], -1))
         self.n_outputs_ = int(targets.shape[1])

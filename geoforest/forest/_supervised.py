@@ -22,7 +22,7 @@ from .._validation import check_n_neighbors, is_dask_array, validate_data
 from ._base import BaseForest
 from ._dask import refuse
 from ._growth import EngineConfig, resolve_max_features
-from ._input import input_dtype, warn_if_constant
+from ._input import check_float32_range, input_dtype, warn_if_constant
 from ._rfgap import rfgap_proximity, top_k_rows
 
 _IMPORTANCES = ("count", "impurity")
@@ -144,6 +144,7 @@ class SupervisedForest(BaseForest):
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=np.float64, ensure_non_negative=True
         )
+        check_float32_range(sample_weight, "sample_weight")
         if not sample_weight.sum() > 0:
             raise ValueError("sample_weight sums to zero: no sample can vote")
         if self.oob_score and not self.bootstrap and self.max_samples in (None, 1.0, X.shape[0]):

@@ -44,10 +44,8 @@ KNOWN_FAILURES = {
         "a tree whose sample holds only zero-weight rows votes 0",
         CLASSIFIERS + REGRESSORS,
     ),
-    "test_values_beyond_float32": ("y / weights beyond float32 fitted", CLASSIFIERS + REGRESSORS),
     "test_column_vector_y": ("y of shape (n, 1) predicts (n, 1)", REGRESSORS),
-    "test_classifier_contract": ("weights beyond float32", [gf.ObliqueForestClassifier]),
-    "test_regressor_contract": ("zero-weight trees; y beyond float32", REGRESSORS),
+    "test_regressor_contract": ("zero-weight trees", REGRESSORS),
 }
 
 
