@@ -27,7 +27,13 @@ _DENSE_TABLE_ENTRIES = 2**22
 
 def _encode_partition(values: object, name: str) -> tuple[np.ndarray, int]:
     """Validate a 1-D label array; return integer codes ``0..k-1`` and ``k``."""
-    lab = np.asarray(values)
+    try:
+        lab = np.asarray(values)
+    except ValueError as exc:  # ragged: sequences among the labels (NumPy's message is opaque)
+        raise ValueError(
+            f"{name} must be a 1-D array of labels; sequences of different lengths among "
+            "them cannot be one label each (encode them, e.g. as strings)."
+        ) from exc
     if lab.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array of labels, got shape {lab.shape}.")
     if lab.size == 0:
