@@ -185,7 +185,9 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         labels, targets and weights permuted once): every node then sums its
         rows' weights and targets in an order that does not depend on how the
         caller ordered the rows, so floating-point sums, and with them leaf
-        values and near-tied cuts, are the same for any row order.
+        values and near-tied cuts, are the same for any row order.  Their
+        samples are drawn from the rows of positive weight only; rows of
+        weight 0 are out of every tree's sample.
         """
         n_samples, n_features = X.shape
         cfg = self._engine_config(n_features)
@@ -202,6 +204,13 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             targets = targets[order] if targets.shape[0] else targets
             sample_weight = sample_weight[order]
             draw_order, back = np.arange(n_samples), order
+            if sample_weight.shape[0] and not (sample_weight > 0).all():
+                # Zero-weight rows are never drawn (nor are they by scikit-learn's
+                # weighted bootstrap): every leaf then holds weight, and no tree
+                # votes 0 for want of a weighted row.
+                draw_order = np.flatnonzero(sample_weight > 0)
+                if not self.bootstrap:
+                    n_draw = min(n_draw, draw_order.shape[0])
         limits = tree_limits(self)
         jobs = (
             delayed(fit_tree)(

@@ -40,12 +40,8 @@ F32_MAX = float(np.finfo(np.float32).max)
 #: The failures these tests found in the code before issue 44's fixes (the
 #: audit's causes), each marked strict until its fix lands.
 KNOWN_FAILURES = {
-    "test_mostly_zero_weights": (
-        "a tree whose sample holds only zero-weight rows votes 0",
-        CLASSIFIERS + REGRESSORS,
-    ),
     "test_column_vector_y": ("y of shape (n, 1) predicts (n, 1)", REGRESSORS),
-    "test_regressor_contract": ("zero-weight trees", REGRESSORS),
+    "test_regressor_contract": ("y of shape (n, 1) predicts (n, 1)", REGRESSORS),
 }
 
 
