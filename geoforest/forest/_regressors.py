@@ -10,8 +10,11 @@ point reaches — Breiman's regression forest, with oblique or patch splits.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import RegressorMixin
+from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import r2_score
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -50,8 +53,11 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
         X : array-like of shape (n_samples, n_features)
             Training data (converted to float32; NaN and inf are rejected).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Targets (float64; NaN and inf are rejected).  Several outputs grow
-            one forest whose cuts decrease their summed squared error.
+            Targets (float64; NaN, inf and magnitudes beyond float32's range
+            are rejected).  Several outputs grow one forest whose cuts
+            decrease their summed squared error; a column vector ``(n, 1)``
+            is one output, flattened with scikit-learn's
+            ``DataConversionWarning`` (predictions of shape ``(n,)``).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; ``None`` weighs every sample 1.  They multiply
             the bootstrap counts in the criterion and in the leaves' means.
@@ -65,6 +71,15 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
             X, y, sample_weight, multi_output=True, y_numeric=True
         )
         y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 2 and y.shape[1] == 1:
+            # scikit-learn's single-output convention: predictions of shape (n,).
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected. Please "
+                "change the shape of y to (n_samples,), for example using ravel().",
+                DataConversionWarning,
+                stacklevel=2,
+            )
+            y = y[:, 0]
         check_float32_range(y, "y")
         self._y_columns = y.ndim == 2
         targets = np.ascontiguousarray(y.reshape(y.shape[0], -1))
@@ -113,7 +128,8 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
         Returns
         -------
         y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
-            As ``y`` was in ``fit``.  A ``dask.array.Array`` ``X`` gives a Dask
+            ``(n_samples,)`` for one output (``y`` of shape ``(n,)`` or
+            ``(n, 1)`` in ``fit``).  A ``dask.array.Array`` ``X`` gives a Dask
             array with ``X``'s row chunks (``docs/scale.md``).
         """
         check_is_fitted(self)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_friedman1
 from sklearn.ensemble import RandomForestRegressor
+from sklearn.exceptions import DataConversionWarning
 from sklearn.tree import DecisionTreeRegressor
 
 import geoforest as gf
@@ -106,7 +107,10 @@ def test_multi_output_and_the_shape_of_y():
     np.testing.assert_allclose(P[:, 1], -3.0 * P[:, 0] + 1.0, rtol=1e-9, atol=1e-9)
     single = gf.ObliqueForestRegressor(n_estimators=8, random_state=0)
     assert single.fit(X, y).predict(X[:5]).shape == (5,)
-    assert single.fit(X, y[:, None]).predict(X[:5]).shape == (5, 1)
+    # A column vector is one output, as in scikit-learn: flattened with its warning.
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        single.fit(X, y[:, None])
+    assert single.n_outputs_ == 1 and single.predict(X[:5]).shape == (5,)
 
 
 def test_integer_weights_equal_duplicated_rows():

@@ -37,23 +37,9 @@ CLASSIFIERS = [gf.ObliqueForestClassifier, gf.ManifoldForestClassifier]
 REGRESSORS = [gf.ObliqueForestRegressor, gf.ManifoldForestRegressor]
 F32_MAX = float(np.finfo(np.float32).max)
 
-#: The failures these tests found in the code before issue 44's fixes (the
-#: audit's causes), each marked strict until its fix lands.
-KNOWN_FAILURES = {
-    "test_column_vector_y": ("y of shape (n, 1) predicts (n, 1)", REGRESSORS),
-    "test_regressor_contract": ("y of shape (n, 1) predicts (n, 1)", REGRESSORS),
-}
 
-
-def _estimators(test: str, classes: list) -> list:
-    """``classes`` as parameters, the known failures of ``test`` marked strict xfail."""
-    why, failing = KNOWN_FAILURES.get(test, ("", []))
-    return [
-        pytest.param(c, id=c.__name__, marks=pytest.mark.xfail(strict=True, reason=why))
-        if c in failing
-        else pytest.param(c, id=c.__name__)
-        for c in classes
-    ]
+def _estimators(classes: list) -> list:
+    return [pytest.param(c, id=c.__name__) for c in classes]
 
 
 def _budget(n: int):
@@ -266,7 +252,7 @@ def _forest_params(draw, cls, n: int, d: int) -> dict:
 
 
 # ------------------------------------------------------------------ class weights
-@pytest.mark.parametrize("cls", _estimators("test_class_weight_values", CLASSIFIERS))
+@pytest.mark.parametrize("cls", _estimators(CLASSIFIERS))
 @_budget(25)
 @given(data=st.data())
 def test_class_weight_values(cls, data):
@@ -291,7 +277,7 @@ def test_class_weight_values(cls, data):
 
 
 # ------------------------------------------------------------------ sparse weights
-@pytest.mark.parametrize("cls", _estimators("test_mostly_zero_weights", CLASSIFIERS + REGRESSORS))
+@pytest.mark.parametrize("cls", _estimators(CLASSIFIERS + REGRESSORS))
 @_budget(25)
 @given(data=st.data())
 def test_mostly_zero_weights(cls, data):
@@ -319,7 +305,7 @@ def test_mostly_zero_weights(cls, data):
 
 
 # ------------------------------------------------------------------ float32 range
-@pytest.mark.parametrize("cls", _estimators("test_values_beyond_float32", CLASSIFIERS + REGRESSORS))
+@pytest.mark.parametrize("cls", _estimators(CLASSIFIERS + REGRESSORS))
 @_budget(20)
 @given(data=st.data())
 def test_values_beyond_float32(cls, data):
@@ -347,7 +333,7 @@ def test_values_beyond_float32(cls, data):
 
 
 # ------------------------------------------------------------------ y as a column
-@pytest.mark.parametrize("cls", _estimators("test_column_vector_y", REGRESSORS))
+@pytest.mark.parametrize("cls", _estimators(REGRESSORS))
 @_budget(10)
 @given(data=st.data())
 def test_column_vector_y(cls, data):
@@ -397,7 +383,7 @@ def _classification_expectation(X, y, label_kind, w, cw) -> tuple[bool | None, s
     return False, "valid input"
 
 
-@pytest.mark.parametrize("cls", _estimators("test_classifier_contract", CLASSIFIERS))
+@pytest.mark.parametrize("cls", _estimators(CLASSIFIERS))
 @_budget(40)
 @given(data=st.data())
 def test_classifier_contract(cls, data):
@@ -433,7 +419,7 @@ def regression_cases(draw, cls):
     return X, y, w, _forest_params(draw, cls, n, d)
 
 
-@pytest.mark.parametrize("cls", _estimators("test_regressor_contract", REGRESSORS))
+@pytest.mark.parametrize("cls", _estimators(REGRESSORS))
 @_budget(40)
 @given(data=st.data())
 def test_regressor_contract(cls, data):
@@ -453,9 +439,7 @@ def test_regressor_contract(cls, data):
 
 
 # ------------------------------------------------------------------ determinism
-@pytest.mark.parametrize(
-    "cls", _estimators("test_same_answers_for_n_jobs_and_pickle", CLASSIFIERS + REGRESSORS)
-)
+@pytest.mark.parametrize("cls", _estimators(CLASSIFIERS + REGRESSORS))
 @_budget(8)
 @given(data=st.data())
 def test_same_answers_for_n_jobs_and_pickle(cls, data):
