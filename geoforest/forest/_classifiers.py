@@ -75,7 +75,8 @@ class _ForestClassifier(ClassifierMixin, SupervisedForest):
             Class labels (at least two distinct classes).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; ``None`` weighs every sample 1.  They multiply
-            the bootstrap counts in the impurity and in the leaves' votes.
+            the bootstrap counts in the impurity and in the leaves' votes; rows
+            of weight 0 are never drawn into a tree's sample.
 
         Returns
         -------
@@ -185,8 +186,13 @@ _SHARED_DOC = shared_doc(
     class_weight : "balanced", dict or None, default=None
         Weights of the classes, multiplying ``sample_weight``: ``"balanced"``
         gives class ``c`` the weight ``n_samples / (n_classes * n_c)``; a dict
-        maps labels to weights (missing labels: 1).  As scikit-learn's
-        ``class_weight`` (``"balanced_subsample"`` is not offered).""",
+        maps labels to finite, non-negative weights (missing labels: 1).  They
+        multiply the bootstrap counts, as scikit-learn's forests did before
+        1.9, which instead draws rows in proportion to them.  With fully grown
+        trees the multiplied weights cannot change a pure leaf's vote, only
+        the cuts, and ``"balanced"`` can then *lower* minority recall where
+        scikit-learn 1.9 raises it (figures in ``docs/forests.md``).
+        ``"balanced_subsample"`` is not offered.""",
     '"sqrt"',
 )
 

@@ -60,7 +60,8 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
             ``DataConversionWarning`` (predictions of shape ``(n,)``).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights; ``None`` weighs every sample 1.  They multiply
-            the bootstrap counts in the criterion and in the leaves' means.
+            the bootstrap counts in the criterion and in the leaves' means; rows
+            of weight 0 are never drawn into a tree's sample.
 
         Returns
         -------
