@@ -299,3 +299,39 @@ def test_random_cut_trees_partition_validly_and_reproducibly(min_leaf):
         np.testing.assert_array_equal(ta.threshold, tb.threshold)
         assert ta.n_node_samples[ta.left == -1].min() >= min_leaf
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_zero_weight_rows_are_never_drawn():
+    # Issue 44: a tree whose bootstrap held only zero-weight rows predicted 0 and
+    # was averaged in (one nonzero weight, 20 trees: 0.85 where the answer is 1.42).
+    X, y = _friedman(60, 4)
+    w = np.zeros(60)
+    w[11] = 1.0
+    reg = gf.ObliqueForestRegressor(n_estimators=20, oob_score=True, random_state=0)
+    with pytest.warns(UserWarning, match="do not have OOB"):  # row 11 is in every sample
+        reg.fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(reg.predict(X), y[11], rtol=1e-12)
+    np.testing.assert_allclose(np.delete(reg.oob_prediction_, 11), y[11], rtol=1e-12)
+    assert (reg.inbag_counts_[np.arange(60) != 11] == 0).all()
+    # Mostly zero weights, without bootstrap: only the weighted rows are drawn,
+    # predictions stay within their targets, RF-GAP rows are finite and sum to 1.
+    w = np.where(np.arange(60) % 5 == 0, 1.5, 0.0)
+    reg = gf.ObliqueForestRegressor(n_estimators=5, bootstrap=False, random_state=0)
+    reg.fit(X, y, sample_weight=w)
+    np.testing.assert_array_equal(reg.inbag_counts_ > 0, (w > 0)[:, None].repeat(5, 1))
+    pred = reg.predict(X)
+    held = y[w > 0]
+    assert held.min() <= pred.min() and pred.max() <= held.max()
+    P = reg.proximity(X, method="rfgap")
+    assert np.isfinite(P.data).all()
+    np.testing.assert_allclose(np.asarray(P.sum(axis=1)).ravel(), 1.0)
+
+
+@pytest.mark.parametrize("scale", [1e39, 1e170])
+def test_targets_beyond_float32_are_refused(scale):
+    # Issue 44: y around 1e170 gave one-leaf stumps with only numpy's cast warning.
+    X, y = _friedman(30, 3)
+    with pytest.raises(ValueError, match="y holds values too large"):
+        gf.ObliqueForestRegressor(n_estimators=2).fit(X, y * scale)
+    reg = gf.ObliqueForestRegressor(n_estimators=4, random_state=0).fit(X, y * 1e30)
+    assert reg.trees_[0].left.shape[0] > 1  # large but within range: real trees

@@ -532,3 +532,49 @@ def test_class_weight_is_sample_weight_per_class(class_weight):
     np.testing.assert_allclose(bal.fit(X, y).trees_[0].value[0], [200 / 3] * 3)
     with pytest.raises(ValueError, match="class_weight"):
         gf.ObliqueForestClassifier(class_weight="balanced_subsample").fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("class_weight", "match"),
+    [
+        ({0: -1.0, 1: 1.0, 2: 1.0}, r"class_weight\[0\] = -1.0"),
+        ({0: np.nan}, r"class_weight\[0\] = nan"),
+        ({2: np.inf}, r"class_weight\[2\] = inf"),
+        ({1: 1e39}, r"class_weight\[1\] = 1e\+39"),
+        ({0: 0, 1: 0, 2: 0}, "leaves every sample with weight 0"),
+    ],
+)
+def test_class_weights_are_finite_and_non_negative(class_weight, match):
+    # Issue 44: a negative weight gave probabilities like [-40.2, 33.0, 8.2];
+    # NaN or all-zero weights uniform ones, silently.
+    X, y = make_classification(60, 4, n_informative=3, n_redundant=0, n_classes=3,
+                               random_state=0)  # fmt: skip
+    with pytest.raises(ValueError, match=match):
+        gf.ObliqueForestClassifier(n_estimators=2, class_weight=class_weight).fit(X, y)
+    # A zero weight for some classes is allowed: those classes get probability 0.
+    clf = gf.ObliqueForestClassifier(n_estimators=4, class_weight={0: 0.0}, random_state=0)
+    assert (clf.fit(X, y).predict_proba(X)[:, 0] == 0).all()
+
+
+def test_weights_beyond_float32_are_refused():
+    X, y = make_classification(40, 3, n_informative=2, n_redundant=0, random_state=0)
+    clf = gf.ObliqueForestClassifier(n_estimators=2)
+    with pytest.raises(ValueError, match="sample_weight holds values too large"):
+        clf.fit(X, y, sample_weight=np.full(40, 1e39))
+    with pytest.raises(ValueError, match=r"sample_weight \* class_weight holds values too large"):
+        clf.set_params(class_weight={0: 1e30}).fit(X, y, sample_weight=np.full(40, 1e10))
+
+
+def test_zero_weight_rows_are_never_drawn():
+    # Issue 44: a tree whose sample held only zero-weight rows voted a uniform
+    # distribution. One positive weight: every tree is that row, its class.
+    X, y = make_classification(50, 3, n_informative=2, n_redundant=0, random_state=0)
+    w = np.zeros(50)
+    w[7] = 2.0
+    clf = gf.ObliqueForestClassifier(n_estimators=20, oob_score=True, random_state=0)
+    with pytest.warns(UserWarning, match="do not have OOB"):  # row 7 is in every sample
+        clf.fit(X, y, sample_weight=w)
+    assert (clf.inbag_counts_[np.arange(50) != 7] == 0).all()
+    np.testing.assert_array_equal(clf.predict_proba(X)[:, y[7]], 1.0)
+    # Zero-weight rows are out of every tree's sample: their OOB votes use every tree.
+    np.testing.assert_array_equal(np.delete(clf.oob_decision_function_, 7, 0)[:, y[7]], 1.0)
