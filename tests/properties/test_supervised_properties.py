@@ -234,6 +234,15 @@ def _check_regressor(reg, X, y, w):
         assert np.isfinite(reg.oob_score_)
 
 
+def _check_bad_queries(est, X, method: str) -> None:
+    """A query row with NaN, inf or a value beyond float32 is refused in words."""
+    for bad in (np.nan, np.inf, 1e39):
+        Xq = np.zeros((2, X.shape[1]))
+        Xq[1, -1] = bad
+        _, err = _run(lambda Xq=Xq: getattr(est, method)(Xq))
+        assert isinstance(err, ValueError), f"{method} of a row holding {bad}: {err!r}"
+
+
 def _forest_params(draw, cls, n: int, d: int) -> dict:
     params = {"n_estimators": draw(st.integers(1, 6))}
     if draw(st.booleans()):
@@ -396,6 +405,7 @@ def test_classifier_contract(cls, data):
     if fitted is not None:
         Xq = X[np.isfinite(X).all(axis=1)]
         _check_classifier(fitted, Xq, y, w if cw is None else None)
+        _check_bad_queries(fitted, X, "predict_proba")
 
 
 @st.composite
@@ -436,6 +446,7 @@ def test_regressor_contract(cls, data):
     _check_outcome(fitted, err, expect, "X, y or sample_weight invalid" if expect else "valid")
     if fitted is not None:
         _check_regressor(fitted, X, y, w)
+        _check_bad_queries(fitted, X, "predict")
 
 
 # ------------------------------------------------------------------ determinism
