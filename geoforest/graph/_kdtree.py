@@ -13,21 +13,29 @@ insertion that keeps the best candidates.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .._jit import njit
 
 __all__ = [
     "LEAF_SIZE",
+    "KDTree",
     "box_dist2",
     "build_kdtree",
     "insert_sorted",
+    "kdtree",
     "push_children",
     "sq_dist",
 ]
 
 #: Points per leaf of the K-d tree.
 LEAF_SIZE = 16
+
+#: :func:`build_kdtree`'s arrays cut to its nodes, one argument of a search
+#: (:func:`kdtree`).
+KDTree = namedtuple("KDTree", "points perm start end left right lo hi")
 
 
 @njit(nogil=True, cache=True)
@@ -104,6 +112,13 @@ def build_kdtree(X, leaf_size):
         for k in range(d):
             Xp[t, k] = X[perm[t], k]
     return Xp, perm, start, end, left, right, lo, hi, n_nodes
+
+
+def kdtree(X: np.ndarray, leaf_size: int = LEAF_SIZE) -> KDTree:
+    """The :class:`KDTree` of ``X`` (float64, C order), its node arrays trimmed to size."""
+    points, perm, start, end, left, right, lo, hi, n_nodes = build_kdtree(X, leaf_size)
+    nodes = (a[:n_nodes].copy() for a in (start, end, left, right, lo, hi))
+    return KDTree(points, perm, *nodes)
 
 
 @njit(inline="always")

@@ -17,7 +17,7 @@ single-linkage dendrogram and every LLPD query run unchanged.
 A new point joins the graph by its edges to the training points (its
 ``n_neighbors`` nearest in the geometry; for ``"precomputed"`` the stored
 entries of its row), so ``rho(x, y) = min_j max(d(x, j), rho(j, y))`` over those
-first hops ``j``: the dendrogram walk of :mod:`geoforest.llpd._out_of_sample`
+first hops ``j``: the dendrogram walk of :mod:`geoforest.llpd._dendrogram_walk`
 with these first hops (:func:`graph_query`), exact, ``O(L (k + m))`` per query
 for ``L`` LLPD levels, ``k`` neighbours and ``m`` first hops, never ``n x n``.
 Ties in LLPD go by depth-first position in the dendrogram (a graph has no
@@ -37,7 +37,7 @@ from .._jit import njit
 from ..graph._geometry import Geometry, sorted_rows
 from ..graph._knn import check_query_graph
 from ..graph._unionfind import find_root
-from ._out_of_sample import _run_tops, _walk, walk_workspace
+from ._dendrogram_walk import FirstHops, dendrogram_walk, walk_index, walk_workspace
 
 __all__ = [
     "SubsetGeometry",
@@ -188,31 +188,25 @@ def query_hops(geometry: Geometry, X, n_neighbors: int, estimator):
 
 
 @njit(nogil=True, cache=True)
-def _graph_query_chunk(
-    hop_d, hop_i, counts, k, parent, node_height, run_top, start, node_size, order, position
-):
-    """LLPD ``k``-neighbours of new points from their first hops (ties: dendrogram order)."""
-    n = order.shape[0]
+def _graph_query_chunk(hop_d, hop_i, counts, k, index):
+    """LLPD ``k``-neighbours of new points from their first hops (ties: dendrogram order).
+
+    ``index`` is the :class:`~geoforest.llpd._dendrogram_walk.WalkIndex` of the dendrogram.
+    """
+    n = index.order.shape[0]
     n_q, width = hop_d.shape
-    n_nodes = parent.shape[0]
     dist = np.empty((n_q, k))
     ind = np.empty((n_q, k), np.int64)
     X = np.empty((1, 0))  # coordinates: read by the Euclidean tie-break only
-    ws = walk_workspace(n, n_nodes, k, width)
-    skip_to, mark, mark_q, stamp = ws.skip_to, ws.mark, ws.mark_q, ws.stamp
-    sel_key, sel_i, tops, climbed = ws.sel_key, ws.sel_i, ws.tops, ws.climbed
-    new_tops, new_cov = ws.new_tops, ws.new_cov
+    ws = walk_workspace(n, index.parent.shape[0], k, width)
     for qi in range(n_q):
         m = counts[qi]
         if m == 0:  # no edge into the graph: every training point at LLPD inf
             dist[qi, :] = np.inf
-            ind[qi, :] = order[:k]
+            ind[qi, :] = index.order[:k]
             continue
-        _walk(
-            X, X[0], hop_i[qi], hop_d[qi], hop_d[qi], m, k, parent, node_height, run_top,
-            start, node_size, order, position, False, skip_to, mark, mark_q, stamp, tops,
-            climbed, new_tops, new_cov, sel_key, sel_i, dist[qi], ind[qi],
-        )  # fmt: skip
+        hops = FirstHops(hop_i[qi], hop_d[qi], hop_d[qi], m)
+        dendrogram_walk(X, X[0], hops, k, False, index, ws, dist[qi], ind[qi])
     return dist, ind
 
 
@@ -221,17 +215,10 @@ def graph_query(dendrogram, hops, k: int) -> tuple[np.ndarray, np.ndarray]:
 
     ``hops`` is :func:`query_hops`'s ``(dist, ind, counts)``.
     """
-    t = dendrogram
     hop_d, hop_i, counts = hops
     if hop_d.shape[0] == 0:
         return np.empty((0, k)), np.empty((0, k), dtype=np.int64)
-    position = np.empty(t.n_samples, np.int64)
-    position[t.order] = np.arange(t.n_samples)
-    run_top = _run_tops(t.parent, t.node_height)
-    return _graph_query_chunk(
-        hop_d, hop_i, counts, int(k), t.parent, t.node_height, run_top, t.start,
-        t.node_size, t.order, position,
-    )  # fmt: skip
+    return _graph_query_chunk(hop_d, hop_i, counts, int(k), walk_index(dendrogram))
 
 
 # ------------------------------------------------------------------ kept points

@@ -458,7 +458,7 @@ class LLPD(BaseEstimator):
         if index is None:  # built on first use; a model never queried does not pay for it
             index = build_query_index(self._X, self.dendrogram_)
             self._query_index = index
-        return llpd_query(self._X, X, k, self.dendrogram_, index, euclidean=euclidean)
+        return llpd_query(self._X, X, k, index, euclidean=euclidean)
 
     def pairwise(self, *, max_bytes: int | float | None = None) -> np.ndarray:
         """All pairwise LLPDs of the training points (dense ``n x n``, only when asked).
@@ -482,9 +482,12 @@ class LLPD(BaseEstimator):
         check_is_fitted(self, "dendrogram_")
         t = self.dendrogram_
         check_dense_size(
-            (t.n_samples, t.n_samples), np.float64, what="LLPD.pairwise()", max_bytes=max_bytes,
+            (t.n_samples, t.n_samples),
+            np.float64,
+            what="LLPD.pairwise()",
+            max_bytes=max_bytes,
             hint="kneighbors, knn_distance or affinity_operator give the neighbours without it.",
-        )  # fmt: skip
+        )
         return cophenetic_matrix(
             t.n_samples, t.left, t.right, t.heights, t.start, t.node_size, t.order
         )
