@@ -297,9 +297,7 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
             scores = eigengap_scores(result.eigenvalues, self.max_clusters)
         self.n_clusters_scores_ = scores
         if self.n_clusters is None:
-            explain_choice(
-                type(self).__name__, self.n_clusters_, scores, criterion=criterion
-            )  # fmt: skip
+            explain_choice(type(self).__name__, self.n_clusters_, scores, criterion=criterion)
         self.embedding_ = result.embedding
         self.isolated_ = result.isolated
         return self

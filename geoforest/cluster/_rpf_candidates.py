@@ -128,5 +128,11 @@ class KernelCandidatesMixin:
                 tol=self.eigen_tol,
             )
         res.labels = attach_by_kernel(S, res.labels, res.unembedded)
-        return {"threshold": b1, "scale": b2, "n_clusters": res.n_clusters, "_res": res, "_A": A,
-                "_labels": res.labels}  # fmt: skip
+        return {
+            "threshold": b1,
+            "scale": b2,
+            "n_clusters": res.n_clusters,
+            "_res": res,
+            "_A": A,
+            "_labels": res.labels,
+        }

@@ -470,9 +470,7 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
         self.eigenvalues_ = chosen["_res"].eigenvalues
         self.n_clusters_scores_ = k_scores
         if self.n_clusters is None:
-            explain_choice(
-                type(self).__name__, self.n_clusters_, k_scores, criterion=criterion
-            )  # fmt: skip
+            explain_choice(type(self).__name__, self.n_clusters_, k_scores, criterion=criterion)
         self.affinity_matrix_ = chosen["_A"]
         self.threshold_ = chosen["threshold"]
         self.scale_ = chosen["scale"]

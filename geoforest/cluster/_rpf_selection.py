@@ -234,9 +234,13 @@ def _relgap_candidates(model, S, grid, seed: int):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*zero degree", category=UserWarning)
             part = spectral_partitions(
-                _sharpen_kept(kept(b1), b2), max_k, n_init=4, solver=model.eigen_solver,
-                random_state=seed, tol=model.eigen_tol,
-            )  # fmt: skip
+                _sharpen_kept(kept(b1), b2),
+                max_k,
+                n_init=4,
+                solver=model.eigen_solver,
+                random_state=seed,
+                tol=model.eigen_tol,
+            )
         gaps[c], fragmented[c] = score_partitions(part, max_k)
         parts.append(part)
     # Connected components of the thresholded kernel are clusters when they
@@ -255,8 +259,9 @@ def _relgap_candidates(model, S, grid, seed: int):
             k_c = k_hat
         labels = parts[c].labels.get(k_c, np.zeros(parts[c].rows.size, dtype=np.intp))
         score = float(gaps[c, k_c - 1]) if k_c > 1 else np.nan
-        candidates.append({"threshold": b1, "scale": b2, "n_clusters": k_c,
-                           "score": score, "_labels": labels})  # fmt: skip
+        candidates.append(
+            {"threshold": b1, "scale": b2, "n_clusters": k_c, "score": score, "_labels": labels}
+        )
     return candidates, best, scores
 
 

@@ -124,18 +124,23 @@ def _draw_latent(kind: str, n: int, aspect: float, rng: np.random.RandomState) -
         # area element (R + cos phi) dtheta dphi with R = aspect, tube radius 1
         theta = rng.uniform(0.0, 2.0 * np.pi, n)
         phi = _rejection(
-            n, rng, lambda m: rng.uniform(0.0, 2.0 * np.pi, m),
+            n,
+            rng,
+            lambda m: rng.uniform(0.0, 2.0 * np.pi, m),
             lambda p: (aspect + np.cos(p)) / (aspect + 1.0),
-        )  # fmt: skip
+        )
         return np.column_stack([theta, phi])
     # paraboloid over [-aspect/2, aspect/2] x [-1/2, 1/2]: area element sqrt(1 + |grad z|^2)
     g = 2.0 * _PARABOLOID_SLOPE / aspect
     top = np.sqrt(1.0 + g**2 * ((aspect / 2) ** 2 + 0.25))
     xy = _rejection(
-        n, rng, lambda m: np.column_stack([rng.uniform(-aspect / 2, aspect / 2, m),
-                                           rng.uniform(-0.5, 0.5, m)]),
+        n,
+        rng,
+        lambda m: np.column_stack(
+            [rng.uniform(-aspect / 2, aspect / 2, m), rng.uniform(-0.5, 0.5, m)]
+        ),
         lambda p: np.sqrt(1.0 + g**2 * (p[:, 0] ** 2 + p[:, 1] ** 2)) / top,
-    )  # fmt: skip
+    )
     return xy
 
 

@@ -310,17 +310,24 @@ class LUND(ClusterMixin, BaseEstimator):
         dm.set_params(t=self.t_)  # diffusion_map_.transform(X): Psi at the time used
         if self.n_clusters is None:
             explain_choice(
-                type(self).__name__, self.n_clusters_, self.n_clusters_scores_,
+                type(self).__name__,
+                self.n_clusters_,
+                self.n_clusters_scores_,
                 criterion="mode-score ratio",
-            )  # fmt: skip
+            )
         self.labels_ = self._final_labels(y_partial)
         return self
 
     def _at_time(self, dm: DiffusionMap, density, rank, t: float) -> dict:
         return cluster_at_time(
-            dm.embedding(t), density, rank, t, n_search=int(self.n_search),
-            max_clusters=int(self.max_clusters), n_clusters=self.n_clusters,
-        )  # fmt: skip
+            dm.embedding(t),
+            density,
+            rank,
+            t,
+            n_search=int(self.n_search),
+            max_clusters=int(self.max_clusters),
+            n_clusters=self.n_clusters,
+        )
 
     def _set_state(self, state: dict) -> None:
         self.t_ = state["t"]
@@ -362,9 +369,14 @@ class LUND(ClusterMixin, BaseEstimator):
     def _semi_supervised(self, y: np.ndarray) -> np.ndarray:
         Y = self.diffusion_map_.embedding(self.t_)
         return semi_supervised_labels(
-            Y, y, self._unsupervised_labels, self.modes_, self.parent_,
-            self.rho_ * self._rho_scale, self._rank,
-        )  # fmt: skip
+            Y,
+            y,
+            self._unsupervised_labels,
+            self.modes_,
+            self.parent_,
+            self.rho_ * self._rho_scale,
+            self._rank,
+        )
 
     def labels_at(self, t: float) -> np.ndarray:
         """The unsupervised clustering of the training points at diffusion time ``t``.

@@ -39,11 +39,19 @@ def lund_diffusion_map(est, X) -> DiffusionMap:
             f"neighbours to a pixel window: they need metric='euclidean', got {est.metric!r}"
         )
     dm = DiffusionMap(
-        est.n_neighbors, metric=est.metric, forest=est.forest, sigma=est.sigma,
-        n_components=est.n_components, affinity=est.affinity,
-        normalization=est.normalization, eigen_solver=est.eigen_solver, kernel=est.kernel,
-        cutoff=est.cutoff, random_state=est.random_state, n_jobs=est.n_jobs,
-    )  # fmt: skip
+        est.n_neighbors,
+        metric=est.metric,
+        forest=est.forest,
+        sigma=est.sigma,
+        n_components=est.n_components,
+        affinity=est.affinity,
+        normalization=est.normalization,
+        eigen_solver=est.eigen_solver,
+        kernel=est.kernel,
+        cutoff=est.cutoff,
+        random_state=est.random_state,
+        n_jobs=est.n_jobs,
+    )
     features = graph_input(est) in ("features", "forest")
     if est.spatial_radius is None:
         if features:

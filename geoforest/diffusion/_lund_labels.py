@@ -86,8 +86,17 @@ def cluster_at_time(
     key[rank == 0] = -np.inf
     modes = np.lexsort((rank, key))[:k]
     labels = propagate_labels(rank, parent, modes, np.arange(k))
-    return {"t": t, "rho": rho, "rho_scale": scale, "parent": parent, "scores": scores,
-            "modes": modes, "labels": labels, "k": k, "ratios": ratios}  # fmt: skip
+    return {
+        "t": t,
+        "rho": rho,
+        "rho_scale": scale,
+        "parent": parent,
+        "scores": scores,
+        "modes": modes,
+        "labels": labels,
+        "k": k,
+        "ratios": ratios,
+    }
 
 
 def check_partial_labels(y, n: int) -> np.ndarray | None:
@@ -245,9 +254,11 @@ def spatial_majority_vote(labels: np.ndarray, image_shape: tuple[int, int], radi
         c0 = np.clip(np.arange(w) - radius, 0, w)
         c1 = np.clip(np.arange(w) + radius + 1, 0, w)
         counts[c] = (
-            table[np.ix_(r1, c1)] - table[np.ix_(r0, c1)] - table[np.ix_(r1, c0)]
+            table[np.ix_(r1, c1)]
+            - table[np.ix_(r0, c1)]
+            - table[np.ix_(r1, c0)]
             + table[np.ix_(r0, c0)]
-        )  # fmt: skip
+        )
     size = counts.sum(axis=0)
     best = np.argmax(counts, axis=0)
     strict = np.take_along_axis(counts, best[None], 0)[0] * 2 > size

@@ -72,8 +72,10 @@ def bridge_components(
         lists = no_neighbor_lists()
     else:
         dist, ind = neighbors
-        lists = (np.ascontiguousarray(dist, dtype=np.float64),
-                 np.ascontiguousarray(ind, dtype=np.int64))  # fmt: skip
+        lists = (
+            np.ascontiguousarray(dist, dtype=np.float64),
+            np.ascontiguousarray(ind, dtype=np.int64),
+        )
     lengths, pairs, rounds = boruvka_forest(X, LEAF_SIZE, uf, *lists)
     order = np.lexsort((pairs[:, 1], pairs[:, 0], lengths, rounds))
     return pairs[order].astype(np.intp), lengths[order]

@@ -438,9 +438,13 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
 
     def _llpd(self) -> LLPD:
         return LLPD(
-            metric=self.metric, forest=self.forest, n_neighbors=self.n_neighbors,
-            mst_method=self.mst_method, random_state=self.random_state, n_jobs=self.n_jobs,
-        )  # fmt: skip
+            metric=self.metric,
+            forest=self.forest,
+            n_neighbors=self.n_neighbors,
+            mst_method=self.mst_method,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+        )
 
     def _denoise(self, X) -> tuple[np.ndarray, float, LLPD | None, LLPD | None]:
         """``(kept, threshold, noise LLPD, LLPD of all the points or None)``."""

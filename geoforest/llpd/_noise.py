@@ -143,8 +143,14 @@ def two_population_threshold(
     """
     _, z = _sorted_logs(values)
     n = z.size
-    fit = {"weight_noise": np.nan, "means": (np.nan, np.nan), "stds": (np.nan, np.nan),
-           "separation": np.nan, "bic_one": np.nan, "bic_two": np.nan}  # fmt: skip
+    fit = {
+        "weight_noise": np.nan,
+        "means": (np.nan, np.nan),
+        "stds": (np.nan, np.nan),
+        "separation": np.nan,
+        "bic_one": np.nan,
+        "bic_two": np.nan,
+    }
     theta = None
     if n >= 4 and z[-1] > z[0]:
         init, _, _ = twomeans(z, n, 1)
@@ -157,8 +163,14 @@ def two_population_threshold(
         bic_one = n * (np.log(2 * np.pi * var) + 1.0) + 2.0 * np.log(n)
         bic_two = -2.0 * loglik + 5.0 * np.log(n)
         separation = np.sqrt(2.0) * (m2 - m1) / np.sqrt(v1 + v2)
-        fit = {"weight_noise": 1.0 - w1, "means": (m1, m2), "stds": (np.sqrt(v1), np.sqrt(v2)),
-               "separation": separation, "bic_one": bic_one, "bic_two": bic_two}  # fmt: skip
+        fit = {
+            "weight_noise": 1.0 - w1,
+            "means": (m1, m2),
+            "stds": (np.sqrt(v1), np.sqrt(v2)),
+            "separation": separation,
+            "bic_one": bic_one,
+            "bic_two": bic_two,
+        }
         if bic_two < bic_one and separation >= min_separation and 1.0 - w1 <= max_noise_fraction:
             t = equal_density_point(w1, m1, v1, m2, v2)
             if np.isfinite(t):
