@@ -183,7 +183,8 @@ def assert_same(a, b, what: str) -> None:
     if sp.issparse(a) or sp.issparse(b):
         assert sp.issparse(a) and sp.issparse(b), f"{what}: sparse vs dense"
         assert a.shape == b.shape, f"{what}: shapes {a.shape} vs {b.shape}"
-        assert (abs(a - b)).max() == 0 if a.nnz or b.nnz else True, f"{what}: values differ"
+        diff = abs(a - b)
+        assert diff.nnz == 0 or diff.max() == 0, f"{what}: values differ"
         return
     np.testing.assert_array_equal(np.asarray(a), np.asarray(b), err_msg=what)
 

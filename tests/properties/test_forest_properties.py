@@ -91,10 +91,17 @@ def test_forest_fit_and_queries(data, kind, recipe):
     assert_same(counts.proximity(), forest.proximity(), "proximity_counts().proximity()")
 
     k = draw(st.integers(1, n + 1))
-    result = assert_clear_error_or(lambda: forest.kneighbors(None, k), what="kneighbors(None)")
-    assert (result is None) == (k > n - 1), f"kneighbors(None, {k}) with {n} points"
+    method = draw(st.sampled_from(["all", "inbag", "oob"]))
+    result = assert_clear_error_or(
+        lambda: forest.kneighbors(None, k, method=method), what="kneighbors(None)"
+    )
+    if method == "all":
+        assert (result is None) == (k > n - 1), f"kneighbors(None, {k}) with {n} points"
     if result is not None:
         check_kneighbors(*result, n, k, n, training=True)
+    S = assert_clear_error_or(lambda: forest.proximity(method=method), what="proximity(method)")
+    if S is not None:
+        check_proximity(S, (n, n), symmetric=True)
 
     new = draw(recipes(min_cols=p, max_cols=p, max_rows=30))
     Xq = new.build()
@@ -155,7 +162,7 @@ def test_neighbors_transformer(data, recipe):
     if G is None:
         return
     check_finite(G, "fit_transform", (n, n))
-    assert abs(G - G.T).max() == 0 if G.nnz else True, "fit_transform: not symmetric"
+    assert_same(G, G.T.tocsr(), "fit_transform: symmetric")
     assert (G.data >= 0).all()
     if mode == "distance" and distance == "proximity":  # the learned metric is unbounded
         assert (G.data <= 1).all(), "fit_transform: a forest distance above 1"

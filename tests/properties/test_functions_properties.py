@@ -11,12 +11,19 @@ invariants (``_contract.py``).
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
 import geoforest as gf
 
-from ._contract import assert_clear_error_or, check_finite, check_kneighbors
+from ._contract import (
+    assert_clear_error_or,
+    assert_same,
+    check_finite,
+    check_kneighbors,
+    check_labels,
+)
 from ._strategies import has_nonfinite, profile, recipes
 
 _LABELS = st.one_of(
@@ -122,3 +129,46 @@ def test_estimate_n_clusters(values, max_clusters):
     )
     if k is not None:  # documented: 1 for fewer than two eigenvalues
         assert 1 <= k <= max(1, min(max_clusters or len(values), len(values) - 1)), k
+
+
+def _gaussian_affinity(X: np.ndarray) -> np.ndarray:
+    """``exp(-d^2 / median d^2)`` of the rows of ``X`` (NaN where ``X`` is not finite)."""
+    with np.errstate(all="ignore"):
+        D2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+        positive = D2[D2 > 0]
+        return np.exp(-D2 / (np.median(positive) if positive.size else 1.0))
+
+
+@profile()
+@given(
+    data=st.data(),
+    recipe=recipes(max_rows=80, max_cols=6),
+    sparse=st.booleans(),
+    n_clusters=st.one_of(st.none(), st.integers(1, 5)),
+)
+def test_graph_spectral_clustering(data, recipe, sparse, n_clusters):
+    """Canonical labels, K as asked (or at most max_clusters), from any affinity."""
+    A = _gaussian_affinity(recipe.build())
+    n = len(A)
+    if sparse:
+        A = sp.csr_matrix(np.where(A > 0.1, A, 0.0))
+    if not np.isfinite(A.data if sparse else A).all():
+        return  # documented: the affinity is not validated here (KernelSpectralClustering does)
+    res = assert_clear_error_or(
+        lambda: gf.graph.spectral_clustering(A, n_clusters, max_clusters=5, random_state=0),
+        what="spectral_clustering",
+    )
+    if res is None:
+        return
+    check_labels(res.labels, n, res.n_clusters)
+    assert_same(gf.graph.canonical_labels(res.labels), res.labels, "canonical order")
+    if n_clusters is not None and n_clusters <= n:
+        assert res.n_clusters == n_clusters
+    else:
+        assert 1 <= res.n_clusters <= max(5, 1)
+    directed = data.draw(st.booleans())
+    if not sparse and n > 2 and np.isfinite(A).all():
+        B = A.copy()
+        B[0, 1] += float(directed)
+        Y = gf.embedding.adjacency_spectral_embedding(sp.csr_matrix(B), 1, random_state=0)
+        check_finite(Y, "embedding", (n, 2 if directed else 1))

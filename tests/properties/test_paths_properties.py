@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -166,3 +167,39 @@ def test_adaptive_kernel_on_duplicates():
     X = np.array([[0.0], [0.0], [1.0]])
     est = gf.DiffusionMap(1, kernel="adaptive", n_components=1, random_state=0)
     assert np.isfinite(est.fit_transform(X)).all()
+
+
+@profile()
+@given(recipe=recipes(min_rows=2, max_rows=80, max_cols=6), sparse=st.booleans())
+def test_llpd_of_a_precomputed_distance_matrix(recipe, sparse):
+    """LLPD of the full matrix of Euclidean distances is LLPD of the points."""
+    X = recipe.build()
+    n = len(X)
+    with np.errstate(all="ignore"):
+        D = np.sqrt(((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    G = sp.csr_matrix(D) if sparse else D
+    est = gf.LLPD(metric="precomputed")
+    fitted = assert_clear_error_or(
+        lambda: est.fit(G), must_fail=not np.isfinite(D).all(), what="fit(precomputed)"
+    )
+    if fitted is None:
+        return
+    reference = assert_clear_error_or(lambda: gf.LLPD().fit(X), what="fit(X)")
+    if reference is None or len(np.unique(X, axis=0)) < n:
+        return  # duplicates: test_llpd_of_a_dense_matrix_with_duplicates
+    np.testing.assert_allclose(est.pairwise(), reference.pairwise(), rtol=1e-12)
+    d, i = est.kneighbors(None, 1)
+    check_kneighbors(d, i, n, 1, n, training=True)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="LLPD(metric='precomputed') on a dense distance matrix: check_sparse_graph "
+    "(graph/_knn.py) converts it with sp.csr_matrix, which drops the off-diagonal zeros, "
+    "so duplicated points are not joined (LLPD inf or through a third point) although a "
+    "0 in a query's dense row means a copy (issue 44)",
+)
+def test_llpd_of_a_dense_matrix_with_duplicates():
+    D = np.zeros((2, 2))
+    est = gf.LLPD(metric="precomputed").fit(D)
+    np.testing.assert_array_equal(est.pairwise(), np.zeros((2, 2)))
