@@ -103,14 +103,7 @@ class _ForestClassifier(ClassifierMixin, SupervisedForest):
         self.classes_ = classes
         self.n_classes_ = int(classes.shape[0])
         y_enc = np.ascontiguousarray(y_enc, dtype=np.int32)
-        order_data = np.column_stack(
-            [X, y_enc.astype(np.float32), sample_weight.astype(np.float32)]
-        )
-        # Trees are built from a column-major copy: a node projects its rows
-        # (kept in increasing order) feature by feature, which then reads
-        # memory sequentially (docs/forests.md).
-        self._fit_weights = sample_weight  # RF-GAP weighs leaf members by them
-        self._grow(X, y_enc, sample_weight, self.n_classes_, order_data)
+        self._grow_weighted(X, y_enc, sample_weight, self.n_classes_, y_enc.astype(np.float32))
         self._targets_digest = targets_digest(y_enc, sample_weight)
         self._leaf_proba = self._leaf_probabilities()
         for name in ("oob_decision_function_", "oob_score_"):

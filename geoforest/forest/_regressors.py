@@ -85,11 +85,9 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
         self._y_columns = y.ndim == 2
         targets = np.ascontiguousarray(y.reshape(y.shape[0], -1))
         self.n_outputs_ = int(targets.shape[1])
-        order_data = np.column_stack(
-            [X, targets.astype(np.float32), sample_weight.astype(np.float32)]
+        self._grow_weighted(
+            X, NO_LABELS, sample_weight, 0, targets.astype(np.float32), targets=targets
         )
-        self._fit_weights = sample_weight  # RF-GAP weighs leaf members by them
-        self._grow(X, NO_LABELS, sample_weight, 0, order_data, targets=targets)
         self._targets_digest = targets_digest(targets, sample_weight)
         self._leaf_values = self._leaf_means()
         for name in ("oob_prediction_", "oob_score_"):

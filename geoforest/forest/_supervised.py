@@ -94,6 +94,27 @@ def patch_config(forest, n_features: int, criterion: int) -> EngineConfig:
     )
 
 
+#: Weights whose largest value is below this are scaled up before growing.
+SMALL_WEIGHT = 2.0**-64
+
+
+def scaled_up(sample_weight: np.ndarray) -> tuple[np.ndarray, int]:
+    """``sample_weight`` times ``2**shift``, and ``shift`` (0 for ordinary weights).
+
+    The split rules square weighted sums (a weighted count or target sum
+    squared over the node's weight): with weights around 1e-300 those squares
+    underflow to 0, and leaf means and gains become 0.  Every statistic of a
+    tree is a ratio of weighted sums, so weights whose largest value is below
+    :data:`SMALL_WEIGHT` are scaled by a power of two (exact) to a largest
+    value in ``[1, 2)``; others are left as they are, and grow the same trees.
+    """
+    top = float(sample_weight.max())
+    if not 0.0 < top < SMALL_WEIGHT:
+        return sample_weight, 0
+    shift = 1 - int(np.frexp(top)[1])
+    return np.ldexp(sample_weight, shift), shift
+
+
 #: Parameters of the sparse oblique forests, beside the shared ones.
 SPARSE_CONSTRAINTS: dict = {
     "projection": [StrOptions({"sparse", "axis"})],
@@ -153,6 +174,25 @@ class SupervisedForest(BaseForest):
                 "bootstrap=True, or max_samples below the number of rows"
             )
         return X, y, sample_weight
+
+    def _grow_weighted(self, X, y, sample_weight, n_classes: int, target_columns, targets=None):
+        """Grow the trees on checked data with ``sample_weight`` (see :func:`scaled_up`).
+
+        The canonical row order hashes ``X`` with the float32 ``target_columns``
+        (labels or targets) and weights appended, so that identical rows with
+        different targets are ordered by content too.  The fit's weights are
+        kept for RF-GAP, which weighs leaf members by them.
+        """
+        weight, shift = scaled_up(sample_weight)
+        order_data = np.column_stack([X, target_columns, weight.astype(np.float32)])
+        self._fit_weights = sample_weight
+        extra = {} if targets is None else {"targets": targets}
+        self._grow(X, y, weight, n_classes, order_data, **extra)
+        if shift:  # node statistics back in the caller's units of weight
+            for tree in self.trees_:
+                np.ldexp(tree.gain, -shift, out=tree.gain)
+                if n_classes > 0:
+                    np.ldexp(tree.value, -shift, out=tree.value)
 
     def _rfgap_proximity(self, X, Y, dense: bool, max_bytes):
         check_is_fitted(self)

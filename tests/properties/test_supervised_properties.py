@@ -341,6 +341,30 @@ def test_values_beyond_float32(cls, data):
         (_check_regressor if regression else _check_classifier)(fitted, X, y, w)
 
 
+# ------------------------------------------------------------------ weight scale
+@pytest.mark.parametrize("cls", _estimators(CLASSIFIERS + REGRESSORS))
+@_budget(30)
+@given(data=st.data())
+def test_weight_scale_does_not_matter(cls, data):
+    """Tiny weights (times 2**-100 to 2**-1000) grow the forest of the weights
+    themselves: every leaf statistic is a ratio of weighted sums, and squared
+    sums of tiny weights must not underflow to leaf means or gains of 0."""
+    n = data.draw(st.integers(4, 80), label="n")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), label="seed"))
+    X = rng.normal(size=(n, 3))
+    regression = cls in REGRESSORS
+    y_scale = data.draw(st.sampled_from([1.0, 1e-10, 1e-30]), label="y_scale")
+    y = rng.uniform(1.0, 2.0, size=n) * y_scale if regression else np.arange(n) % 2
+    w = rng.uniform(0.5, 1.9, size=n)
+    w[0] = 1.95  # the largest in [1, 2): where tiny weights are scaled back to
+    k = data.draw(st.sampled_from([-1000, -300, -100]), label="k")
+    answer = "predict" if regression else "predict_proba"
+    a = getattr(_make(cls).fit(X, y, sample_weight=w), answer)(X)
+    fitted, err = _run(lambda: _make(cls).fit(X, y, sample_weight=np.ldexp(w, k)))
+    _check_outcome(fitted, err, False, f"weights times 2**{k}")
+    np.testing.assert_array_equal(getattr(fitted, answer)(X), a)
+
+
 # ------------------------------------------------------------------ y as a column
 @pytest.mark.parametrize("cls", _estimators(REGRESSORS))
 @_budget(10)
