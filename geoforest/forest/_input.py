@@ -107,13 +107,17 @@ def to_float32(X: np.ndarray, offset: np.ndarray | None) -> np.ndarray:
 
 
 def check_float32_range(values: np.ndarray, name: str) -> None:
-    """Refuse targets or sample weights whose magnitude exceeds float32's largest value.
+    """Refuse targets or sample weights that are not finite or exceed float32's range.
 
     The supervised forests keep them in float32 beside the rows (the canonical
     row order hashes them) and sum weighted squared targets in float64: beyond
     about 3.4e38 the cast gives ``inf`` and the squares overflow, and the trees
-    silently stop at their root.  One clear line instead.
+    silently stop at their root.  One clear line instead.  NaN is refused
+    here too: scikit-learn's validation converts an object ``y`` holding
+    ``None`` to NaN without checking it, and every prediction would be NaN.
     """
+    if not np.isfinite(values).all():
+        raise ValueError(f"Input {name} contains NaN or infinity (None in an object array is NaN).")
     largest = float(np.max(np.abs(values))) if values.size else 0.0
     if largest > F32_MAX:
         raise ValueError(

@@ -437,7 +437,9 @@ def regression_cases(draw, cls):
     X = draw(feature_matrices())
     n, d = X.shape
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
-    kind = draw(st.sampled_from(["normal", "integer", "huge", "tiny", "nan", "f32", "constant"]))
+    kind = draw(
+        st.sampled_from(["normal", "integer", "huge", "tiny", "nan", "f32", "constant", "object"])
+    )
     y = {
         "normal": rng.normal(size=n),
         "integer": rng.integers(-5, 5, size=n).astype(np.float64),
@@ -446,6 +448,7 @@ def regression_cases(draw, cls):
         "nan": np.where(np.arange(n) == 0, np.nan, 1.0),
         "f32": np.where(np.arange(n) == 0, 1e39, 1.0),
         "constant": np.full(n, 2.5),
+        "object": np.array([None] + [1.5] * (n - 1), dtype=object),  # None: a missing target
     }[kind]
     if draw(st.booleans()):
         y = y[:, None]
@@ -465,7 +468,8 @@ def test_regressor_contract(cls, data):
         warnings.simplefilter("ignore", UserWarning)  # DataConversionWarning, constant X
         fitted, err = _run(lambda: reg.fit(X, y, sample_weight=w))
     bad_x = X.shape[0] < 2 or not np.isfinite(X).all() or (np.abs(X) > F32_MAX).any()
-    bad_y = not np.isfinite(y).all() or (np.abs(y) > F32_MAX).any()
+    y64 = np.asarray(y, dtype=np.float64)  # None -> NaN
+    bad_y = not np.isfinite(y64).all() or (np.abs(y64) > F32_MAX).any()
     expect = bad_x or bad_y or _weights_error(w)
     _check_outcome(fitted, err, expect, "X, y or sample_weight invalid" if expect else "valid")
     if fitted is not None:
