@@ -14,7 +14,7 @@ from __future__ import annotations
 from hypothesis import settings
 
 settings.register_profile(
-    "properties", max_examples=20, deadline=None, derandomize=True, print_blob=True
+    "properties", max_examples=40, deadline=None, derandomize=True, print_blob=True
 )
 settings.register_profile(
     "properties-long", max_examples=200, deadline=None, derandomize=True, print_blob=True

@@ -29,8 +29,8 @@ from ._contract import (
 from ._strategies import as_user_input, has_nonfinite, profile, recipes
 
 
-def _forest(draw, kind: str, seed: int):
-    """A small forest of ``kind`` with drawn options."""
+def _forest(draw, kind: str, seed: int, n_features: int):
+    """A small forest of ``kind`` with drawn options (patches: a 1-D image of the features)."""
     n_estimators = draw(st.integers(1, 6))
     split = draw(st.sampled_from([2, 5, 45]))
     if kind == "rpf":
@@ -42,9 +42,11 @@ def _forest(draw, kind: str, seed: int):
             bootstrap=draw(st.booleans()),
             random_state=seed,
         )
+    projection = draw(st.sampled_from(["sparse", "axis", "patch"]))
     return gf.UnsupervisedForest(
         n_estimators,
-        projection=draw(st.sampled_from(["sparse", "axis"])),
+        projection=projection,
+        image_shape=(n_features,) if projection == "patch" else None,
         criterion=draw(st.sampled_from(["fastbic", "twomeans", "gmm"])),
         distance=draw(st.sampled_from(["auto", "relevance", "proximity"])),
         min_samples_split=split,
@@ -72,7 +74,7 @@ def test_forest_fit_and_queries(data, kind, recipe):
     draw = data.draw
     X = recipe.build()
     Xin = as_user_input(draw, X)
-    forest = _forest(draw, kind, recipe.seed)
+    forest = _forest(draw, kind, recipe.seed, X.shape[1])
     fitted = assert_clear_error_or(
         lambda: forest.fit(Xin), must_fail=has_nonfinite(np.asarray(Xin, float)), what="fit"
     )
@@ -99,6 +101,11 @@ def test_forest_fit_and_queries(data, kind, recipe):
         assert (result is None) == (k > n - 1), f"kneighbors(None, {k}) with {n} points"
     if result is not None:
         check_kneighbors(*result, n, k, n, training=True)
+        G = forest.kneighbors_graph(None, k, mode="distance", method=method)
+        check_finite(G, "kneighbors_graph", (n, n))
+        # documented: the union of the lists and their transpose, made connected
+        assert (np.diff(G.indptr) >= k).all() and not G.diagonal().any()
+        assert_same(G, G.T.tocsr(), "kneighbors_graph(None): symmetric")
     S = assert_clear_error_or(lambda: forest.proximity(method=method), what="proximity(method)")
     if S is not None:
         check_proximity(S, (n, n), symmetric=True)
@@ -125,7 +132,7 @@ def test_forest_is_reproducible(data, kind, recipe):
     X = recipe.build()
     if has_nonfinite(X):
         return
-    forest = _forest(draw, kind, recipe.seed)
+    forest = _forest(draw, kind, recipe.seed, X.shape[1])
     if assert_clear_error_or(lambda: forest.fit(X), what="fit") is None:
         return
     n = len(X)
