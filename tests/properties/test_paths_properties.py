@@ -96,7 +96,9 @@ def test_diffusion_map(data, recipe):
     )
     f32 = est.metric == "forest"
     Y = assert_clear_error_or(
-        lambda: est.fit_transform(X), must_fail=has_nonfinite(X, f32), what="fit_transform"
+        lambda: est.fit_transform(X),
+        must_fail=has_nonfinite(X, f32),
+        what="DiffusionMap.fit_transform",
     )
     if Y is None:
         return
