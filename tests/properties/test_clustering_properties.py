@@ -153,6 +153,7 @@ def test_kernel_spectral_clustering(data, recipe):
         check_labels(labels, n, est.n_clusters_)
         if n_clusters is not None:
             assert est.n_clusters_ == n_clusters
+        assert_same(clone(est).fit_predict(A), labels, "refit with the same random_state")
 
 
 @pytest.mark.xfail(

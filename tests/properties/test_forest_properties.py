@@ -178,6 +178,9 @@ def test_neighbors_transformer(data, recipe):
     if H is None:
         return
     check_finite(H, "transform", (len(Xq), n))
+    assert_same(pickled(est).transform(Xq), H, "transform after pickling")
+    two = gf.ForestNeighborsTransformer(forest, n_neighbors=k, mode=mode, random_state=1, n_jobs=2)
+    assert_same(two.fit(X).transform(Xq), H, "n_jobs=2")
     per_row = np.diff(H.indptr)
     expected = min(k + (mode == "distance"), n)
     assert (per_row == expected).all(), f"transform: {per_row} entries per row, {expected} asked"
