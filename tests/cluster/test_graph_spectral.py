@@ -123,9 +123,12 @@ def test_careless_inputs_give_a_clustering_or_a_clear_error(n, d, dup, const, k,
     if const:
         X[:, 0] = 3.0
     model = gf.ForestSpectralClustering(
-        k, metric=metric, n_neighbors=5, forest=gf.UnsupervisedForest(5) if metric == "forest"
-        else None, random_state=0,
-    )  # fmt: skip
+        k,
+        metric=metric,
+        n_neighbors=5,
+        forest=gf.UnsupervisedForest(5) if metric == "forest" else None,
+        random_state=0,
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # label-free K, constant X: said loudly
         try:

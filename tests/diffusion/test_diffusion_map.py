@@ -35,15 +35,17 @@ def _dense_reference(X, k, sigma, t):
 def test_diffusion_distance_matches_definition(t):
     rng = np.random.RandomState(1)
     X = rng.uniform(0, 1, (30, 2))
-    dm = DiffusionMap(n_neighbors=6, sigma=0.3, n_components=30, cutoff=None,
-                      eigen_solver="dense").fit(X)  # fmt: skip
+    dm = DiffusionMap(
+        n_neighbors=6, sigma=0.3, n_components=30, cutoff=None, eigen_solver="dense"
+    ).fit(X)
     assert dm.n_bridges_ == 0
     W, Dt = _dense_reference(X, 6, 0.3, t)
     np.testing.assert_allclose(dm.affinity_.toarray(), W, atol=1e-12)
     np.testing.assert_allclose(dm.distances(t), Dt, atol=1e-8)
     # Sub-blocks and neighbours from the same geometry.
-    np.testing.assert_allclose(dm.distances(t, rows=[3, 4], cols=[0, 29]),
-                               Dt[np.ix_([3, 4], [0, 29])], atol=1e-8)  # fmt: skip
+    np.testing.assert_allclose(
+        dm.distances(t, rows=[3, 4], cols=[0, 29]), Dt[np.ix_([3, 4], [0, 29])], atol=1e-8
+    )
     dist, ind = dm.kneighbors(t, n_neighbors=4)
     np.fill_diagonal(Dt, np.inf)
     np.testing.assert_allclose(dist, np.sort(Dt, axis=1)[:, :4], atol=1e-8)
@@ -63,8 +65,8 @@ def test_eigenvectors_are_right_eigenvectors_with_textbook_norm():
 
 def test_symmetric_normalization_is_unit_eigenvectors_of_M():
     X = _blobs(50)
-    dm = DiffusionMap(n_neighbors=8, n_components=5, normalization="symmetric",
-                      random_state=0).fit(X)  # fmt: skip
+    dm = DiffusionMap(n_neighbors=8, n_components=5, normalization="symmetric", random_state=0)
+    dm.fit(X)
     W = dm.affinity_.toarray()
     s = 1 / np.sqrt(W.sum(axis=1))
     M = s[:, None] * W * s[None, :]
@@ -83,14 +85,14 @@ def test_truncated_diffusion_distance_converges_with_t():
 
 def test_precomputed_affinity_and_distance_graph_match_gaussian():
     X = _blobs(40, gap=1.0)
-    dm = DiffusionMap(n_neighbors=7, sigma=0.5, n_components=5, cutoff=None,
-                      random_state=0).fit(X)  # fmt: skip
+    dm = DiffusionMap(n_neighbors=7, sigma=0.5, n_components=5, cutoff=None, random_state=0).fit(X)
     pre = DiffusionMap(n_components=5, affinity="precomputed", random_state=0)
     pre.fit(dm.affinity_)
     np.testing.assert_allclose(pre.distances(3), dm.distances(3), atol=1e-8)
     G = kneighbors_graph(X, 7, mode="distance")
-    dist = DiffusionMap(n_components=5, sigma=0.5, affinity="precomputed_distance",
-                        random_state=0).fit(G)  # fmt: skip
+    dist = DiffusionMap(
+        n_components=5, sigma=0.5, affinity="precomputed_distance", random_state=0
+    ).fit(G)
     # Without bridges (one component here) it is the same graph.
     assert connected_components(dm.affinity_)[0] == 1
     np.testing.assert_allclose(dist.distances(3), dm.distances(3), atol=1e-8)
@@ -203,10 +205,13 @@ def _nystrom_reference(dm, X, Z, t):
 
 def _new_points(seed=5):
     rng = np.random.RandomState(seed)
-    return np.vstack([
-        rng.normal(0, 0.3, (5, 2)), rng.normal(3, 0.3, (5, 2)),
-        [[1.5, 1.5], [-1.6, 0.0], [0.0, 4.5]],  # between the blobs; far (no edge under cutoff)
-    ])  # fmt: skip
+    return np.vstack(
+        [
+            rng.normal(0, 0.3, (5, 2)),
+            rng.normal(3, 0.3, (5, 2)),
+            [[1.5, 1.5], [-1.6, 0.0], [0.0, 4.5]],  # between the blobs; far (no edge under cutoff)
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -232,8 +237,9 @@ def test_transform_new_points_is_the_nystrom_formula(params):
     # Other times without a refit: set_params(t=...) changes transform only.
     before = dm.eigenvectors_.copy()
     dm.set_params(t=8.0)
-    np.testing.assert_allclose(dm.transform(Z), _nystrom_reference(dm, X, Z, 8.0),
-                               rtol=1e-10, atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(
+        dm.transform(Z), _nystrom_reference(dm, X, Z, 8.0), rtol=1e-10, atol=1e-12
+    )
     np.testing.assert_array_equal(dm.eigenvectors_, before)
 
 
@@ -255,8 +261,13 @@ def test_nystrom_with_the_graph_rows_reproduces_the_eigenvectors(t, normalizatio
     """Why training points get their fitted values: with the fitted graph's rows the
     Nyström formula is the eigenvector equation, and holds to the solver's precision."""
     X = _blobs(60, seed=1)
-    dm = DiffusionMap(n_neighbors=6, n_components=8, eigen_solver="dense",
-                      normalization=normalization, random_state=0).fit(X)  # fmt: skip
+    dm = DiffusionMap(
+        n_neighbors=6,
+        n_components=8,
+        eigen_solver="dense",
+        normalization=normalization,
+        random_state=0,
+    ).fit(X)
     W = dm.affinity_.toarray()
     d = W.sum(axis=1)
     lam, vec = dm.eigenvalues_, dm.eigenvectors_
@@ -264,13 +275,18 @@ def test_nystrom_with_the_graph_rows_reproduces_the_eigenvectors(t, normalizatio
         psi = np.sqrt(d)[:, None] * ((W / d[:, None]) @ (vec / np.sqrt(d)[:, None])) / lam
     else:
         psi = ((W / d[:, None]) @ vec) / lam
-    np.testing.assert_allclose(np.sign(lam) * np.abs(lam) ** t * psi, dm.embedding(t),
-                               atol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(np.sign(lam) * np.abs(lam) ** t * psi, dm.embedding(t), atol=1e-10)
     # The same through transform, with the graph's rows as a precomputed affinity.
-    pre = DiffusionMap(n_components=8, affinity="precomputed", eigen_solver="dense",
-                       normalization=normalization, t=t).fit(dm.affinity_)  # fmt: skip
-    np.testing.assert_allclose(pre.transform(dm.affinity_), pre.fit_transform(dm.affinity_),
-                               atol=1e-10)  # fmt: skip
+    pre = DiffusionMap(
+        n_components=8,
+        affinity="precomputed",
+        eigen_solver="dense",
+        normalization=normalization,
+        t=t,
+    ).fit(dm.affinity_)
+    np.testing.assert_allclose(
+        pre.transform(dm.affinity_), pre.fit_transform(dm.affinity_), atol=1e-10
+    )
 
 
 def test_transform_precomputed_rows():

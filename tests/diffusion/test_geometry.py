@@ -48,8 +48,15 @@ def test_forest_graph_is_the_gaussian_graph_of_the_forest_neighbours():
     dist, ind = forest.kneighbors(None, n_neighbors=k)
     sigma = float(np.median(dist[:, -1]))
     K, W = _reference_kernel(dist, ind, sigma, cutoff)
-    dm = DiffusionMap(k, metric="forest", forest=_forest(), cutoff=cutoff, connect=False,
-                      n_components=5, random_state=0).fit(X)  # fmt: skip
+    dm = DiffusionMap(
+        k,
+        metric="forest",
+        forest=_forest(),
+        cutoff=cutoff,
+        connect=False,
+        n_components=5,
+        random_state=0,
+    ).fit(X)
     assert dm.sigma_ == pytest.approx(sigma)
     np.testing.assert_allclose(dm.affinity_.toarray(), W, atol=1e-14)
     np.testing.assert_allclose(dm.kernel_density_, K.sum(axis=1), atol=1e-12)
@@ -63,8 +70,9 @@ def test_forest_bridges_are_the_minimum_spanning_forest_in_forest_distance():
     X = _blobs(gap=30.0)
     k, cutoff = 5, 1.0
     forest = _forest().fit(X)
-    dm = DiffusionMap(k, metric="forest", forest=forest, cutoff=cutoff, n_components=5,
-                      random_state=0).fit(X)  # fmt: skip
+    dm = DiffusionMap(
+        k, metric="forest", forest=forest, cutoff=cutoff, n_components=5, random_state=0
+    ).fit(X)
     dist, ind = forest.kneighbors(None, n_neighbors=k)
     sigma = dm.sigma_
     _, W0 = _reference_kernel(dist, ind, sigma, cutoff)
@@ -95,8 +103,9 @@ def test_a_fitted_forest_is_used_as_it_is():
     forest = _forest().fit(X)
     dm = DiffusionMap(8, metric="forest", forest=forest, n_components=4, random_state=0).fit(X)
     assert dm.forest_ is forest
-    unfitted = DiffusionMap(8, metric="forest", forest=_forest(), n_components=4,
-                            random_state=0).fit(X)  # fmt: skip
+    unfitted = DiffusionMap(
+        8, metric="forest", forest=_forest(), n_components=4, random_state=0
+    ).fit(X)
     np.testing.assert_array_equal(dm.affinity_.toarray(), unfitted.affinity_.toarray())
     # A transformer (fitted or not) stands for its forest.
     tr = ForestNeighborsTransformer(forest=_forest())
@@ -149,8 +158,16 @@ def test_transform_through_the_forest_geometry():
     X = _blobs(60)
     k, t = 8, 2.0
     forest = _forest().fit(X)
-    dm = DiffusionMap(k, t=t, metric="forest", forest=forest, cutoff=None, n_components=5,
-                      eigen_solver="dense", random_state=0)  # fmt: skip
+    dm = DiffusionMap(
+        k,
+        t=t,
+        metric="forest",
+        forest=forest,
+        cutoff=None,
+        n_components=5,
+        eigen_solver="dense",
+        random_state=0,
+    )
     Y = dm.fit_transform(X)
     # A training row is that point: its fitted coordinates.
     np.testing.assert_array_equal(dm.transform(X), Y)
@@ -205,7 +222,10 @@ def test_bad_geometry_parameters(Est):
 
 def test_lund_spatial_options_need_euclidean():
     X = _blobs(36)
-    for params in (dict(image_shape=(6, 6)), dict(image_shape=(6, 6), spatial_radius=2),
-                   dict(spatial_vote_radius=1)):  # fmt: skip
+    for params in (
+        dict(image_shape=(6, 6)),
+        dict(image_shape=(6, 6), spatial_radius=2),
+        dict(spatial_vote_radius=1),
+    ):
         with pytest.raises(ValueError, match="need metric='euclidean', got 'forest'"):
             LUND(metric="forest", n_neighbors=5, **params).fit(X)

@@ -177,8 +177,9 @@ def test_same_seed_same_result():
 def test_spatial_regularisation_helps_on_the_synthetic_image():
     X, y = make_hyperspectral_image((40, 40), n_regions=4, noise=0.8, random_state=0)
     plain = LUND(n_clusters=4, random_state=0).fit(X)
-    spatial = LUND(n_clusters=4, image_shape=(40, 40), spatial_radius=5,
-                   spatial_vote_radius=2, random_state=0).fit(X)  # fmt: skip
+    spatial = LUND(
+        n_clusters=4, image_shape=(40, 40), spatial_radius=5, spatial_vote_radius=2, random_state=0
+    ).fit(X)
     assert clustering_accuracy(y, spatial.labels_) > clustering_accuracy(y, plain.labels_)
 
 
@@ -235,8 +236,11 @@ def _impact_reference(model, y, n_queries):
     Y = model.diffusion_map_.embedding(model.t_)
     given = np.flatnonzero(y >= 0)
     seeds = np.concatenate([given, model.modes_])
-    labels = np.concatenate([y[given], model._semi_supervised(y)[model.modes_]]) if given.size \
-        else model.labels_[model.modes_]  # fmt: skip
+    labels = (
+        np.concatenate([y[given], model._semi_supervised(y)[model.modes_]])
+        if given.size
+        else model.labels_[model.modes_]
+    )
     D = cdist(Y, Y[seeds])
     per_class = np.stack([D[:, labels == c].min(axis=1) for c in np.unique(labels)], axis=1)
     two = np.sort(per_class, axis=1)[:, :2]
@@ -245,9 +249,10 @@ def _impact_reference(model, y, n_queries):
     is_seed[seeds] = True
     picked = []
     for _ in range(n_queries):
-        score = [-np.inf if is_seed[x] else
-                 _free_reference(model.parent_, is_seed, x) * ambiguity[x]
-                 for x in range(y.size)]  # fmt: skip
+        score = [
+            -np.inf if is_seed[x] else _free_reference(model.parent_, is_seed, x) * ambiguity[x]
+            for x in range(y.size)
+        ]
         picked.append(int(np.argmax(score)))
         is_seed[picked[-1]] = True
     return picked
@@ -472,15 +477,23 @@ def test_forest_diffusion_lund_runs_on_a_forest_graph():
         ({}, np.array([[0.0, 1.0], [np.inf, 0.0], [1.0, 1.0]]), None, "infinity"),
         ({}, np.zeros((1, 2)), None, "minimum of 2"),
         ({"n_neighbors": 5}, np.random.RandomState(0).rand(5, 2), None, "n_neighbors"),
-        ({"n_clusters": 30, "n_neighbors": 3}, np.random.RandomState(0).rand(20, 2), None,
-         "n_clusters"),
+        (
+            {"n_clusters": 30, "n_neighbors": 3},
+            np.random.RandomState(0).rand(20, 2),
+            None,
+            "n_clusters",
+        ),
         ({"spatial_radius": 2}, np.random.RandomState(0).rand(20, 2), None, "image_shape"),
-        ({"image_shape": (4, 4), "spatial_vote_radius": 1, "n_neighbors": 3},
-         np.random.RandomState(0).rand(20, 2), None, "image_shape"),
+        (
+            {"image_shape": (4, 4), "spatial_vote_radius": 1, "n_neighbors": 3},
+            np.random.RandomState(0).rand(20, 2),
+            None,
+            "image_shape",
+        ),
         ({"n_neighbors": 3}, np.random.RandomState(0).rand(20, 2), np.zeros(5), "labels"),
         ({"n_neighbors": 3}, np.random.RandomState(0).rand(20, 2), np.full(20, 0.5), "integers"),
     ],
-)  # fmt: skip
+)
 def test_bad_input(params, X, y, match):
     with pytest.raises(ValueError, match=match):
         LUND(**params).fit(X, y)

@@ -7,14 +7,26 @@ import geoforest as gf
 #: family -> the graph layer's names it re-exports (as they were public there before).
 REEXPORTED = {
     "cluster": [
-        "LabelFreeChoiceWarning", "MIN_RELATIVE_GAP", "canonical_labels", "choose_by_relative_gap",
-        "eigengap_scores", "estimate_n_clusters", "explain_choice", "min_cluster_size",
-        "n_components", "normalized_affinity", "relative_gaps", "score_partitions",
-        "spectral_clustering", "spectral_eigs", "spectral_embedding_njw", "spectral_partitions",
+        "LabelFreeChoiceWarning",
+        "MIN_RELATIVE_GAP",
+        "canonical_labels",
+        "choose_by_relative_gap",
+        "eigengap_scores",
+        "estimate_n_clusters",
+        "explain_choice",
+        "min_cluster_size",
+        "n_components",
+        "normalized_affinity",
+        "relative_gaps",
+        "score_partitions",
+        "spectral_clustering",
+        "spectral_eigs",
+        "spectral_embedding_njw",
+        "spectral_partitions",
     ],
     "llpd": ["AUTO_KDTREE_MAX_DIM", "euclidean_mst"],
     "diffusion": ["bridge_components", "spatial_knn"],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("family", sorted(REEXPORTED))
@@ -27,8 +39,13 @@ def test_families_reexport_the_same_objects(family):
 
 #: The layer's own names: the geometries and the unit-free edge weights (issue 43).
 OWN = [
-    "Geometry", "METRICS", "choose_by_excess", "knn_affinity", "make_geometry", "spectral_excess",
-]  # fmt: skip
+    "Geometry",
+    "METRICS",
+    "choose_by_excess",
+    "knn_affinity",
+    "make_geometry",
+    "spectral_excess",
+]
 
 
 def test_every_graph_name_is_public_somewhere_before_or_new():

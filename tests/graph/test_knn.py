@@ -20,8 +20,12 @@ def test_bridges_are_a_minimum_spanning_forest_of_the_components():
     pairs, lengths = bridge_components(X, G)
     # Reference: MST of the component graph weighted by the closest pair, brute force.
     D = cdist(X, X)
-    closest = np.array([[D[np.ix_(comp == a, comp == b)].min() if a != b else 0
-                         for b in range(4)] for a in range(4)])  # fmt: skip
+    closest = np.array(
+        [
+            [D[np.ix_(comp == a, comp == b)].min() if a != b else 0 for b in range(4)]
+            for a in range(4)
+        ]
+    )
     ref = minimum_spanning_tree(closest).sum()
     assert lengths.sum() == pytest.approx(ref)
     np.testing.assert_allclose(lengths, np.linalg.norm(X[pairs[:, 0]] - X[pairs[:, 1]], axis=1))

@@ -204,9 +204,15 @@ def test_in_plane_noise_is_removed_and_k_found():
     # Background noise in the clusters' own plane: the sorted k-NN LLPDs rise
     # without a jump, so only the two-population rule can find the level.
     X, y = make_ldln(
-        3000, n_clusters=4, ambient_dim=2, intrinsic_dim=1, cluster_noise=0.02,
-        separation=0.3, noise_fraction=0.2, random_state=3,
-    )  # fmt: skip
+        3000,
+        n_clusters=4,
+        ambient_dim=2,
+        intrinsic_dim=1,
+        cluster_noise=0.02,
+        separation=0.3,
+        noise_fraction=0.2,
+        random_state=3,
+    )
     values = LLPD().fit(X).knn_distance(10)
     assert jump_threshold(values) is None
     model = LLPDSpectralClustering(random_state=0).fit(X)
@@ -268,9 +274,13 @@ def test_mscale_approximation_bounds_exact():
 def test_ldln_ten_seeds_exact_k_and_accuracy():
     for seed in range(10):
         X, y = make_ldln(
-            1000, n_clusters=4, ambient_dim=10, intrinsic_dim="mixed", noise_fraction=0.2,
+            1000,
+            n_clusters=4,
+            ambient_dim=10,
+            intrinsic_dim="mixed",
+            noise_fraction=0.2,
             random_state=seed,
-        )  # fmt: skip
+        )
         model = LLPDSpectralClustering(random_state=seed).fit(X)
         assert model.n_clusters_ == 4, seed
         core = (y >= 0) & model.kept_
@@ -466,8 +476,9 @@ def test_make_ldln():
     for a in range(4):
         for b in range(a + 1, 4):
             assert cdist(X[y == a], X[y == b]).min() >= 0.7 - 1e-9
-    seg, y_seg = make_ldln(300, n_clusters=1, intrinsic_dim=1, noise_fraction=0.0,
-                           cluster_noise=0.0, random_state=0)  # fmt: skip
+    seg, y_seg = make_ldln(
+        300, n_clusters=1, intrinsic_dim=1, noise_fraction=0.0, cluster_noise=0.0, random_state=0
+    )
     assert np.linalg.svd(seg - seg.mean(axis=0), compute_uv=False)[1] < 1e-9  # a segment
     assert np.all(y_seg == 0)
     with pytest.raises(ValueError, match="intrinsic_dim"):

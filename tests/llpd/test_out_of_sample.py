@@ -289,9 +289,13 @@ def test_llpd_predict_equals_brute_force_rule(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_llpd_predict_on_training_data_is_labels(seed):
     X, _ = make_ldln(
-        800, n_clusters=4, ambient_dim=10, intrinsic_dim="mixed", noise_fraction=0.2,
+        800,
+        n_clusters=4,
+        ambient_dim=10,
+        intrinsic_dim="mixed",
+        noise_fraction=0.2,
         random_state=seed,
-    )  # fmt: skip
+    )
     model = LLPDSpectralClustering(random_state=seed).fit(X)
     assert (~model.kept_).sum() > 0
     np.testing.assert_array_equal(model.predict(X), model.labels_)
@@ -312,9 +316,13 @@ def test_llpd_predict_on_training_data_other_thresholds_and_duplicates():
 
 def test_llpd_predict_held_out_points():
     X, y = make_ldln(
-        1500, n_clusters=4, ambient_dim=10, intrinsic_dim="mixed", noise_fraction=0.2,
+        1500,
+        n_clusters=4,
+        ambient_dim=10,
+        intrinsic_dim="mixed",
+        noise_fraction=0.2,
         random_state=0,
-    )  # fmt: skip
+    )
     perm = np.random.default_rng(0).permutation(1500)
     train, test = perm[:1000], perm[1000:]
     model = LLPDSpectralClustering(random_state=0).fit(X[train])
@@ -326,9 +334,12 @@ def test_llpd_predict_held_out_points():
     assert clustering_accuracy(y[test][core], pred[core]) >= 0.99
     # The held-out labels use the training clusters' numbering.
     both = (y[train] >= 0) & (model.labels_ >= 0)
-    assert clustering_accuracy(
-        np.r_[y[train][both], y[test][core]], np.r_[model.labels_[both], pred[core]]
-    ) >= 0.99  # fmt: skip
+    assert (
+        clustering_accuracy(
+            np.r_[y[train][both], y[test][core]], np.r_[model.labels_[both], pred[core]]
+        )
+        >= 0.99
+    )
 
 
 def test_llpd_predict_validation():
@@ -364,10 +375,14 @@ def brute_forest_predict(model, Q) -> np.ndarray:
 def test_forest_predict_equals_brute_force_vote(kernel_neighbors):
     X, _ = make_blobs(300, centers=3, n_features=4, cluster_std=1.5, random_state=0)
     model = gf.ForestSpectralClustering(
-        3, forest=gf.RandomProjectionForest(60), threshold=0.1, scale=0.5,
-        kernel_neighbors=kernel_neighbors, random_state=0,
+        3,
+        forest=gf.RandomProjectionForest(60),
+        threshold=0.1,
+        scale=0.5,
+        kernel_neighbors=kernel_neighbors,
+        random_state=0,
         affinity="kernel",
-    ).fit(X)  # fmt: skip
+    ).fit(X)
     rng = np.random.default_rng(0)
     Q = np.r_[X[rng.choice(300, 40)] + 0.3 * rng.standard_normal((40, 4)), X[:10]]
     np.testing.assert_array_equal(model.predict(Q), brute_forest_predict(model, Q))
