@@ -131,7 +131,12 @@ def _kernel_graph(dm, dist, ind, scale: float, bridges) -> tuple[sp.csr_matrix, 
     if dm.kernel == "adaptive":
         local = np.maximum(dist[:, min(dm.local_scale_neighbor, dist.shape[1]) - 1], 1e-300)
         dm._local_scale = local
-        w = np.exp(-(dist**2) / (local[:, None] * local[ind]))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            w = np.exp(-(dist**2) / (local[:, None] * local[ind]))
+            # Copies (local scale floored near 0) underflow the product to 0 / 0;
+            # divided one factor at a time, as transform does, a copy weighs 1.
+            bad = ~np.isfinite(w)
+            w[bad] = np.exp(-(dist / local[:, None])[bad] * (dist / local[ind])[bad])
         G = sp.csr_matrix((w.ravel(), ind.ravel(), indptr), shape=(n, n))
         return K, _connect(dm, symmetrize(G), sigma, (dist, ind), bridges)
     G = K.copy()

@@ -27,6 +27,8 @@ from ._lund_graph import image_shape, lund_diffusion_map
 from ._lund_labels import (
     check_partial_labels,
     cluster_at_time,
+    densest_copies,
+    density_rank,
     nearest_given,
     semi_supervised_labels,
     spatial_majority_vote,
@@ -297,11 +299,8 @@ class LUND(ClusterMixin, BaseEstimator):
         y_partial = check_partial_labels(y, n)
         density = dm.kernel_density_ / dm.kernel_density_.sum()
         self.density_ = density
-        # Strict density order, ties to the lower index.
-        order = np.lexsort((np.arange(n), -density))
-        rank = np.empty(n, dtype=np.intp)
-        rank[order] = np.arange(n)
-        self._rank = rank
+        self._rank = rank = density_rank(density)
+        self._twin = densest_copies(dm, rank)
         if self.t == "multiscale":
             self._fit_multiscale(dm, density, rank)
         else:
@@ -327,6 +326,7 @@ class LUND(ClusterMixin, BaseEstimator):
             n_search=int(self.n_search),
             max_clusters=int(self.max_clusters),
             n_clusters=self.n_clusters,
+            twin=getattr(self, "_twin", None),
         )
 
     def _set_state(self, state: dict) -> None:

@@ -11,6 +11,8 @@ fit and predict) and, for images, :func:`spatial_majority_vote`.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from scipy.spatial.distance import cdist
 
 from ._modes import (
@@ -24,6 +26,8 @@ from ._modes import (
 __all__ = [
     "check_partial_labels",
     "cluster_at_time",
+    "densest_copies",
+    "density_rank",
     "nearest_given",
     "semi_supervised_labels",
     "spatial_majority_vote",
@@ -31,6 +35,44 @@ __all__ = [
 
 #: Query rows per block of the exact search for the nearest given label.
 _BLOCK = 4096
+
+
+def density_rank(density: np.ndarray) -> np.ndarray:
+    """Strict density order, ``0`` = densest, ties to the lower index."""
+    n = density.shape[0]
+    rank = np.empty(n, dtype=np.intp)
+    rank[np.lexsort((np.arange(n), -density))] = np.arange(n)
+    return rank
+
+
+def densest_copies(dm, rank: np.ndarray) -> np.ndarray:
+    """Each point's densest copy: the lowest-``rank`` point at distance 0 from it (itself if none).
+
+    Copies are the same point, so they belong in one cluster, but a kNN graph
+    breaks the ties among their further neighbours by index: copies get
+    different edges, different diffusion coordinates, and could become
+    separate modes or fall to different clusters.  LUND makes every copy's
+    nearest denser point its densest copy, at distance 0.  Copies are read
+    from the kNN lists of the fitted :class:`DiffusionMap` ``dm`` (none on a
+    precomputed affinity); a group of copies is connected through them
+    whatever its size.
+    """
+    n = rank.shape[0]
+    twin = np.arange(n)
+    dist, ind = getattr(dm, "knn_distances_", None), getattr(dm, "knn_indices_", None)
+    if dist is None or ind is None:
+        return twin
+    rows, slots = np.nonzero(np.asarray(dist) == 0)
+    if rows.size == 0:
+        return twin
+    cols = np.asarray(ind)[rows, slots]
+    G = sp.coo_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+    _, group = connected_components(G, directed=False)
+    best = np.full(group.max() + 1, n, dtype=np.intp)
+    np.minimum.at(best, group, rank)  # the lowest rank of each group ...
+    by_rank = np.empty(n, dtype=np.intp)
+    by_rank[rank] = np.arange(n)
+    return by_rank[best[group]]  # ... and the point holding it
 
 
 def cluster_at_time(
@@ -42,6 +84,7 @@ def cluster_at_time(
     n_search: int,
     max_clusters: int,
     n_clusters: int | None,
+    twin: np.ndarray | None = None,
 ) -> dict:
     """The unsupervised LUND clustering at one diffusion time (steps 3-5).
 
@@ -61,6 +104,9 @@ def cluster_at_time(
         Largest ``K`` the estimate may return (and length of ``ratios``).
     n_clusters : int or None
         ``K``; ``None`` estimates it from the scores.
+    twin : ndarray of shape (n,) of int, optional
+        Each point's densest copy (:func:`densest_copies`): a copy's nearest
+        denser point is its twin, at ``rho_t = 0``.
 
     Returns
     -------
@@ -72,6 +118,9 @@ def cluster_at_time(
     """
     Y = significant_columns(Psi_t)
     rho, parent = nearest_denser(Y, rank, n_search)
+    if twin is not None:
+        copy = twin != np.arange(twin.shape[0])
+        rho[copy], parent[copy] = 0.0, twin[copy]
     scale = float(rho.max()) if rho.max() > 0 else 1.0
     rho = rho / scale
     scores = density * rho

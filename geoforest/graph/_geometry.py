@@ -132,7 +132,10 @@ class Geometry(ABC):
                 # listed distance already reaches its component's best candidate.
                 finite = np.isfinite(d)
                 last = np.where(finite, d, -np.inf).max(axis=1)
-                complete = finite.sum(axis=1) >= n - 1
+                # Complete: every other point listed (a query of a training point
+                # lists the point itself, which is no way out).
+                others = finite & (i != pending[:, None])
+                complete = others.sum(axis=1) >= n - 1
                 unresolved = ~has & (last < best[comp[pending]]) & ~complete
                 pending = pending[unresolved]
                 if pending.size:

@@ -125,11 +125,19 @@ def spatial_knn(
 
 # ------------------------------------------------------------------ checks and scaling
 def check_sparse_graph(G, name: str) -> sp.csr_matrix:
-    """A precomputed ``(n, n)`` graph as float64 CSR: square, finite, non-negative, ``n >= 2``."""
+    """A precomputed ``(n, n)`` graph as float64 CSR: square, finite, non-negative, ``n >= 2``.
+
+    A dense *distance* matrix lists every pair: its off-diagonal zeros are
+    edges of length 0 (copies of a point), stored explicitly, where a CSR
+    conversion would drop them; its diagonal is no edge.  In a dense affinity
+    a zero is no edge.
+    """
     if not sp.issparse(G):
         G = np.asarray(G, dtype=np.float64)
         if G.ndim != 2:
             raise ValueError(f"a precomputed {name} must be a 2-d (n, n) matrix, got {G.shape}")
+        if name == "distance graph" and G.shape[0] == G.shape[1] and G.shape[0] > 1:
+            G = _every_pair(G)
     G = sp.csr_matrix(G, dtype=np.float64)
     if G.shape[0] != G.shape[1]:
         raise ValueError(f"a precomputed {name} must be square, got shape {G.shape}")
@@ -140,6 +148,15 @@ def check_sparse_graph(G, name: str) -> sp.csr_matrix:
     if np.any(G.data < 0):
         raise ValueError(f"the precomputed {name} has negative entries")
     return G
+
+
+def _every_pair(D: np.ndarray) -> sp.csr_matrix:
+    """The off-diagonal entries of a dense square matrix, zeros included, as CSR."""
+    n = D.shape[0]
+    cols = np.tile(np.arange(n), n).reshape(n, n)
+    off = ~np.eye(n, dtype=bool)
+    indptr = np.arange(0, n * (n - 1) + 1, n - 1)
+    return sp.csr_matrix((D[off], cols[off], indptr), shape=(n, n))
 
 
 #: Features with ``max |x|`` outside ``[1e-100, 1e100]`` are divided by a power of two:

@@ -167,8 +167,9 @@ def spectral_clustering(
     Parameters
     ----------
     W : ndarray, scipy sparse matrix/array or LinearOperator of shape (n, n)
-        Symmetric non-negative affinity (not validated here; see
-        :class:`~geoforest.cluster.KernelSpectralClustering`).
+        Symmetric non-negative affinity (only its row sums are checked, for
+        NaN and inf; :class:`~geoforest.cluster.KernelSpectralClustering`
+        validates the rest).
     n_clusters : int or None, default=None
         Number of clusters; ``None`` estimates it with
         :func:`estimate_n_clusters` from ``max_clusters + 1`` eigenvalues.
@@ -230,7 +231,10 @@ def spectral_clustering(
     # (an int seeds both reproducibly, a RandomState instance is shared).
     rng = check_random_state(random_state)
 
-    M, degree = normalized_affinity(W)
+    with np.errstate(invalid="ignore", over="ignore"):  # said below, in one line
+        M, degree = normalized_affinity(W)
+    if not np.all(np.isfinite(degree)):  # the one check that costs nothing: row sums
+        raise ValueError("the affinity has NaN or infinite entries (non-finite row sums)")
     isolated = np.flatnonzero(~(degree > 0))
     if isolated.size:
         warnings.warn(
@@ -410,7 +414,10 @@ def spectral_partitions(
     resolved = _resolve_solver(solver, n)
     n_eigs = min(int(max_clusters) + 1, n if resolved == "dense" else n - 1)
     rng = check_random_state(random_state)
-    M, degree = normalized_affinity(W)
+    with np.errstate(invalid="ignore", over="ignore"):  # said below, in one line
+        M, degree = normalized_affinity(W)
+    if not np.all(np.isfinite(degree)):  # the one check that costs nothing: row sums
+        raise ValueError("the affinity has NaN or infinite entries (non-finite row sums)")
     isolated = np.flatnonzero(~(degree > 0))
     values, vectors = _leading_eigs(M, degree, n_eigs, resolved, rng, tol)
     rows = None

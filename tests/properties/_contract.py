@@ -39,22 +39,7 @@ CLEAR_ERRORS = (ValueError, TypeError)
 #: green and keep searching everything else; when a bug is fixed its
 #: reproducer passes, fails as XPASS(strict), and its entry
 #: here goes with the xfail mark.
-KNOWN_BUGS = (
-    (
-        ValueError,
-        "negative axis 0 index",
-        os.path.join("scipy", "sparse", "_coo.py"),
-        None,
-        "test_paths_properties.py::test_forest_bridges_of_a_disconnected_graph",
-    ),
-    (
-        ValueError,
-        "array must not contain infs or NaNs",
-        os.path.join("numpy", "lib"),
-        ("DiffusionMap.fit_transform",),
-        "test_paths_properties.py::test_adaptive_kernel_on_duplicates",
-    ),
-)
+KNOWN_BUGS: tuple = ()
 
 # Where a clear error may be raised: geoforest's own checks and scikit-learn's
 # parameter and input validation.  A ValueError raised anywhere else (NumPy's

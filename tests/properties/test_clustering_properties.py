@@ -156,15 +156,9 @@ def test_kernel_spectral_clustering(data, recipe):
         assert_same(clone(est).fit_predict(A), labels, "refit with the same random_state")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LUND on duplicated points: copies have equal densities, so none is the "
-    "'strictly denser' parent of another; each copy's parent is far away and copies "
-    "become separate modes or join different clusters, and predict(X_train) then "
-    "differs from labels_ (diffusion/_lund*.py; issue 44)",
-)
 def test_lund_labels_duplicates_alike():
     X = np.array([[0.0], [1.0], [0.0], [1.0]])
     est = gf.LUND(n_neighbors=2, t=1.0, n_components=3, random_state=0)
     labels = est.fit_predict(X)
     assert labels[0] == labels[2] and labels[1] == labels[3]
+    np.testing.assert_array_equal(est.predict(X), labels)  # as its docstring says

@@ -146,12 +146,6 @@ def test_paths_are_reproducible(kind, data, recipe):
     assert_same(first, answers(pickled(est)), "after pickling")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ForestGeometry.bridges (graph/_geometry.py): the longer neighbour lists it "
-    "asks for hold the point itself, yet count as complete at n - 1 entries; a "
-    "component then finds no way out and its bridge is (-1, -1) (issue 44)",
-)
 def test_forest_bridges_of_a_disconnected_graph():
     X = np.random.default_rng(0).normal(size=(4, 1))
     forest = gf.UnsupervisedForest(3, min_samples_split=5, random_state=0)
@@ -159,12 +153,6 @@ def test_forest_bridges_of_a_disconnected_graph():
     assert np.isfinite(est.fit_transform(X)).all()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DiffusionMap(kernel='adaptive') on duplicated points: a local scale of 0 is "
-    "floored at 1e-300, whose square underflows to 0, so w = exp(-0 / 0) is NaN and "
-    "the eigensolver fails inside SciPy (diffusion/_kernel_graph.py; issue 44)",
-)
 def test_adaptive_kernel_on_duplicates():
     X = np.array([[0.0], [0.0], [1.0]])
     est = gf.DiffusionMap(1, kernel="adaptive", n_components=1, random_state=0)
@@ -187,21 +175,15 @@ def test_llpd_of_a_precomputed_distance_matrix(recipe, sparse):
     if fitted is None:
         return
     reference = assert_clear_error_or(lambda: gf.LLPD().fit(X), what="fit(X)")
-    if reference is None or len(np.unique(X, axis=0)) < n:
-        return  # duplicates: test_llpd_of_a_dense_matrix_with_duplicates
+    if reference is None or (sparse and len(np.unique(X, axis=0)) < n):
+        return  # the sparse conversion above dropped the copies' zero distances
     np.testing.assert_allclose(est.pairwise(), reference.pairwise(), rtol=1e-12)
     d, i = est.kneighbors(None, 1)
     check_kneighbors(d, i, n, 1, n, training=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="LLPD(metric='precomputed') on a dense distance matrix: check_sparse_graph "
-    "(graph/_knn.py) converts it with sp.csr_matrix, which drops the off-diagonal zeros, "
-    "so duplicated points are not joined (LLPD inf or through a third point) although a "
-    "0 in a query's dense row means a copy (issue 44)",
-)
 def test_llpd_of_a_dense_matrix_with_duplicates():
+    """A dense matrix lists every pair: its off-diagonal zeros join copies."""
     D = np.zeros((2, 2))
     est = gf.LLPD(metric="precomputed").fit(D)
     np.testing.assert_array_equal(est.pairwise(), np.zeros((2, 2)))
