@@ -212,6 +212,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
                 if not self.bootstrap:
                     n_draw = min(n_draw, draw_order.shape[0])
         limits = tree_limits(self)
+        seeds = tree_seeds(self.random_state, self.n_estimators)
         jobs = (
             delayed(fit_tree)(
                 X if X_build is None else X_build,
@@ -226,7 +227,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
                 n_classes,
                 targets,
             )
-            for seed in tree_seeds(self.random_state, self.n_estimators)
+            for seed in seeds
         )
         parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")
         trees = []
@@ -241,7 +242,9 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             trees.append(tree)
             inbag[:, t] = np.minimum(np.bincount(samples, minlength=n_samples), 255)
             leaves[rows, t] = leaf
-        return self._install_fit(trees, X, self._offset, inbag, cfg.n_projections, order, leaves)
+        return self._install_fit(
+            trees, X, self._offset, inbag, cfg.n_projections, order, leaves, seeds
+        )
 
     # ----------------------------------------- what fits and the Dask paths share
     # ``forest/_dask/`` and ``merge_forests`` set and read a forest through these
@@ -255,6 +258,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         n_projections: int,
         order: np.ndarray | None = None,
         inbag_leaves: np.ndarray | None = None,
+        tree_seeds: np.ndarray | None = None,
     ):
         """Put grown trees in place: the one way a forest's fitted state is set.
 
@@ -262,7 +266,9 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         ``X_fit`` (the float32 training rows, an ndarray or a Dask array) and
         ``_flat`` (the trees' flat copy) are what every query reads;
         ``inbag_leaves`` the training rows' leaves known from growing (``-1``:
-        not known), completed on first use.  Ends with :meth:`_finish_fit`.
+        not known), completed on first use; ``tree_seeds`` each tree's seed
+        (``merge_forests`` tells a tree in two parts from two equal trees by
+        it).  Ends with :meth:`_finish_fit`.
         """
         self.trees_ = trees
         self.inbag_counts_ = inbag_counts
@@ -273,6 +279,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         self._flat = FlatForest.from_trees(trees)
         self._train_leaves = None
         self._inbag_leaves = inbag_leaves
+        self._tree_seeds = tree_seeds
         self._finish_fit(order)
         return self
 

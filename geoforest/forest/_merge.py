@@ -107,9 +107,12 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
             )
     first = forests[0]
     shaping = {k: v for k, v in first.get_params(deep=False).items() if k not in _MERGE_FREE}
-    seen_trees: dict[bytes, int] = {}
-    for i, f in enumerate(forests):
+    seen_trees: dict[tuple, int] = {}
+    for f in forests:
         check_is_fitted(f)
+    seeds = [getattr(f, "_tree_seeds", None) for f in forests]
+    seeds = None if any(s is None for s in seeds) else seeds
+    for i, f in enumerate(forests):
         if is_dask_array(f._X_fit):
             raise NotImplementedError(
                 "merge_forests takes forests fitted in memory; forest "
@@ -140,8 +143,10 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
                 "can only merge forests grown with the same parameters (apart from "
                 f"{', '.join(sorted(_MERGE_FREE))}); forest {i} differs in {', '.join(differ)}"
             )
-        for tree in f.trees_:
-            key = tree_digest(tree)
+        for t, tree in enumerate(f.trees_):
+            # Trees of distinct seeds may coincide (single leaves); equal seeds and
+            # splits are one tree in two parts.  Without seeds, the splits alone.
+            key = (None if seeds is None else int(seeds[i][t]), tree_digest(tree))
             if seen_trees.get(key, i) != i:
                 raise ValueError(
                     f"forest {i} holds a tree of forest {seen_trees[key]}: merged, it would "
@@ -159,6 +164,7 @@ def merge_forests(*forests: BaseForest) -> BaseForest:
         np.hstack([f.inbag_counts_ for f in forests]),
         first.n_projections_,
         inbag_leaves=None if any(p is None for p in parts) else np.hstack(parts),
+        tree_seeds=None if seeds is None else np.concatenate(seeds),
     )
     merged._take_targets_from(first)  # supervised forests: labels or targets, leaf tables
     return merged

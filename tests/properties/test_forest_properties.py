@@ -11,7 +11,6 @@ order (their padding), which these tests keep fixed.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -209,13 +208,8 @@ def test_merge_forests_adds_counts(recipe, trees):
         assert assert_clear_error_or(lambda b=bad: gf.merge_forests(*b), what="merge") is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="merge_forests tells trees apart by content: two forests of different seeds "
-    "whose trees coincide (single leaves: fewer rows than min_samples_split, constant "
-    "data) are refused as one forest merged with its copy (issue 44)",
-)
-def test_merge_refuses_equal_trees_of_distinct_seeds():
+def test_merge_takes_equal_trees_of_distinct_seeds():
+    """Single-leaf trees of two seeds coincide; their seeds tell them apart."""
     X = np.random.default_rng(0).normal(size=(2, 1))
     parts = [gf.UnsupervisedForest(1, min_samples_split=5, random_state=s).fit(X) for s in (1, 2)]
     assert len(gf.merge_forests(*parts).trees_) == 2

@@ -322,7 +322,9 @@ def fit_forest(forest, X):
     if hasattr(forest, "feature_names_in_"):
         del forest.feature_names_in_
     order = CanonicalOrder(fit.groups, fit.starts, fit.n)
-    return forest._install_fit(trees, X32, offset, inbag_counts(fit), cfg.n_projections, order)
+    return forest._install_fit(
+        trees, X32, offset, inbag_counts(fit), cfg.n_projections, order, tree_seeds=fit.seeds
+    )
 
 
 def fit_dask(forest, X):
