@@ -22,6 +22,10 @@ import geoforest as gf
 from ._contract import assert_clear_error_or, assert_same, check_labels, pickled
 from ._strategies import has_nonfinite, profile, recipes
 
+# Any input may warn (constant columns, K = 1, ...): the contract is about results
+# and errors, so warnings pass here (the suite makes them errors elsewhere).
+pytestmark = pytest.mark.filterwarnings("ignore")
+
 
 def _small_forest(seed: int):
     return gf.UnsupervisedForest(4, min_samples_split=5, random_state=seed)

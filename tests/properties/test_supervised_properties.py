@@ -34,6 +34,10 @@ from hypothesis import strategies as st
 
 import geoforest as gf
 
+# Any input may warn (constant columns, K = 1, ...): the contract is about results
+# and errors, so warnings pass here (the suite makes them errors elsewhere).
+pytestmark = pytest.mark.filterwarnings("ignore")
+
 CLASSIFIERS = [gf.ObliqueForestClassifier, gf.ManifoldForestClassifier]
 REGRESSORS = [gf.ObliqueForestRegressor, gf.ManifoldForestRegressor]
 F32_MAX = float(np.finfo(np.float32).max)
