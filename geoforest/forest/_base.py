@@ -582,9 +582,11 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
             n_rows = n_train if X is None else _n_rows(X)
             n_cols = n_train if Y is None else _n_rows(Y)
             check_dense_size(
-                (n_rows, n_cols), np.float64, what="proximity(dense=True)",
+                (n_rows, n_cols),
+                np.float64,
+                what="proximity(dense=True)",
                 max_bytes=max_bytes,
                 hint="The sparse proximity (dense=False) or kneighbors hold the same information.",
-            )  # fmt: skip
+            )
         S = self.proximity_counts(X, Y, method=method).proximity()
         return S.toarray() if dense else S

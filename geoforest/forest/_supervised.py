@@ -204,9 +204,12 @@ class SupervisedForest(BaseForest):
         n_rows = self._X_fit.shape[0] if X is None else leaves.shape[0]
         if dense:
             check_dense_size(
-                (n_rows, self._X_fit.shape[0]), np.float64, what="proximity(dense=True)",
-                max_bytes=max_bytes, hint="The sparse proximity (dense=False) holds the same.",
-            )  # fmt: skip
+                (n_rows, self._X_fit.shape[0]),
+                np.float64,
+                what="proximity(dense=True)",
+                max_bytes=max_bytes,
+                hint="The sparse proximity (dense=False) holds the same.",
+            )
         P = rfgap_proximity(self, leaves)
         return P.toarray() if dense else P
 
