@@ -126,92 +126,6 @@ class CountedRows(NamedTuple):
     n_out: np.ndarray
 
 
-@njit(nogil=True, cache=True, inline="always")
-def _scanned_keys(members, cur, end, ref_index, n_ref, n_cand, skip_r, words, hist, keys):
-    """Keys ``(n_trees - count) * span + point`` of a query's references counted
-    at least ``c*`` times (the count of its ``n_cand``-th best; position
-    ``skip_r`` left out) by one-byte counters of blocks of ``8 * len(words)``
-    references; returns how many, at the front of ``keys``."""
-    n_trees = cur.shape[0]
-    span = np.int64(n_ref + 1)
-    small = words.view(np.uint8)
-    n_words = words.shape[0]
-    # Keys (n_trees - count, position) of the counts at least the floor.
-    n_keys = 0
-    floor = 1
-    for r0 in range(0, n_ref, 8 * n_words):
-        r1 = r0 + 8 * n_words
-        for t in range(n_trees):
-            q = cur[t]
-            e = end[t]
-            if q == e:
-                continue
-            stop = e
-            if r1 < n_ref and members[e - 1] >= r1:  # as in gather_block
-                stop = q
-                while members[stop] < r1:
-                    stop += 1
-            for p in range(q, stop):
-                small[members[p] - r0] += 1
-            cur[t] = stop
-        n_block = (min(r1, n_ref) - r0 + 7) // 8
-        n_keys = _scan(words, n_block, floor, r0, skip_r, n_trees, span, hist, keys, n_keys)
-        floor = _floor(hist, n_trees, n_cand)
-    # Every point counted at least c_star times is among the keys (one
-    # passed over had fewer than the floor then, and the floor never
-    # exceeds c_star): keep those, keyed by index from here on.
-    limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
-    n_best = 0
-    for q in range(n_keys):
-        key = keys[q]
-        if key < limit:
-            keys[n_best] = key - key % span + ref_index[key % span]
-            n_best += 1
-    return n_best
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _listed_keys(members, cur, end, ref_index, n_ref, n_cand, skip_r, counts, touched, hist, keys):
-    """The keys of :func:`_scanned_keys` by int32 counters of every reference,
-    the positions counted listed as they are first met; returns how many."""
-    n_trees = cur.shape[0]
-    span = np.int64(n_ref + 1)
-    n_touched = gather_block(members, cur, end, 0, n_ref, n_ref, counts, touched)
-    for q in range(n_touched):
-        r = touched[q]
-        if r != skip_r:
-            hist[counts[r]] += 1
-    c_star = _floor(hist, n_trees, n_cand)
-    n_best = 0
-    for q in range(n_touched):
-        r = touched[q]
-        c = counts[r]
-        counts[r] = 0
-        if c >= c_star and r != skip_r:
-            keys[n_best] = (n_trees - c) * span + ref_index[r]
-            n_best += 1
-    return n_best
-
-
-@njit(nogil=True, cache=True, inline="always")
-def _write_row(keys, row, n_trees, n_ref, skip, search, out):
-    """Row ``row`` of ``out`` from a query's ``keys`` (best first once sorted),
-    padded as :func:`counted_neighbors` says (point ``skip`` left out)."""
-    n_cand, width = search.n_cand, search.width
-    ind_out, sim_out, n_out = out
-    span = np.int64(n_ref + 1)
-    order = np.sort(keys)
-    n_take = min(keys.shape[0], width)
-    for q in range(n_take):
-        ind_out[row, q] = order[q] % span
-        sim_out[row, q] = (n_trees - order[q] // span) / n_trees
-    q = n_take
-    if n_take < n_cand:
-        taken = np.sort(ind_out[row, :n_take])
-        q = pad_lowest(ind_out, sim_out, row, q, width, taken, 0, n_ref, skip)
-    n_out[row] = q
-
-
 @njit(nogil=True, cache=True)
 def counted_neighbors(queries, index, lo, hi, search, out):
     """The candidates of queries ``queries.order[lo:hi]``: the ``search.n_cand``
@@ -232,15 +146,18 @@ def counted_neighbors(queries, index, lo, hi, search, out):
     """
     qleaves, _, qorder, _ = queries
     node_offset, ptr, members, ref_index, _, n_ref, _ = index
-    n_cand, _, exclude_self, scan_block, scan_ratio = search
+    n_cand, width, exclude_self, scan_block, scan_ratio = search
+    ind_out, sim_out, n_out = out
     n_trees = qleaves.shape[1]
     counts = np.zeros(n_ref, dtype=np.int32)
     touched = np.empty(n_ref, dtype=np.int32)
     can_scan = n_trees < 256
     n_words = (min(scan_block, n_ref) + 7) // 8 if can_scan else 0
     words = np.zeros(n_words, dtype=np.uint64)
+    small = words.view(np.uint8)
     hist = np.zeros(n_trees + 2, dtype=np.int64)
     keys = np.empty(n_ref, dtype=np.int64)
+    span = np.int64(n_ref + 1)
     cur = np.empty(n_trees, dtype=np.int64)
     end = np.empty(n_trees, dtype=np.int64)
     for pos in range(lo, hi):
@@ -252,16 +169,65 @@ def counted_neighbors(queries, index, lo, hi, search, out):
         for t in range(n_trees):
             load += end[t] - cur[t]
         hist[:] = 0
-        if can_scan and load * scan_ratio >= n_ref:
-            n_best = _scanned_keys(
-                members, cur, end, ref_index, n_ref, n_cand, skip_r, words, hist, keys
-            )
+        n_best = 0
+        scan = can_scan and load * scan_ratio >= n_ref
+        if scan:
+            # Keys (n_trees - count, position) of the counts at least the floor.
+            n_keys = 0
+            floor = 1
+            for r0 in range(0, n_ref, 8 * n_words):
+                r1 = r0 + 8 * n_words
+                for t in range(n_trees):
+                    q = cur[t]
+                    e = end[t]
+                    if q == e:
+                        continue
+                    stop = e
+                    if r1 < n_ref and members[e - 1] >= r1:  # as in gather_block
+                        stop = q
+                        while members[stop] < r1:
+                            stop += 1
+                    for p in range(q, stop):
+                        small[members[p] - r0] += 1
+                    cur[t] = stop
+                n_block = (min(r1, n_ref) - r0 + 7) // 8
+                n_keys = _scan(words, n_block, floor, r0, skip_r, n_trees, span, hist, keys, n_keys)
+                floor = _floor(hist, n_trees, n_cand)
+            # Every point counted at least c_star times is among the keys (one
+            # passed over had fewer than the floor then, and the floor never
+            # exceeds c_star): keep those, keyed by index from here on.
+            limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
+            for q in range(n_keys):
+                key = keys[q]
+                if key < limit:
+                    keys[n_best] = key - key % span + ref_index[key % span]
+                    n_best += 1
         else:
-            n_best = _listed_keys(
-                members, cur, end, ref_index, n_ref, n_cand, skip_r, counts, touched, hist, keys
-            )
+            n_touched = gather_block(members, cur, end, 0, n_ref, n_ref, counts, touched)
+            for q in range(n_touched):
+                r = touched[q]
+                if r != skip_r:
+                    hist[counts[r]] += 1
+            c_star = _floor(hist, n_trees, n_cand)
+            for q in range(n_touched):
+                r = touched[q]
+                c = counts[r]
+                counts[r] = 0
+                if c >= c_star and r != skip_r:
+                    keys[n_best] = (n_trees - c) * span + ref_index[r]
+                    n_best += 1
         # Keys (n_trees - count, index): ascending is best first, ties to the lower index.
-        _write_row(keys[:n_best], pos - lo, n_trees, n_ref, skip, search, out)
+        order = np.sort(keys[:n_best])
+        row = pos - lo
+        n_take = min(n_best, width)
+        for q in range(n_take):
+            ind_out[row, q] = order[q] % span
+            sim_out[row, q] = (n_trees - order[q] // span) / n_trees
+        q = n_take
+        if n_take < n_cand:
+            taken = np.sort(ind_out[row, :n_take])
+            q = pad_lowest(ind_out, sim_out, row, q, width, taken, 0, n_ref, skip)
+        n_out[row] = q
 
 
 def counted_rows(
