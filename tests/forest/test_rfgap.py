@@ -54,6 +54,8 @@ def test_proximity_weighted_targets_are_the_oob_predictions(outputs):
     np.testing.assert_allclose(reg.proximity(Xn, method="rfgap") @ Y, reg.predict(Xn))
 
 
+# The 10-tree part leaves some rows in every tree's sample (no OOB estimate: said).
+@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores:UserWarning")
 def test_proximity_weighted_labels_are_the_oob_class_probabilities():
     X, y = make_classification(400, 8, n_informative=4, n_classes=3, random_state=0)
     clf = gf.ObliqueForestClassifier(
