@@ -27,9 +27,13 @@ class ForestNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMix
     """Transform points into a sparse graph of their forest neighbours.
 
     The contract of scikit-learn's :class:`~sklearn.neighbors.KNeighborsTransformer`
-    with a learned, data-dependent distance: ``1 - proximity`` of a geoforest
-    forest, the fraction of trees in which two points do not share a leaf.
-    Any estimator that takes a precomputed sparse distance graph can then work
+    with a learned, data-dependent distance: the forest's own ``kneighbors``
+    distances.  For an ``UnsupervisedForest`` at its default
+    (``distance="auto"``) these are its learned metric, a weighted Euclidean
+    distance among the points that share leaves with the query (not bounded by
+    1); with ``distance="proximity"``, and for the other forests, ``1 -
+    proximity``, the fraction of trees in which two points do not share a
+    leaf.  Any estimator that takes a precomputed sparse distance graph can then work
     on the forest's geometry: ``Isomap``, ``TSNE``, ``DBSCAN``, ``HDBSCAN``,
     ``SpectralClustering(affinity="precomputed_nearest_neighbors")``,
     ``KNeighborsClassifier(metric="precomputed")``, umap-learn's
