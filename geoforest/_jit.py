@@ -34,6 +34,8 @@ from typing import Any
 from numba import njit as _numba_njit
 from numba.core import types
 
+from . import _first_use  # noqa: F401  (the line printed at the first compilation)
+
 
 class KernelCacheWarning(UserWarning):
     """numba cannot cache geoforest's compiled kernels on disk in this environment."""
@@ -55,6 +57,11 @@ def _warn_once(reason: str) -> None:
         KernelCacheWarning,
         stacklevel=4,
     )
+
+
+def cache_unavailable() -> bool:
+    """Whether numba found no writable cache for some kernel in this process."""
+    return _warned
 
 
 def njit(func: Callable | None = None, **options: Any):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -42,3 +44,79 @@ def test_verbose_shows_progress_and_changes_nothing(blobs, name, capsys):
     loud = make(1).fit(blobs).labels_
     assert desc in capsys.readouterr().err
     np.testing.assert_array_equal(quiet, loud)
+
+
+def test_the_time_left_does_not_count_a_compilation(monkeypatch):
+    """A first item slowed by compiling must not make the bar's rate (and time left) absurd."""
+    import time
+
+    from tqdm import tqdm
+
+    from geoforest import _progress
+
+    clock = {"compiled": 0.0}
+    monkeypatch.setattr(_progress, "compile_seconds", lambda: clock["compiled"])
+
+    def items():
+        time.sleep(0.5)
+        clock["compiled"] = 0.5  # the first item compiled kernels ...
+        yield 0
+        for i in range(1, 4):
+            time.sleep(0.01)  # ... the others are quick
+            yield i
+
+    bar = tqdm(total=4, disable=False, mininterval=0, file=open(os.devnull, "w"))
+    rates = []
+    for _ in _progress._counted(items(), bar):
+        rates.append(bar.format_dict["rate"] or (bar.n - bar.initial) / bar.format_dict["elapsed"])
+    assert bar.initial == 1  # the clock restarted after the compiling item
+    assert rates[-1] > 10  # items per second of the work, not 4 / 0.53 s
+
+
+def test_the_first_compilation_says_so_once(monkeypatch, capsys):
+    """One line on stderr at the first compilation of a geoforest kernel, and its time counted."""
+    from geoforest import _first_use
+    from geoforest._jit import njit
+
+    monkeypatch.setitem(_first_use._state, "said", False)
+
+    def probe(x):
+        return x + 1
+
+    probe.__module__ = "geoforest._probe"  # a geoforest kernel, compiled here for the first time
+    before = _first_use.compile_seconds()
+    assert njit(probe)(1) == 2
+    assert _first_use.compile_seconds() > before
+    err = capsys.readouterr().err
+    assert err.count("geoforest: compiling its numba kernels") == 1
+
+    def probe2(x):
+        return x + 2
+
+    probe2.__module__ = "geoforest._probe"
+    assert njit(probe2)(1) == 3  # compiles too, but the line was said
+    monkeypatch.setenv("GEOFOREST_COMPILE_NOTICE", "0")
+    monkeypatch.setitem(_first_use._state, "said", False)
+
+    def probe3(x):
+        return x + 3
+
+    probe3.__module__ = "geoforest._probe"
+    assert njit(probe3)(1) == 4
+    assert "compiling" not in capsys.readouterr().err  # silenced
+
+
+def test_the_demo_says_what_compiling_cost_only_when_it_compiled(tmp_path, capsys, monkeypatch):
+    from geoforest import _first_use
+    from geoforest.cli import main
+
+    args = ["demo", "--quick", "--out", str(tmp_path), "--no-progress", "--overwrite"]
+    assert main(args) == 0  # compiles whatever this process has not compiled yet
+    capsys.readouterr()
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "(time = fit + kneighbors)" in out and "compiling" not in out  # nothing compiled
+    clock = iter([0.0, 12.5])
+    monkeypatch.setattr(_first_use, "compile_seconds", lambda: next(clock))
+    assert main(args) == 0
+    assert "the first row includes 12.5s of numba" in capsys.readouterr().out
