@@ -22,7 +22,7 @@ import time
 
 from numba.core import event
 
-__all__ = ["compile_seconds", "notice"]
+__all__ = ["cache_unavailable", "compile_seconds", "notice"]
 
 #: What the line says: what happens, roughly how long, and that it happens once.
 NOTICE = (
@@ -31,7 +31,12 @@ NOTICE = (
 )
 
 _lock = threading.Lock()
-_state = {"depth": 0, "start": 0.0, "seconds": 0.0, "said": False}
+_state = {"depth": 0, "start": 0.0, "seconds": 0.0, "said": False, "no_cache": False}
+
+
+def cache_unavailable() -> None:
+    """Record that some kernel compiles without the disk cache (``_jit`` found none writable)."""
+    _state["no_cache"] = True
 
 
 def compile_seconds() -> float:
@@ -71,9 +76,7 @@ class _FirstUse(event.Listener):
             say = not _state["said"]
             _state["said"] = True
         if say and os.environ.get("GEOFOREST_COMPILE_NOTICE", "1") != "0":
-            from . import _jit
-
-            print(notice(cached=not _jit.cache_unavailable()), file=sys.stderr, flush=True)
+            print(notice(cached=not _state["no_cache"]), file=sys.stderr, flush=True)
 
     def on_end(self, ev: event.Event) -> None:
         if not _ours(ev):

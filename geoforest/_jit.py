@@ -34,7 +34,7 @@ from typing import Any
 from numba import njit as _numba_njit
 from numba.core import types
 
-from . import _first_use  # noqa: F401  (the line printed at the first compilation)
+from . import _first_use  # the line printed at the first compilation
 
 
 class KernelCacheWarning(UserWarning):
@@ -49,6 +49,7 @@ def _warn_once(reason: str) -> None:
     if _warned:
         return
     _warned = True
+    _first_use.cache_unavailable()
     warnings.warn(
         "geoforest: numba cannot cache compiled kernels here (neither the package folder nor "
         "numba's user cache folder is writable), so kernels compile on first use in every "
@@ -57,11 +58,6 @@ def _warn_once(reason: str) -> None:
         KernelCacheWarning,
         stacklevel=4,
     )
-
-
-def cache_unavailable() -> bool:
-    """Whether numba found no writable cache for some kernel in this process."""
-    return _warned
 
 
 def njit(func: Callable | None = None, **options: Any):

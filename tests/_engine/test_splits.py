@@ -200,6 +200,7 @@ def test_gmm_bic_matches_sklearn(seed):
     assert post[pos] <= 0.5 + 1e-3
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=200, deadline=None)
 @given(
     hnp.arrays(

@@ -105,6 +105,7 @@ def test_clear_errors():
         gf.ForestSpectralClustering(2, metric="euclidean").fit(X[:4])
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=25, deadline=None)
 @given(
     n=st.integers(2, 40),

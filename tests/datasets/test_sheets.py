@@ -180,6 +180,7 @@ def test_rotation_preserves_pairwise_distances_and_the_signal():
 _BAD_VALUES = [None, "3", -1, 0, 0.5, np.nan, np.inf, -np.inf, True, [3], 1e12]
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=80, deadline=None)
 @given(
     kind=st.sampled_from([*SHEET_KINDS, "Strip", "", None, 3]),
@@ -199,6 +200,7 @@ def test_any_bad_argument_is_refused_with_a_clear_error(kind, n, aspect):
     assert X.shape == (n, 3) and np.isfinite(X).all() and np.isfinite(latent).all()
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=60, deadline=None)
 @given(
     n_dims=st.sampled_from([0, 3, *_BAD_VALUES]),

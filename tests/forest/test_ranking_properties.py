@@ -32,6 +32,8 @@ def _problems(draw):
     return X, k, trees, split, method, new_points, seed
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
+@pytest.mark.filterwarnings("ignore:every feature of X is constant:UserWarning")  # drawn
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_problems())
 def test_distances_ascend_in_every_row(problem):

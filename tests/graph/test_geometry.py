@@ -91,6 +91,7 @@ def test_forest_geometry_reuses_a_fitted_forest_on_its_own_data_only():
         make_geometry("forest", object())
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 4), blobs=st.integers(2, 6))
 def test_bridges_are_a_minimum_spanning_forest_of_the_components(seed, k, blobs):

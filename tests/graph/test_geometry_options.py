@@ -20,6 +20,7 @@ ESTIMATORS = {
 }
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=30, deadline=None)
 @given(
     name=st.sampled_from(sorted(ESTIMATORS)),
@@ -35,6 +36,7 @@ def test_an_unknown_metric_is_refused_by_name(name, metric):
         ESTIMATORS[name](metric=metric).fit(X)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=30, deadline=None)
 @given(
     name=st.sampled_from(sorted(ESTIMATORS)),
@@ -51,6 +53,7 @@ def test_bad_neighbour_counts_are_refused(name, n_neighbors):
         est.fit(X)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=20, deadline=None)
 @given(
     name=st.sampled_from(sorted(ESTIMATORS)),
@@ -69,6 +72,7 @@ def test_a_fitted_forest_on_other_points_is_refused_by_every_estimator():
             make(metric="forest", forest=forest).fit(X)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=30, deadline=None)
 @given(excess=st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=12))
 def test_choose_by_excess_is_defined_for_any_scores(excess):
@@ -78,6 +82,7 @@ def test_choose_by_excess_is_defined_for_any_scores(excess):
     assert k == (above.max() + 2 if above.size else 1)
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(2, 30), k=st.integers(1, 5), seed=st.integers(0, 1000))
 def test_knn_affinity_is_symmetric_and_in_the_unit_interval(n, k, seed):

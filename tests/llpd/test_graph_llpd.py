@@ -74,6 +74,7 @@ def _clusters(seed, n, d):
 
 
 # ------------------------------------------------------------------ LLPD over a graph
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @SETTINGS
 @given(
     seed=st.integers(0, 2**31 - 1),
@@ -100,6 +101,7 @@ def test_forest_llpd_is_the_minimax_distance_of_its_bridged_knn_graph(seed, n, d
     check_queries(model, Q, brute_new_points(rho, hop_d, hop_i), min(n, 4))
 
 
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @SETTINGS
 @given(
     seed=st.integers(0, 2**31 - 1),

@@ -151,6 +151,7 @@ def test_cocluster_accuracy_single_point_and_extremes():
 # ---------------------------------------------------------------------------
 # shared properties
 # ---------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::UserWarning")  # drawn inputs may warn
 @settings(max_examples=100, deadline=None)
 @given(
     labels=st.lists(st.tuples(st.integers(0, 4), st.integers(0, 5)), min_size=1, max_size=40),
