@@ -186,7 +186,7 @@ def _precomputed_graph(dm, G) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         K = check_sparse_graph(G, "affinity")
         dm.sigma_ = float("nan")
         return K, symmetrize(K)
-    D = check_sparse_graph(G, "distance graph")
+    D = check_sparse_graph(G, "distance graph", distances=True)
     row_max = np.zeros(D.shape[0])
     np.maximum.at(row_max, np.repeat(np.arange(D.shape[0]), np.diff(D.indptr)), D.data)
     sigma = resolve_sigma(dm, row_max[np.diff(D.indptr) > 0])

@@ -258,7 +258,7 @@ class PrecomputedGeometry(Geometry):
     can_bridge = False
 
     def fit(self, X) -> PrecomputedGeometry:
-        G = check_sparse_graph(X, "distance graph").tocoo(copy=True)
+        G = check_sparse_graph(X, "distance graph", distances=True).tocoo(copy=True)
         # A point is not its own neighbour; a stored 0 elsewhere is an edge of
         # length 0 (duplicates), kept.  The copy leaves the caller's graph as it was.
         off = G.row != G.col

@@ -124,10 +124,10 @@ def spatial_knn(
 
 
 # ------------------------------------------------------------------ checks and scaling
-def check_sparse_graph(G, name: str) -> sp.csr_matrix:
+def check_sparse_graph(G, name: str, *, distances: bool = False) -> sp.csr_matrix:
     """A precomputed ``(n, n)`` graph as float64 CSR: square, finite, non-negative, ``n >= 2``.
 
-    A dense *distance* matrix lists every pair: its off-diagonal zeros are
+    A dense matrix of ``distances`` lists every pair: its off-diagonal zeros are
     edges of length 0 (copies of a point), stored explicitly, where a CSR
     conversion would drop them; its diagonal is no edge.  In a dense affinity
     a zero is no edge.
@@ -136,7 +136,7 @@ def check_sparse_graph(G, name: str) -> sp.csr_matrix:
         G = np.asarray(G, dtype=np.float64)
         if G.ndim != 2:
             raise ValueError(f"a precomputed {name} must be a 2-d (n, n) matrix, got {G.shape}")
-        if name == "distance graph" and G.shape[0] == G.shape[1] and G.shape[0] > 1:
+        if distances and G.shape[0] == G.shape[1] and G.shape[0] > 1:
             G = _every_pair(G)
     G = sp.csr_matrix(G, dtype=np.float64)
     if G.shape[0] != G.shape[1]:

@@ -32,15 +32,6 @@ from hypothesis import currently_in_test_context, event
 
 CLEAR_ERRORS = (ValueError, TypeError)
 
-#: Bugs the property tests found that are not fixed yet, as (exception type,
-#: text of its message, file it is raised in, the cases it may end (their
-#: ``what``; ``None``: any), the strict-xfail reproducer that tracks it).  A
-#: case ending in one of them counts as refused, so the property tests stay
-#: green and keep searching everything else; when a bug is fixed its
-#: reproducer passes, fails as XPASS(strict), and its entry
-#: here goes with the xfail mark.
-KNOWN_BUGS: tuple = ()
-
 # Where a clear error may be raised: geoforest's own checks and scikit-learn's
 # parameter and input validation.  A ValueError raised anywhere else (NumPy's
 # broadcasting, SciPy's ARPACK, joblib) reached the user unchecked.
@@ -98,10 +89,6 @@ def assert_clear_error_or(
             result = case()
     except CLEAR_ERRORS as exc:
         where = _raised_at(exc)
-        for kind, text, file, whats, _ in KNOWN_BUGS:
-            if isinstance(exc, kind) and text in str(exc) and file in where:
-                if whats is None or what in whats:
-                    return None
         assert str(exc).strip(), f"{what}: {type(exc).__name__} without a message"
         assert any(part in where for part in _CHECKERS), (
             f"{what}: {type(exc).__name__}({exc}) raised in {where}, not by an input check"
