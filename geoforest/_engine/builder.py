@@ -31,7 +31,6 @@ import numpy as np
 from .._jit import njit
 from .borrow import borrowed, keep_alive
 from .buffers import finish_tree, tree_buffers
-from .cuts import uniform_cut_unsorted
 from .labels import SupervisedRule, gather_node, node_value, supervised_cut
 from .nodes import (
     all_rows_equal,
@@ -46,6 +45,7 @@ from .nodes import (
 )
 from .projections import SLOT_GROWN_REDRAWS, draw_node_projections, project_samples
 from .sorting import sort_values
+from .rule_cuts import unsorted_cut
 from .splits import UNIFORM, best_cut, midpoint
 from .ties import grow_until_resolved, growth_pool
 
@@ -222,7 +222,8 @@ def build_tree(
     min_gain, min_weight = weight_bounds(limits, sample_weight, samples)
     task = SupervisedRule(rule, random_cuts, n_classes, min_leaf, min_weight)
     # Where the gain decides nothing (one candidate, one batch, no gain bound) and no
-    # candidate grows, the uniform cut skips the sort (cuts.uniform_cut_unsorted).
+    # candidate grows, the uniform cut skips the sort (rule_cuts.unsorted_cut; compiled
+    # for the uniform rule's workspace only).
     unsorted = rule == UNIFORM and n_proj == n_batches == 1 and min_gain == -np.inf and not grow
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
@@ -258,7 +259,7 @@ def build_tree(
                         continue  # no cut between distinct values: skip the sort
                     thr, score, g = supervised_cut(task, z_cur, m, z_sorted, labels, state)
                 elif workspace is not None and unsorted:  # the rpTree's cut needs no sort
-                    thr, score, g = uniform_cut_unsorted(z_cur, m, min_leaf, state, z_sorted)
+                    thr, score, g = unsorted_cut(z_cur, m, min_leaf, state, z_sorted, workspace)
                 elif workspace is not None:
                     z_sorted[:m] = z_cur[:m]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)

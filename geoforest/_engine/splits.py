@@ -20,11 +20,16 @@ name, whether it needs labels, its workspace, its default parameters
 (real-valued settings travel in a float64 ``params`` array) and its cut kernel
 (in :mod:`.cuts`, or the impurity scan below).  The name maps (``CRITERIA``,
 ``RANDOM_CUTS``, ``CLASS_CRITERIA``) and :func:`default_params` are read from
-the table; the numba dispatch (:func:`make_workspace`, :func:`best_cut`,
-:func:`best_class_cut`) is an ``if`` chain over the codes, because numba
-dispatches statically, with one branch per entry in table order, checked
-against the table by ``tests/_engine/test_builder.py``, and it ends in a
-``ValueError`` for any other code.  ``docs/engine.md`` says how to add a rule.
+the table.  The unsupervised rules are dispatched by *type*: each has its own
+workspace class (:func:`make_workspace` gives an instance), and
+:func:`best_cut` calls the cut of its workspace's rule, chosen while numba
+compiles it, so a process compiles the rules it uses and no others (a first
+URerF fit compiled every rule before; ``docs/benchmarks.md``, "Where a cold
+start's compile time goes").  The supervised dispatch (:func:`best_class_cut`,
+:func:`best_regression_cut`) is an ``if`` chain over the codes, one branch per
+entry in table order, checked against the table by
+``tests/_engine/test_builder.py``, ending in a ``ValueError`` for any other
+code.  ``docs/engine.md`` says how to add a rule.
 
 ``FASTBIC`` (0)
     Fast-BIC, the rule of the URerF paper (Madhyastha et al., *Geodesic
@@ -106,17 +111,26 @@ import numpy as np
 
 from .._jit import njit
 from .cuts import (
-    _fastbic,
-    _gmm,
-    _median_cut,
-    _uniform_cut,
     _valid_position,  # noqa: F401 (tests import it from here)
     fastbic_workspace,
     midpoint,
-    twomeans,
     value_range,
 )
 from .rng import uniform
+from .rule_cuts import (
+    RULE_OF_WORKSPACE,
+    FastBICWorkspace,
+    GMMWorkspace,
+    MedianWorkspace,
+    TwoMeansWorkspace,
+    UniformWorkspace,
+    fastbic_cut,
+    gmm_cut,
+    median_cut,
+    rule_cut,
+    twomeans_cut,
+    uniform_cut,
+)
 
 FASTBIC = 0
 TWOMEANS = 1
@@ -307,11 +321,6 @@ def _squared_error_cut(z, ts, ws, cs, n, min_leaf, min_weight, sums):
     return best_pos, best_gain, best_gain
 
 
-#: Slots of an unsupervised rule's ``params`` (``[var_floor]``, GMM's ``[var_floor,
-#: max_iter, tol]``): the kernels read them by name.
-SLOT_VAR_FLOOR, SLOT_MAX_ITER, SLOT_TOL = 0, 1, 2
-
-
 class Rule(NamedTuple):
     """One split rule: everything the engine and the estimators need to know about it."""
 
@@ -322,15 +331,34 @@ class Rule(NamedTuple):
     workspace: Any  # kernel ``f(n_max)`` giving the rule's scratch, or None (no scratch)
     params: tuple  # default ``params`` (float64 array passed to the cut)
     cut: Any  # the cut kernel the dispatch calls for this code
+    workspace_type: Any = None  # unsupervised: the class whose instances select this rule
 
 
 #: The split rules, one entry each, in code order.
 RULES = (
-    Rule(FASTBIC, "fastbic", "criterion", False, fastbic_workspace, (VAR_FLOOR,), _fastbic),
-    Rule(TWOMEANS, "twomeans", "criterion", False, None, (VAR_FLOOR,), twomeans),
-    Rule(GMM, "gmm", "criterion", False, None, (VAR_FLOOR, 100.0, 1e-7), _gmm),
-    Rule(UNIFORM, "uniform", "random", False, None, (VAR_FLOOR,), _uniform_cut),
-    Rule(MEDIAN, "median", "random", False, None, (VAR_FLOOR,), _median_cut),
+    Rule(
+        FASTBIC,
+        "fastbic",
+        "criterion",
+        False,
+        fastbic_workspace,
+        (VAR_FLOOR,),
+        fastbic_cut,
+        FastBICWorkspace,
+    ),
+    Rule(
+        TWOMEANS,
+        "twomeans",
+        "criterion",
+        False,
+        None,
+        (VAR_FLOOR,),
+        twomeans_cut,
+        TwoMeansWorkspace,
+    ),
+    Rule(GMM, "gmm", "criterion", False, None, (VAR_FLOOR, 100.0, 1e-7), gmm_cut, GMMWorkspace),
+    Rule(UNIFORM, "uniform", "random", False, None, (VAR_FLOOR,), uniform_cut, UniformWorkspace),
+    Rule(MEDIAN, "median", "random", False, None, (VAR_FLOOR,), median_cut, MedianWorkspace),
     Rule(GINI, "gini", "class", True, None, (), _impurity_cut),
     Rule(ENTROPY, "entropy", "class", True, None, (), _impurity_cut),
     Rule(SQUARED_ERROR, "squared_error", "regression", True, None, (), _squared_error_cut),
@@ -381,53 +409,39 @@ def default_params(code: int) -> np.ndarray:
     return np.array(lookup_rule(code).params, dtype=np.float64)
 
 
-@njit(nogil=True, cache=True)
-def make_workspace(rule, n_max):
-    """Scratch memory a rule reuses across the nodes of one tree (``n_max``: the largest node).
+def make_workspace(rule: int, n_max: int) -> NamedTuple:
+    """What an unsupervised rule reuses across the nodes of one tree (``n_max``: the largest node).
 
-    The table's ``workspace`` kernel, or an empty array for rules without one.
+    An instance of the rule's ``workspace_type`` holding the table's
+    ``workspace`` scratch (an empty array for rules without one).  Its class
+    makes the rule part of the numba type of every kernel it is passed to, so
+    :func:`best_cut` (and the tree builder) compile for the rules a process
+    uses and no others.  Unknown codes and supervised rules raise a
+    ``ValueError``: no unsupervised tree can grow with them.
     """
-    if rule == FASTBIC:
-        return fastbic_workspace(n_max)
-    if (
-        rule == TWOMEANS
-        or rule == GMM
-        or rule == UNIFORM
-        or rule == MEDIAN
-        or rule == GINI
-        or rule == ENTROPY
-        or rule == SQUARED_ERROR
-    ):
-        return np.zeros(0)
-    raise ValueError("unknown split rule code")
+    r = lookup_rule(rule)
+    if r.workspace_type is None:
+        raise ValueError(f"unknown split rule code {rule!r} for an unsupervised tree ({r.name})")
+    arrays = np.zeros(0) if r.workspace is None else r.workspace(n_max)
+    return r.workspace_type(arrays)
+
+
+#: The dispatch of :func:`best_cut`: each workspace class's rule code and cut.
+RULE_OF_WORKSPACE.update((r.workspace_type, (r.code, r.cut)) for r in RULES if r.workspace_type)
 
 
 @njit(nogil=True, cache=True)
 def best_cut(rule, z, n, min_leaf, params, workspace, state):
     """Best cut of the sorted values ``z[:n]`` under ``rule``: ``(pos, score, gain)``.
 
-    One branch per unsupervised entry of :data:`RULES`.  ``workspace`` comes
-    from :func:`make_workspace`; ``state`` is the tree's random state, for
-    rules that draw their cut.
+    ``workspace`` comes from :func:`make_workspace`, and its type selects the
+    rule's ``cut`` in :data:`RULES` when numba compiles this kernel: each rule
+    compiles on its first use only (a default URerF compiles no Gaussian
+    mixture, random cut or two-means).  ``rule`` must be the workspace's
+    rule (a ``ValueError`` otherwise).  ``state`` is the tree's random state,
+    for rules that draw their cut.
     """
-    if rule == FASTBIC:
-        return _fastbic(z, n, min_leaf, params[SLOT_VAR_FLOOR], workspace)
-    if rule == TWOMEANS:
-        return twomeans(z, n, min_leaf)
-    if rule == GMM:
-        return _gmm(
-            z,
-            n,
-            min_leaf,
-            params[SLOT_VAR_FLOOR],
-            np.int64(params[SLOT_MAX_ITER]),
-            params[SLOT_TOL],
-        )
-    if rule == UNIFORM:
-        return _uniform_cut(z, n, min_leaf, state)
-    if rule == MEDIAN:
-        return _median_cut(z, n, min_leaf)
-    raise ValueError("unknown split rule code")
+    return rule_cut(rule, z, n, min_leaf, params, workspace, state)
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -352,7 +352,6 @@ def _dispatch_branches(kernel):
 @pytest.mark.parametrize(
     ("kernel", "families"),
     [
-        (best_cut, ("criterion", "random")),
         (best_class_cut, ("class",)),
         (best_regression_cut, ("regression",)),
     ],
@@ -363,12 +362,33 @@ def test_dispatch_has_one_branch_per_table_entry_calling_its_cut(kernel, familie
 
 
 def test_make_workspace_gives_each_rule_its_table_workspace():
-    for r in RULES:
+    unsupervised = [r for r in RULES if r.family in ("criterion", "random")]
+    for r in unsupervised:
         ws = make_workspace(r.code, 9)
+        assert type(ws) is r.workspace_type
         if r.workspace is None:
-            assert ws.shape == (0,)
+            assert ws.arrays.shape == (0,)
         else:
-            np.testing.assert_array_equal(ws, r.workspace(9))
+            np.testing.assert_array_equal(ws.arrays, r.workspace(9))
+    # One class per rule: the class is what selects the rule in the kernels.
+    assert len({r.workspace_type for r in unsupervised}) == len(unsupervised)
+    assert all(r.workspace_type is None for r in RULES if r.supervised)
+
+
+def test_best_cut_runs_the_cut_of_its_workspace_rule():
+    z = np.sort(np.random.default_rng(0).normal(size=40))
+    for r in RULES:
+        if r.supervised:
+            continue
+        params = default_params(r.code)
+        ws = make_workspace(r.code, 40)
+        got = best_cut(r.code, z, 40, 2, params, ws, make_state(1))
+        want = r.cut(z, 40, 2, params, ws.arrays, make_state(1))
+        assert got[0] == want[0]
+        np.testing.assert_array_equal(np.array(got[1:]), np.array(want[1:]))
+    # One signature per workspace type, each for its own rule.
+    kinds = {sig[5].instance_class for sig in best_cut.signatures}
+    assert kinds == {r.workspace_type for r in RULES if not r.supervised}
 
 
 # --------------------------------------------------------------------------- unknown codes
@@ -401,8 +421,8 @@ def test_unknown_criterion_fails_before_any_tree_is_grown():
 def test_unknown_code_raises_in_the_kernels():
     z = np.arange(8.0)
     ys, ws, cs = np.arange(8, dtype=np.int32) % 2, np.ones(8), np.ones(8, np.int32)
-    with pytest.raises(ValueError, match="unknown split rule code"):
-        best_cut(UNKNOWN, z, 8, 1, np.zeros(3), np.zeros(0), make_state(0))
+    with pytest.raises(ValueError, match="does not match its workspace"):
+        best_cut(UNKNOWN, z, 8, 1, np.zeros(3), make_workspace(FASTBIC, 8), make_state(0))
     with pytest.raises(ValueError, match="unknown split rule code"):
         best_class_cut(UNKNOWN, z, ys, ws, cs, 8, 2, 1, 0.0, np.zeros(4))
     with pytest.raises(ValueError, match="unknown split rule code"):
@@ -411,7 +431,9 @@ def test_unknown_code_raises_in_the_kernels():
         splits._side_impurity(UNKNOWN, 3.0, 5.0)
     # A rule of the other task is unknown to the task's dispatch, not run as another rule.
     with pytest.raises(ValueError, match="unknown split rule code"):
-        best_cut(GINI, z, 8, 1, np.zeros(3), np.zeros(0), make_state(0))
+        make_workspace(GINI, 8)
+    with pytest.raises(ValueError, match="does not match its workspace"):
+        best_cut(GINI, z, 8, 1, np.zeros(3), make_workspace(TWOMEANS, 8), make_state(0))
     with pytest.raises(ValueError, match="unknown split rule code"):
         best_class_cut(FASTBIC, z, ys, ws, cs, 8, 2, 1, 0.0, np.zeros(4))
     with pytest.raises(ValueError, match="unknown split rule code"):

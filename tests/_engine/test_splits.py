@@ -341,7 +341,7 @@ def test_vectorised_fastbic_equals_the_scalar_scan_bit_for_bit(seed):
             z = rng.normal(size=n) * 1e160  # sums overflow: scalar path
         z = np.sort(z)
         min_leaf = int(rng.integers(1, 6))
-        ws = make_workspace(FASTBIC, n + int(rng.integers(0, 4)))
+        ws = make_workspace(FASTBIC, n + int(rng.integers(0, 4))).arrays
         got = _fastbic(z, n, min_leaf, VAR_FLOOR, ws)
         want = _fastbic_scalar(z, n, min_leaf, VAR_FLOOR, ws.copy())
         assert got[0] == want[0]

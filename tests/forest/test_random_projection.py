@@ -9,7 +9,14 @@ from scipy import stats
 import geoforest as gf
 from geoforest._engine.projections import GAUSSIAN, draw_node_projections
 from geoforest._engine.rng import make_state, normal
-from geoforest._engine.splits import MEDIAN, UNIFORM, _valid_position, best_cut, default_params
+from geoforest._engine.splits import (
+    MEDIAN,
+    UNIFORM,
+    _valid_position,
+    best_cut,
+    default_params,
+    make_workspace,
+)
 
 
 def _draw_directions(p, n_draws, seed=0):
@@ -47,7 +54,8 @@ def test_gaussian_directions_are_uniform_on_the_sphere():
 def _cut(rule, z, min_leaf=1, seed=0):
     z = np.asarray(z, dtype=np.float64)
     state = make_state(seed)
-    return best_cut(rule, z, z.shape[0], min_leaf, default_params(rule), np.zeros(0), state)
+    ws = make_workspace(rule, z.shape[0])
+    return best_cut(rule, z, z.shape[0], min_leaf, default_params(rule), ws, state)
 
 
 def test_uniform_cut_threshold_is_uniform_between_min_and_max():
@@ -57,8 +65,9 @@ def test_uniform_cut_threshold_is_uniform_between_min_and_max():
     z = np.arange(n, dtype=np.float64)
     state = make_state(7)
     counts = np.zeros(n, dtype=np.int64)
+    ws = make_workspace(UNIFORM, n)
     for _ in range(20000):
-        pos, score, gain = best_cut(UNIFORM, z, n, 1, default_params(UNIFORM), np.zeros(0), state)
+        pos, score, gain = best_cut(UNIFORM, z, n, 1, default_params(UNIFORM), ws, state)
         counts[pos] += 1
     assert counts[0] == 0  # never an empty side
     observed = counts[1:n]
@@ -67,8 +76,9 @@ def test_uniform_cut_threshold_is_uniform_between_min_and_max():
     z = np.array([0.0, 1.0, 9.0, 10.0])
     state = make_state(3)
     counts = np.zeros(4, dtype=np.int64)
+    ws = make_workspace(UNIFORM, 4)
     for _ in range(20000):
-        counts[best_cut(UNIFORM, z, 4, 1, default_params(UNIFORM), np.zeros(0), state)[0]] += 1
+        counts[best_cut(UNIFORM, z, 4, 1, default_params(UNIFORM), ws, state)[0]] += 1
     expected = np.array([1.0, 8.0, 1.0]) / 10 * 20000
     assert stats.chisquare(counts[1:], expected).pvalue > 1e-3
 

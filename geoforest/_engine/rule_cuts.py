@@ -1,0 +1,143 @@
+"""The unsupervised split rules' workspaces and their cuts behind one signature.
+
+Each unsupervised rule of :data:`.splits.RULES` has a workspace class of its
+own (a one-field ``NamedTuple``), so the rule is part of the numba type of
+every kernel its workspace is passed to: :func:`.splits.best_cut` and the tree
+builder compile the cut of that rule only, and each other rule compiles on
+its first use (``docs/engine.md``, the split-rule table).  ``arrays`` holds
+the rule's scratch (:func:`.cuts.fastbic_workspace`), an empty array for
+rules without one.
+
+The cuts below give every rule :func:`.splits.best_cut`'s signature,
+``(z, n, min_leaf, params, arrays, state)``, reading the rule's settings from
+its float64 ``params`` by slot; they are the table's ``cut`` entries.
+:func:`rule_cut` and :func:`unsorted_cut` are the dispatch: ``numba``
+overloads, resolved while numba types their caller, so a kernel holds the
+code of its workspace's rule only.  (Declared ``inline="always"`` they
+corrupted the builder's trees: numba's IR inlining of an overload with an
+unused argument freed arrays early.  As plain calls LLVM inlines them.)
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba.extending import overload
+
+from .._jit import njit
+from .cuts import _fastbic, _gmm, _median_cut, _uniform_cut, twomeans, uniform_cut_unsorted
+
+#: Slots of an unsupervised rule's ``params`` (``[var_floor]``, GMM's ``[var_floor,
+#: max_iter, tol]``): the kernels read them by name.
+SLOT_VAR_FLOOR, SLOT_MAX_ITER, SLOT_TOL = 0, 1, 2
+
+
+class FastBICWorkspace(NamedTuple):
+    """Fast-BIC's workspace (:func:`.cuts.fastbic_workspace`)."""
+
+    arrays: np.ndarray
+
+
+class TwoMeansWorkspace(NamedTuple):
+    """Two-means' workspace (no scratch)."""
+
+    arrays: np.ndarray
+
+
+class GMMWorkspace(NamedTuple):
+    """The Gaussian mixture's workspace (no scratch)."""
+
+    arrays: np.ndarray
+
+
+class UniformWorkspace(NamedTuple):
+    """The uniform random cut's workspace (no scratch)."""
+
+    arrays: np.ndarray
+
+
+class MedianWorkspace(NamedTuple):
+    """The median cut's workspace (no scratch)."""
+
+    arrays: np.ndarray
+
+
+@njit(nogil=True, cache=True, inline="always")
+def fastbic_cut(z, n, min_leaf, params, arrays, state):
+    """Fast-BIC (:func:`.cuts._fastbic`), its tables and scan arrays in ``arrays``."""
+    return _fastbic(z, n, min_leaf, params[SLOT_VAR_FLOOR], arrays)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def twomeans_cut(z, n, min_leaf, params, arrays, state):
+    """Two-means (:func:`.cuts.twomeans`)."""
+    return twomeans(z, n, min_leaf)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def gmm_cut(z, n, min_leaf, params, arrays, state):
+    """The two-Gaussian mixture (:func:`.cuts._gmm`)."""
+    max_iter = np.int64(params[SLOT_MAX_ITER])
+    return _gmm(z, n, min_leaf, params[SLOT_VAR_FLOOR], max_iter, params[SLOT_TOL])
+
+
+@njit(nogil=True, cache=True, inline="always")
+def uniform_cut(z, n, min_leaf, params, arrays, state):
+    """The random projection tree's uniform cut (:func:`.cuts._uniform_cut`)."""
+    return _uniform_cut(z, n, min_leaf, state)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def median_cut(z, n, min_leaf, params, arrays, state):
+    """The median cut (:func:`.cuts._median_cut`)."""
+    return _median_cut(z, n, min_leaf)
+
+
+#: ``{workspace class: (rule code, cut)}``, filled by :mod:`.splits` from its table.
+RULE_OF_WORKSPACE: dict[type, tuple[int, Any]] = {}
+
+
+def rule_cut(rule, z, n, min_leaf, params, workspace, state):
+    """The cut of ``workspace``'s rule (kernels only; see :func:`.splits.best_cut`)."""
+    raise NotImplementedError("rule_cut is called from numba kernels only")
+
+
+@overload(rule_cut, jit_options={"nogil": True})
+def _rule_cut_typed(rule, z, n, min_leaf, params, workspace, state):
+    entry = RULE_OF_WORKSPACE.get(getattr(workspace, "instance_class", None))
+    if entry is None:
+        return None  # not a workspace of make_workspace: a typing error
+    code, cut = entry
+
+    def impl(rule, z, n, min_leaf, params, workspace, state):
+        if rule != code:
+            raise ValueError("split rule code does not match its workspace's rule")
+        return cut(z, n, min_leaf, params, workspace.arrays, state)
+
+    return impl
+
+
+def unsorted_cut(z, n, min_leaf, state, z_sorted, workspace):
+    """The uniform cut of the unsorted ``z[:n]`` (kernels only).
+
+    :func:`.cuts.uniform_cut_unsorted` for the uniform rule's workspace; for
+    every other rule, which the builder never asks for an unsorted cut, no cut
+    at all, so their trees do not compile it.
+    """
+    raise NotImplementedError("unsorted_cut is called from numba kernels only")
+
+
+@overload(unsorted_cut, jit_options={"nogil": True})
+def _unsorted_cut_typed(z, n, min_leaf, state, z_sorted, workspace):
+    if getattr(workspace, "instance_class", None) is UniformWorkspace:
+
+        def impl(z, n, min_leaf, state, z_sorted, workspace):
+            return uniform_cut_unsorted(z, n, min_leaf, state, z_sorted)
+
+        return impl
+
+    def no_cut(z, n, min_leaf, state, z_sorted, workspace):
+        return np.nan, -np.inf, -np.inf
+
+    return no_cut
