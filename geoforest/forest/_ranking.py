@@ -36,6 +36,46 @@ def _metric_distances(Xq, Xref, cand, n_out, weights, out):
             out[i, c] = acc
 
 
+@njit(nogil=True, cache=True, inline="always")
+def _before(key, a, b):
+    """Whether position ``a`` sorts before ``b``: by ``key``, then by position."""
+    return key[a] < key[b] or (key[a] == key[b] and a < b)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _sift(key, order, start, end):
+    """Move ``order[start]`` down the max-heap ``order[:end]`` (by :func:`_before`)."""
+    root = start
+    while True:
+        child = 2 * root + 1
+        if child >= end:
+            return
+        if child + 1 < end and _before(key, order[child], order[child + 1]):
+            child += 1
+        if not _before(key, order[root], order[child]):
+            return
+        order[root], order[child] = order[child], order[root]
+        root = child
+
+
+@njit(nogil=True, cache=True)
+def _stable_order(key, m, order):
+    """``order[:m]``: the positions ``0..m - 1`` sorted by ``key``, equal keys by
+    position, i.e. ``np.argsort(key[:m], kind="stable")`` for keys without nan.
+
+    A heapsort on (key, position) pairs: the same order as a stable sort, and
+    it compiles in a fraction of the time of numba's merge sort, which a
+    first ``kneighbors`` would otherwise compile (``docs/benchmarks.md``).
+    """
+    for c in range(m):
+        order[c] = c
+    for start in range(m // 2 - 1, -1, -1):
+        _sift(key, order, start, m)
+    for end in range(m - 1, 0, -1):
+        order[0], order[end] = order[end], order[0]
+        _sift(key, order, 0, end)
+
+
 @njit(nogil=True, cache=True)
 def _rank_rows(cand, sim, n_out, d2, k, out_ind, out_dist):
     """The ``k`` neighbours of each row from its ``n_out`` candidates (best
@@ -50,7 +90,9 @@ def _rank_rows(cand, sim, n_out, d2, k, out_ind, out_dist):
     neighbour, or the distances would not be sorted.
     """
     key = np.empty(cand.shape[1])
+    order = np.empty(cand.shape[1], dtype=np.int64)
     pick = np.empty(k, dtype=np.int64)
+    final = np.empty(k, dtype=np.int64)
     for i in range(cand.shape[0]):
         m = n_out[i]
         n_shared = 0
@@ -61,14 +103,15 @@ def _rank_rows(cand, sim, n_out, d2, k, out_ind, out_dist):
             else:
                 key[c] = np.inf
         # Stable sorts: equal distances keep the proximity order (then lower index).
-        order = np.argsort(key[:m], kind="mergesort")
+        _stable_order(key, m, order)
         n_pick = 0
         for c in order[: min(n_shared, k)]:
             pick[n_pick] = c
             n_pick += 1
         if n_pick < k:
-            rest = np.argsort(d2[i, :m], kind="mergesort")
-            for c in rest:
+            key[:m] = d2[i, :m]
+            _stable_order(key, m, order)
+            for c in order[:m]:
                 if n_pick == k:
                     break
                 if not sim[i, c] > 0.0:
@@ -77,8 +120,10 @@ def _rank_rows(cand, sim, n_out, d2, k, out_ind, out_dist):
         if n_shared < k:  # the completed set, in ascending distance as well
             for c in range(n_pick):
                 key[c] = d2[i, pick[c]]
-            final = pick[np.argsort(key[:n_pick], kind="mergesort")]
-            pick[:n_pick] = final
+            _stable_order(key, n_pick, order)
+            for c in range(n_pick):
+                final[c] = pick[order[c]]
+            pick[:n_pick] = final[:n_pick]
         for pos in range(n_pick):
             c = pick[pos]
             out_ind[i, pos] = cand[i, c]
