@@ -16,14 +16,17 @@ alone.  The demo's own "URerF time" column shows where the rest goes.
 
 Goal of the scale issue: under 60 s cold and under 10 s warm.
 
-``--first-call`` measures instead what issue 32's cold-start bar is stated in:
+``--first-call`` measures instead what the cold-start bar (issues 32 and 45)
+is stated in:
 in fresh processes, each with its own empty ``NUMBA_CACHE_DIR``, a first
 ``UnsupervisedForest(n_estimators=20).fit(X).kneighbors(n_neighbors=10)`` on
 1,000 x 10 N(0, 1) points against umap-learn's first ``UMAP().fit(X)`` on the
 same points (umap-learn and pynndescent compile numba kernels too), the two
 taking turns for ``--rounds`` rounds.  Each row gives the import, the first
-call and their sum; the ratios are geoforest / umap-learn (the bar: 0.5 or
-less).  Needs ``umap-learn`` (the ``experiments`` extra).
+call and their sum; the ratios are geoforest / umap-learn (the bar: 1.0 or
+less, import and first call summed, on the machine that measures both;
+issue 32's 0.5 would take compiling ahead of time, ``docs/benchmarks.md``).
+Needs ``umap-learn`` (the ``experiments`` extra).
 
 How to run
 ----------
