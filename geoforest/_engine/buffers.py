@@ -124,11 +124,11 @@ def pending_root(cap, n, n_batches):
     """The stack of pending nodes holding the root, and each node's range of samples.
 
     ``(stack, top, node_lo, node_hi)``; a stack row is ``(lo, hi, depth,
-    parent, is_left, batches)`` (:func:`~.nodes.push`).
+    parent, is_left, batches, n_const)`` (:func:`~.nodes.push`).
     """
     stack = np.empty((cap, STACK_COLUMNS), dtype=np.int64)
     node_lo, node_hi = np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64)
-    return stack, push(stack, 0, 0, n, 0, -1, 1, n_batches), node_lo, node_hi
+    return stack, push(stack, 0, 0, n, 0, -1, 1, n_batches, 0), node_lo, node_hi
 
 
 @njit(nogil=True, cache=True, inline="always")

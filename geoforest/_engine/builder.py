@@ -43,7 +43,7 @@ from .nodes import (
     store_projection,
     weight_bounds,
 )
-from .projections import SLOT_GROWN_REDRAWS, draw_node_projections, project_samples
+from .projections import SLOT_GROWN_REDRAWS, draw_candidates, mark_constants, project_samples
 from .sorting import sort_values
 from .rule_cuts import unsorted_cut
 from .splits import UNIFORM, best_cut, midpoint
@@ -230,7 +230,8 @@ def build_tree(
     while top > 0:
         top -= 1
         node, n_nodes = n_nodes, n_nodes + 1
-        lo, hi, depth, node_batches, size = open_node(
+        # n_const: features known constant in the node, never drawn (cand.perm[:n_const])
+        lo, hi, depth, node_batches, size, n_const = open_node(
             stack[top], node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples
         )
         by, bt, out = borrowed(y), borrowed(targets), value[node]
@@ -246,17 +247,16 @@ def build_tree(
         best_j, best_score, best_gain, best_thr, width, grown = -1, -np.inf, -np.inf, 0.0, 0, False
         for _batch in range(node_batches):
             # Redraw candidates while no projection has shown structure (gain > 0).
-            k = draw_node_projections(
-                proj_kind, proj_params, n_proj, cand.perm, state, cand_ptr, cand_idx, cand_w
-            )
+            k = draw_candidates(proj_kind, proj_params, n_proj, cand, n_const, state)
             for j in range(k):
                 # The candidate in ``g_idx/g_w[:gw]``, where it may grow.
                 start, end = cand_ptr[j], cand_ptr[j + 1]
                 gw = copy_projection(cand_idx, cand_w, start, end, g_idx, g_w)
                 project_samples(X, samples, lo, hi, cand_idx, cand_w, start, end, z_cur)
                 if supervised:
-                    if is_constant(z_cur, m):
-                        continue  # no cut between distinct values: skip the sort
+                    if is_constant(z_cur, m):  # no cut between distinct values: no sort
+                        n_const = mark_constants(proj_kind, X, samples, lo, hi, cand, j, n_const)
+                        continue  # and its constant features are not drawn below
                     thr, score, g = supervised_cut(task, z_cur, m, z_sorted, labels, state)
                 elif workspace is not None and unsorted:  # the rpTree's cut needs no sort
                     thr, score, g = unsorted_cut(z_cur, m, min_leaf, state, z_sorted, workspace)
@@ -290,8 +290,8 @@ def build_tree(
         batches = child_batches(n_batches, node_batches, best_gain, decay_batches)
         mid = partition(samples, z_best, lo, hi, best_thr, vals.part_buf)
         # Push right first so the left subtree is built (and numbered) first.
-        top = push(stack, top, mid, hi, depth + 1, node, 0, batches)
-        top = push(stack, top, lo, mid, depth + 1, node, 1, batches)
+        top = push(stack, top, mid, hi, depth + 1, node, 0, batches, n_const)
+        top = push(stack, top, lo, mid, depth + 1, node, 1, batches, n_const)
     tree_arrays = (left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value)
     tree, sample_leaf = finish_tree(tree_arrays, n_nodes, nnz, node_lo, node_hi, n)
     keep_alive((owned, pool))

@@ -31,8 +31,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from .sorting import sort_pairs
+from .sorting import PAIR_STACK, sort_pairs_into
 from .splits import (
+    SQUARED_ERROR,
     best_class_cut,
     best_regression_cut,
     midpoint,
@@ -124,15 +125,129 @@ class LabelBuffers(NamedTuple):
     w_sorted: np.ndarray
     c_sorted: np.ndarray
     scratch: np.ndarray  # float64, 2 * max(n_classes, n_outputs): the split rules' sums
+    pair_buf: np.ndarray  # float64 (3 n): the argsort's scratch
+    pair_stack: np.ndarray  # int64: the argsort's pending ranges
+    levels: np.ndarray  # float64 (4 MAX_LEVELS): a few-level candidate's values (and sums)
+    level_next: np.ndarray  # int64 (2 MAX_LEVELS): where each level's next row goes; counts
+
+
+#: Most distinct values a candidate may have for the counting sort
+#: (:func:`_few_levels`): a binary one-hot column has 2, a sparse projection
+#: of three of them at most 7.
+MAX_LEVELS = 8
+#: Fewest values the counting sort takes: smaller nodes go to the argsort's
+#: sorting networks, which are as fast there and leave small nodes' trees as
+#: they were.
+COUNT_MIN = 32
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _argsort_values(z_cur, m, z_sorted, order):
-    """``z_sorted[:m]``: ``z_cur[:m]`` sorted; ``order[:m]``: where each came from."""
+def _few_levels(z_cur, m, buf):
+    """Find ``z_cur[:m]``'s distinct values if there are at most :data:`MAX_LEVELS`.
+
+    Returns their number ``k``, or 0 as soon as one value too many shows up
+    (a candidate of many values costs a few dozen reads).  Then
+    ``buf.order[i]`` holds row ``i``'s level (its value's index in
+    ``buf.levels[:k]``, in order of first appearance) and
+    ``buf.level_next[lev]`` where level ``lev``'s first row goes in sorted order.
+    """
+    levels, nxt, order = buf.levels, buf.level_next, buf.order
+    k = 0
+    for i in range(m):
+        v = z_cur[i]
+        lev = 0
+        while lev < k and levels[lev] != v:
+            lev += 1
+        if lev == k:
+            if k == MAX_LEVELS:
+                return 0
+            levels[k] = v
+            nxt[MAX_LEVELS + k] = 0
+            k += 1
+        nxt[MAX_LEVELS + lev] += 1  # the counts, behind the starts
+        order[i] = lev
+    for a in range(k):  # a level starts after every smaller level's rows
+        start = 0
+        for b in range(k):
+            if levels[b] < levels[a]:
+                start += nxt[MAX_LEVELS + b]
+        nxt[a] = start
+    return k
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _few_level_squared_error_cut(z_cur, m, buf, min_leaf, min_weight):
+    """The squared-error cut of a one-output candidate with at most
+    :data:`MAX_LEVELS` distinct values, from per-value sums: no sort.
+
+    One pass adds each row's weight, weighted (centred) target and
+    multiplicity to its value's entry (giving up, ``found = False``, at one
+    value too many); the cuts between consecutive values are then scored
+    from the entries' running sums, as :func:`~.splits.best_regression_cut`
+    scores them from the sorted rows' (the same formula; sums in another
+    order, so a gain can differ in its last bits).  Returns ``(found,
+    threshold, score, gain)``.
+    """
+    t_node, w_node, c_node = buf.t_node, buf.w_node, buf.c_node
+    tab = buf.levels  # values, weights, weighted sums, multiplicities
+    vals, lw, ls, lc = 0, MAX_LEVELS, 2 * MAX_LEVELS, 3 * MAX_LEVELS
+    k = 0
+    for i in range(m):
+        v = z_cur[i]
+        lev = 0
+        while lev < k and tab[vals + lev] != v:
+            lev += 1
+        if lev == k:
+            if k == MAX_LEVELS:
+                return False, np.nan, -np.inf, -np.inf
+            tab[vals + k], tab[lw + k], tab[ls + k], tab[lc + k] = v, 0.0, 0.0, 0.0
+            k += 1
+        w = w_node[i]
+        tab[lw + lev] += w
+        tab[ls + lev] += w * t_node[i, 0]
+        tab[lc + lev] += c_node[i]
+    # Entries in increasing value order (insertion sort of at most 8), then
+    # the scan of the sorted rule over them.
+    for a in range(1, k):
+        b = a
+        while b > 0 and tab[vals + b - 1] > tab[vals + b]:
+            for col in (vals, lw, ls, lc):
+                tab[col + b - 1], tab[col + b] = tab[col + b], tab[col + b - 1]
+            b -= 1
+    weight = total = size = 0.0
+    for a in range(k):
+        weight += tab[lw + a]
+        total += tab[ls + a]
+        size += tab[lc + a]
+    parent = total * total / weight if weight > 0.0 else 0.0
+    w_left = s_left = n_left = 0.0
+    best, best_gain = -1, -np.inf
+    for a in range(k - 1):
+        w_left += tab[lw + a]
+        s_left += tab[ls + a]
+        n_left += tab[lc + a]
+        w_right = weight - w_left
+        if n_left < min_leaf or size - n_left < min_leaf:
+            continue
+        if not (w_left > 0.0 and w_right > 0.0 and min(w_left, w_right) >= min_weight):
+            continue
+        s_right = total - s_left
+        gain = s_left * s_left / w_left + s_right * s_right / w_right - parent
+        if gain > best_gain:
+            best, best_gain = a, gain
+    if best < 0:
+        return True, np.nan, -np.inf, -np.inf
+    return True, midpoint(tab[vals + best], tab[vals + best + 1]), best_gain, best_gain
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _argsort_values(z_cur, m, z_sorted, buf):
+    """``z_sorted[:m]``: ``z_cur[:m]`` sorted; ``buf.order[:m]``: where each came from."""
+    order = buf.order
     for i in range(m):
         z_sorted[i] = z_cur[i]
         order[i] = i
-    sort_pairs(z_sorted, order, m)
+    sort_pairs_into(z_sorted, order, m, buf.pair_buf, buf.pair_stack)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -140,7 +255,17 @@ def _sort_with_labels(z_cur, m, z_sorted, buf):
     """Sorted values with each sample's label, weight and multiplicity carried along."""
     order, y_node, w_node, c_node = buf.order, buf.y_node, buf.w_node, buf.c_node
     y_sorted, w_sorted, c_sorted = buf.y_sorted, buf.w_sorted, buf.c_sorted
-    _argsort_values(z_cur, m, z_sorted, order)
+    if m > COUNT_MIN and _few_levels(z_cur, m, buf) > 0:  # a stable counting scatter, rows carried
+        nxt = buf.level_next
+        for i in range(m):
+            p = nxt[order[i]]
+            nxt[order[i]] = p + 1
+            z_sorted[p] = z_cur[i]
+            y_sorted[p] = y_node[i]
+            w_sorted[p] = w_node[i]
+            c_sorted[p] = c_node[i]
+        return
+    _argsort_values(z_cur, m, z_sorted, buf)
     for i in range(m):
         j = order[i]
         y_sorted[i] = y_node[j]
@@ -153,7 +278,18 @@ def _sort_with_targets(z_cur, m, z_sorted, buf):
     """Sorted values with each sample's targets, weight and multiplicity carried along."""
     order, t_node, w_node, c_node = buf.order, buf.t_node, buf.w_node, buf.c_node
     t_sorted, w_sorted, c_sorted = buf.t_sorted, buf.w_sorted, buf.c_sorted
-    _argsort_values(z_cur, m, z_sorted, order)
+    if m > COUNT_MIN and _few_levels(z_cur, m, buf) > 0:  # a stable counting scatter, rows carried
+        nxt = buf.level_next
+        for i in range(m):
+            p = nxt[order[i]]
+            nxt[order[i]] = p + 1
+            z_sorted[p] = z_cur[i]
+            for k in range(t_node.shape[1]):
+                t_sorted[p, k] = t_node[i, k]
+            w_sorted[p] = w_node[i]
+            c_sorted[p] = c_node[i]
+        return
+    _argsort_values(z_cur, m, z_sorted, buf)
     for i in range(m):
         j = order[i]
         for k in range(t_node.shape[1]):
@@ -181,6 +317,10 @@ def label_buffers(n, n_classes, n_outputs):
         w_sorted=np.empty(m),
         c_sorted=np.empty(m, dtype=np.int32),
         scratch=np.empty(2 * max(n_classes, n_outputs, 0)),
+        pair_buf=np.empty(3 * m),
+        pair_stack=np.empty(PAIR_STACK if m > 0 else 0, dtype=np.int64),
+        levels=np.empty(4 * MAX_LEVELS),
+        level_next=np.empty(2 * MAX_LEVELS, dtype=np.int64),
     )
 
 
@@ -255,6 +395,10 @@ def supervised_cut(task, z_cur, m, z_sorted, buf, state):
                 rule, z_cur, y, w, c, m, n_classes, min_leaf, min_weight, scratch, state
             )
         return random_regression_cut(rule, z_cur, t, w, c, m, min_leaf, min_weight, scratch, state)
+    if n_classes == 0 and rule == SQUARED_ERROR and buf.t_node.shape[1] == 1:
+        found, thr, score, gain = _few_level_squared_error_cut(z_cur, m, buf, min_leaf, min_weight)
+        if found:  # one-hot columns and their sparse combinations
+            return thr, score, gain
     sort_carrying(z_cur, m, n_classes, z_sorted, buf)
     y, t, w, c = buf.y_sorted, buf.t_sorted, buf.w_sorted, buf.c_sorted
     if n_classes > 0:

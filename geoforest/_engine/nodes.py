@@ -18,8 +18,8 @@ import numpy as np
 from .._jit import njit
 
 #: Columns of a row of the stack of pending nodes (:func:`push`, :func:`open_node`).
-STACK_COLUMNS = 6
-LO, HI, DEPTH, PARENT, IS_LEFT, BATCHES = range(STACK_COLUMNS)
+STACK_COLUMNS = 7
+LO, HI, DEPTH, PARENT, IS_LEFT, BATCHES, N_CONST = range(STACK_COLUMNS)
 
 #: scikit-learn's tolerance in its ``min_impurity_decrease`` test.
 _EPS = float(np.finfo(np.float64).eps)
@@ -126,14 +126,20 @@ def store_projection(proj_ptr, proj_idx, proj_w, node, nnz, win_idx, win_w, widt
 
 
 @njit(nogil=True, cache=True)
-def push(stack, top, lo, hi, depth, parent, is_left, batches):
-    """Push a pending node (a row of ``stack``); returns the new top."""
+def push(stack, top, lo, hi, depth, parent, is_left, batches, n_const):
+    """Push a pending node (a row of ``stack``); returns the new top.
+
+    ``n_const`` counts the features known to be constant in the node's rows
+    (``perm[:n_const]`` of the tree's :class:`~.buffers.Candidates`, found
+    by its ancestors: :func:`~.projections.mark_constants`).
+    """
     stack[top, LO] = lo
     stack[top, HI] = hi
     stack[top, DEPTH] = depth
     stack[top, PARENT] = parent
     stack[top, IS_LEFT] = is_left
     stack[top, BATCHES] = batches
+    stack[top, N_CONST] = n_const
     return top + 1
 
 
@@ -157,7 +163,8 @@ def child_batches(n_batches, node_batches, gain, decay_batches):
 def open_node(row, node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples):
     """Record a popped stack ``row`` as node ``node``: its range, parent link, size, no projection.
 
-    Returns ``(lo, hi, depth, batches, size)``.
+    Returns ``(lo, hi, depth, batches, size, n_const)``, ``n_const`` the
+    features known to be constant in the node (:func:`push`).
     """
     lo, hi, depth, batches = row[LO], row[HI], row[DEPTH], row[BATCHES]
     parent, is_left = row[PARENT], row[IS_LEFT]
@@ -170,7 +177,7 @@ def open_node(row, node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, c
     size = _node_size(counts, samples, lo, hi)
     n_node[node] = size
     proj_ptr[node + 1] = nnz
-    return lo, hi, depth, batches, size
+    return lo, hi, depth, batches, size, row[N_CONST]
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -255,6 +255,67 @@ def draw_node_projections(kind, params, n_proj, perm, state, ptr, idx, w):
     return _draw_sparse(n_proj, params[SLOT_MEAN_NNZ], perm, state, ptr, idx, w)
 
 
+@njit(nogil=True, cache=True)
+def _feature_constant(X, samples, lo, hi, f):
+    """True when feature ``f`` holds one value over rows ``samples[lo:hi]``."""
+    first = X[samples[lo], f]
+    for s in range(lo + 1, hi):
+        if X[samples[s], f] != first:
+            return False
+    return True
+
+
+@njit(nogil=True, cache=True)
+def draw_candidates(kind, params, n_proj, cand, n_const, state):
+    """:func:`draw_node_projections` into the tree's candidate buffers ``cand``
+    (``buffers.Candidates``), features known to be constant left out.
+
+    Axis and sparse candidates are drawn from ``cand.perm[n_const:]``: while
+    ``n_const == 0`` the same draws as from all of ``perm``.  Returns how many
+    candidates were drawn.
+    """
+    perm = cand.perm[n_const:] if kind <= SPARSE else cand.perm
+    return draw_node_projections(kind, params, n_proj, perm, state, cand.ptr, cand.idx, cand.w)
+
+
+@njit(nogil=True, cache=True)
+def mark_constants(kind, X, samples, lo, hi, cand, j, n_const):
+    """Move the features of constant candidate ``j`` of ``cand`` (the tree's
+    ``buffers.Candidates``) that are constant in the node to the front of
+    ``cand.perm``; returns the new count of known constants.
+
+    ``perm[:n_const]`` holds the features known to be constant in the node's
+    rows ``samples[lo:hi]``; the node's descendants inherit the count and
+    draw their candidates from ``perm[n_const:]`` only (as scikit-learn's
+    builder skips the features it found constant).  Called for a candidate
+    whose projected values were all equal: a one-feature candidate is then
+    its feature's column; a wider one may be constant because its features
+    cancel (two one-hot columns of one variable), so each of its features is
+    checked.  Only the features after ``n_const`` move, so the prefix every
+    pending node relies on stays in place.
+
+    Axis projections only (``kind``).  Sparse candidates could mark theirs
+    too, but measured on one-hot data that made the default regressor no
+    faster (its candidates, no longer constant, are sorted instead) and its
+    R² slightly lower on three of four sets (``docs/engine.md``), so sparse
+    forests draw as before; the other distributions do not draw from ``perm``.
+    """
+    if kind != AXIS:
+        return n_const
+    idx, perm, start, end = cand.idx, cand.perm, cand.ptr[j], cand.ptr[j + 1]
+    for q in range(start, end):
+        f = idx[q]
+        if end - start > 1 and not _feature_constant(X, samples, lo, hi, f):
+            continue
+        for p in range(n_const, perm.shape[0]):
+            if perm[p] == f:
+                perm[p] = perm[n_const]
+                perm[n_const] = f
+                n_const += 1
+                break
+    return n_const
+
+
 #: Rows projected together from a row-major ``X`` (:func:`project_samples`):
 #: their rows stay in the L1 cache while each feature is added.
 _ROW_BLOCK = 64
