@@ -44,10 +44,9 @@ from .nodes import (
     weight_bounds,
 )
 from .projections import SLOT_GROWN_REDRAWS, draw_candidates, mark_constants, project_samples
+from .rule_cuts import grow_ties, tie_growth, unsorted_cut
 from .sorting import sort_values
-from .rule_cuts import unsorted_cut
 from .splits import UNIFORM, best_cut, midpoint
-from .ties import grow_until_resolved, growth_pool
 
 
 class Tree(NamedTuple):
@@ -215,9 +214,8 @@ def build_tree(
     z_sorted, sort_keys, sort_tmp = vals.z_sorted, vals.sort_keys, vals.sort_tmp
     stack, top, node_lo, node_hi = pending_v
     n_nodes = nnz = gw = 0
-    grow, pool = False, np.empty(0, dtype=np.int32)
-    if workspace is not None:  # sparse candidates grow while ties dominate (.ties)
-        grow, pool = growth_pool(X, samples, proj_kind, proj_params, vals)
+    # Sparse candidates grow while ties dominate (.ties): no pool where none can tie.
+    grow, pool = tie_growth(workspace, X, samples, proj_kind, proj_params, vals)
     pool_v = borrowed(pool)  # ``pool`` kept alive below
     min_gain, min_weight = weight_bounds(limits, sample_weight, samples)
     task = SupervisedRule(rule, random_cuts, n_classes, min_leaf, min_weight)
@@ -265,7 +263,7 @@ def build_tree(
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
                     if grow:
                         drawn = gw
-                        gw = grow_until_resolved(
+                        gw = grow_ties(
                             X, samples, lo, hi, z_cur, m, cand, gw, proj_params, pool_v, state, vals
                         )
                         grown = grown or gw != drawn

@@ -1,12 +1,16 @@
 """The unsupervised split rules' workspaces and their cuts behind one signature.
 
 Each unsupervised rule of :data:`.splits.RULES` has a workspace class of its
-own (a one-field ``NamedTuple``), so the rule is part of the numba type of
+own (a ``NamedTuple``), so the rule is part of the numba type of
 every kernel its workspace is passed to: :func:`.splits.best_cut` and the tree
 builder compile the cut of that rule only, and each other rule compiles on
 its first use (``docs/engine.md``, the split-rule table).  ``arrays`` holds
 the rule's scratch (:func:`.cuts.fastbic_workspace`), an empty array for
-rules without one.
+rules without one.  ``ties`` is ``None`` where the caller knows that no
+feature of the data holds a value three times, so no candidate can grow
+(:mod:`.ties`): the builder then compiles without the tie growth
+(:func:`tie_growth`, :func:`grow_ties`).  Otherwise it is an empty int32
+array (the growth decides per tree, as before).
 
 The cuts below give every rule :func:`.splits.best_cut`'s signature,
 ``(z, n, min_leaf, params, arrays, state)``, reading the rule's settings from
@@ -23,10 +27,12 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import numpy as np
+from numba.core import types
 from numba.extending import overload
 
 from .._jit import njit
 from .cuts import _fastbic, _gmm, _median_cut, _uniform_cut, twomeans, uniform_cut_unsorted
+from .ties import grow_until_resolved, growth_pool
 
 #: Slots of an unsupervised rule's ``params`` (``[var_floor]``, GMM's ``[var_floor,
 #: max_iter, tol]``): the kernels read them by name.
@@ -37,30 +43,35 @@ class FastBICWorkspace(NamedTuple):
     """Fast-BIC's workspace (:func:`.cuts.fastbic_workspace`)."""
 
     arrays: np.ndarray
+    ties: Any
 
 
 class TwoMeansWorkspace(NamedTuple):
     """Two-means' workspace (no scratch)."""
 
     arrays: np.ndarray
+    ties: Any
 
 
 class GMMWorkspace(NamedTuple):
     """The Gaussian mixture's workspace (no scratch)."""
 
     arrays: np.ndarray
+    ties: Any
 
 
 class UniformWorkspace(NamedTuple):
     """The uniform random cut's workspace (no scratch)."""
 
     arrays: np.ndarray
+    ties: Any
 
 
 class MedianWorkspace(NamedTuple):
     """The median cut's workspace (no scratch)."""
 
     arrays: np.ndarray
+    ties: Any
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -141,3 +152,39 @@ def _unsorted_cut_typed(z, n, min_leaf, state, z_sorted, workspace):
         return np.nan, -np.inf, -np.inf
 
     return no_cut
+
+
+def tie_growth(workspace, X, samples, proj_kind, proj_params, vals):
+    """``(grow, pool)`` of an unsupervised tree (:func:`.ties.growth_pool`); ``(False,
+    None)`` for a supervised tree (``workspace`` None) or where no feature can tie
+    (kernels only)."""
+    raise NotImplementedError("tie_growth is called from numba kernels only")
+
+
+@overload(tie_growth, jit_options={"nogil": True})
+def _tie_growth_typed(workspace, X, samples, proj_kind, proj_params, vals):
+    if isinstance(workspace, types.NoneType) or isinstance(workspace.types[1], types.NoneType):
+
+        def no_pool(workspace, X, samples, proj_kind, proj_params, vals):
+            return False, None
+
+        return no_pool
+
+    def impl(workspace, X, samples, proj_kind, proj_params, vals):
+        return growth_pool(X, samples, proj_kind, proj_params, vals)
+
+    return impl
+
+
+@njit(nogil=True, cache=True)
+def grow_ties(X, samples, lo, hi, z_cur, m, cand, width, proj_params, pool, state, vals):
+    """:func:`.ties.grow_until_resolved` with the pool of :func:`tie_growth`; with no
+    pool (``None``: no feature can tie) the candidate as drawn, its width, and
+    numba compiles none of the growth (the ``pool is None`` branch is resolved
+    when the kernel is compiled)."""
+    if pool is None:
+        return width
+    else:
+        return grow_until_resolved(
+            X, samples, lo, hi, z_cur, m, cand, width, proj_params, pool, state, vals
+        )

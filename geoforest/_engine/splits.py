@@ -409,7 +409,7 @@ def default_params(code: int) -> np.ndarray:
     return np.array(lookup_rule(code).params, dtype=np.float64)
 
 
-def make_workspace(rule: int, n_max: int) -> NamedTuple:
+def make_workspace(rule: int, n_max: int, ties: bool = True) -> NamedTuple:
     """What an unsupervised rule reuses across the nodes of one tree (``n_max``: the largest node).
 
     An instance of the rule's ``workspace_type`` holding the table's
@@ -417,13 +417,16 @@ def make_workspace(rule: int, n_max: int) -> NamedTuple:
     makes the rule part of the numba type of every kernel it is passed to, so
     :func:`best_cut` (and the tree builder) compile for the rules a process
     uses and no others.  Unknown codes and supervised rules raise a
-    ``ValueError``: no unsupervised tree can grow with them.
+    ``ValueError``: no unsupervised tree can grow with them.  ``ties=False``
+    says that no feature of the data holds a value three times (see
+    :func:`~geoforest.forest._growth.may_tie`): the tree's kernel then
+    compiles without the growth of tied candidates, which could not run.
     """
     r = lookup_rule(rule)
     if r.workspace_type is None:
         raise ValueError(f"unknown split rule code {rule!r} for an unsupervised tree ({r.name})")
     arrays = np.zeros(0) if r.workspace is None else r.workspace(n_max)
-    return r.workspace_type(arrays)
+    return r.workspace_type(arrays, np.empty(0, dtype=np.int32) if ties else None)
 
 
 #: The dispatch of :func:`best_cut`: each workspace class's rule code and cut.

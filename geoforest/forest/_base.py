@@ -54,6 +54,7 @@ from ._growth import (
     NO_WEIGHTS,
     EngineConfig,
     fit_tree,
+    may_tie,
     resolve_max_samples,
     tree_limits,
     tree_seeds,
@@ -213,6 +214,8 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
                     n_draw = min(n_draw, draw_order.shape[0])
         limits = tree_limits(self)
         seeds = tree_seeds(self.random_state, self.n_estimators)
+        supervised = n_classes > 0 or targets.shape[1] > 0
+        ties = supervised or may_tie(X if X_build is None else X_build)
         jobs = (
             delayed(fit_tree)(
                 X if X_build is None else X_build,
@@ -226,6 +229,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
                 sample_weight,
                 n_classes,
                 targets,
+                ties,
             )
             for seed in seeds
         )

@@ -30,7 +30,11 @@ NO_WEIGHTS = np.zeros(0, dtype=np.float64)
 NO_COUNTS = np.zeros(0, dtype=np.int32)
 NO_TARGETS = np.zeros((0, 0), dtype=np.float64)
 
-__all__ = ["EngineConfig", "TreeLimits", "fit_tree", "grow_tree", "tree_limits"]
+#: Most values of ``X`` :func:`may_tie` sorts to rule ties out; larger data is
+#: taken to have some (the check would cost more than the compile it saves).
+TIE_CHECK_VALUES = 1 << 22
+
+__all__ = ["EngineConfig", "TreeLimits", "fit_tree", "grow_tree", "may_tie", "tree_limits"]
 
 
 def tree_limits(forest) -> TreeLimits:
@@ -98,6 +102,22 @@ def with_seed_and_threads(forest, random_state, n_jobs):
     return forest.set_params(**updates)
 
 
+def may_tie(X: np.ndarray) -> bool:
+    """Whether some feature of ``X`` may hold one value three times or more.
+
+    Only then can a sparse candidate of an unsupervised tree grow
+    (:mod:`geoforest._engine.ties` looks for such features in each tree's
+    sample, a subset of the rows), so ``False`` lets the tree's kernel compile
+    without the growth: a first fit on continuous data compiles less, with the
+    same trees.  ``True`` without looking for ``X`` of more than
+    :data:`TIE_CHECK_VALUES` values.
+    """
+    if X.size > TIE_CHECK_VALUES:
+        return True
+    z = np.sort(X, axis=0)
+    return bool((z[2:] == z[:-2]).any())
+
+
 def grow_tree(
     X: np.ndarray,
     rows: np.ndarray,
@@ -109,6 +129,7 @@ def grow_tree(
     counts: np.ndarray = NO_COUNTS,
     n_classes: int = 0,
     targets: np.ndarray = NO_TARGETS,
+    ties: bool = True,
 ):
     """Grow one tree on ``X[rows]`` with the generator ``state``; the engine's
     ``(arrays, rows, leaf)`` (:func:`~geoforest._engine.builder.build_tree`).
@@ -117,13 +138,15 @@ def grow_tree(
     ``targets`` of shape ``(n, n_outputs)``; neither: unsupervised, for which
     the engine gets ``y = targets = None`` and its rule's scratch, supervised
     trees ``workspace = None`` (each task's kernel compiles only its own steps).
+    ``ties=False`` (no feature can tie, :func:`may_tie`) leaves the growth of
+    tied candidates out of the unsupervised kernel.
     A supervised tree with ``limits.max_leaf_nodes > 0`` is cut best first
     after its growth (:func:`~geoforest._engine.best_first.keep_best_first`).
     """
     workspace = None
     if n_classes == 0 and targets.shape[1] == 0:
         y = targets = None
-        workspace = make_workspace(cfg.criterion, rows.shape[0])
+        workspace = make_workspace(cfg.criterion, rows.shape[0], ties)
     arrays, rows, leaf = build_tree(
         X,
         rows,
@@ -154,8 +177,10 @@ def fit_tree(
     sample_weight=NO_WEIGHTS,
     n_classes=0,
     targets=NO_TARGETS,
+    ties=True,
 ):
-    """The in-memory fit's task for one tree: draw its sample, grow it.
+    """The in-memory fit's task for one tree: draw its sample, grow it (``ties``:
+    as :func:`grow_tree` takes it).
 
     Returns the tree, the drawn positions' rows (for the in-bag counts), and
     the rows the engine placed with the leaf of each (the training leaves).
@@ -170,6 +195,6 @@ def fit_tree(
         rows = np.flatnonzero(counts)
         sample_weight = sample_weight * counts
     arrays, rows, leaf = grow_tree(
-        X, rows, cfg, limits, state, y, sample_weight, counts, n_classes, targets
+        X, rows, cfg, limits, state, y, sample_weight, counts, n_classes, targets, ties
     )
     return Tree(*arrays), samples, rows, leaf
