@@ -43,7 +43,13 @@ from .nodes import (
     store_projection,
     weight_bounds,
 )
-from .projections import SLOT_GROWN_REDRAWS, draw_candidates, mark_constants, project_samples
+from .projections import (
+    AXIS,
+    SLOT_GROWN_REDRAWS,
+    draw_candidates,
+    mark_constants,
+    project_samples,
+)
 from .rule_cuts import grow_ties, tie_growth, unsorted_cut
 from .sorting import sort_values
 from .splits import UNIFORM, best_cut, midpoint
@@ -253,8 +259,9 @@ def build_tree(
                 project_samples(X, samples, lo, hi, cand_idx, cand_w, start, end, z_cur)
                 if supervised:
                     if is_constant(z_cur, m):  # no cut between distinct values: no sort
-                        n_const = mark_constants(proj_kind, X, samples, lo, hi, cand, j, n_const)
-                        continue  # and its constant features are not drawn below
+                        if proj_kind == AXIS:  # its feature is not drawn below
+                            n_const = mark_constants(X, samples, lo, hi, cand, j, n_const)
+                        continue
                     thr, score, g = supervised_cut(task, z_cur, m, z_sorted, labels, state)
                 elif workspace is not None and unsorted:  # the rpTree's cut needs no sort
                     thr, score, g = unsorted_cut(z_cur, m, min_leaf, state, z_sorted, workspace)

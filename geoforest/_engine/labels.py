@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from .sorting import PAIR_STACK, sort_pairs_into
+from .sorting import sort_pairs
 from .splits import (
     SQUARED_ERROR,
     best_class_cut,
@@ -125,10 +125,7 @@ class LabelBuffers(NamedTuple):
     w_sorted: np.ndarray
     c_sorted: np.ndarray
     scratch: np.ndarray  # float64, 2 * max(n_classes, n_outputs): the split rules' sums
-    pair_buf: np.ndarray  # float64 (3 n): the argsort's scratch
-    pair_stack: np.ndarray  # int64: the argsort's pending ranges
-    levels: np.ndarray  # float64 (4 MAX_LEVELS): a few-level candidate's values (and sums)
-    level_next: np.ndarray  # int64 (2 MAX_LEVELS): where each level's next row goes; counts
+    levels: np.ndarray  # float64 (4 MAX_LEVELS): a few-level candidate's values, counts, sums
 
 
 #: Most distinct values a candidate may have for the counting sort
@@ -149,9 +146,11 @@ def _few_levels(z_cur, m, buf):
     (a candidate of many values costs a few dozen reads).  Then
     ``buf.order[i]`` holds row ``i``'s level (its value's index in
     ``buf.levels[:k]``, in order of first appearance) and
-    ``buf.level_next[lev]`` where level ``lev``'s first row goes in sorted order.
+    ``buf.levels[MAX_LEVELS + lev]`` where level ``lev``'s first row goes in
+    sorted order (a float: one scratch array, one argument less per call).
     """
-    levels, nxt, order = buf.levels, buf.level_next, buf.order
+    levels, order = buf.levels, buf.order
+    nxt, cnt = MAX_LEVELS, 2 * MAX_LEVELS  # starts, counts
     k = 0
     for i in range(m):
         v = z_cur[i]
@@ -162,16 +161,16 @@ def _few_levels(z_cur, m, buf):
             if k == MAX_LEVELS:
                 return 0
             levels[k] = v
-            nxt[MAX_LEVELS + k] = 0
+            levels[cnt + k] = 0.0
             k += 1
-        nxt[MAX_LEVELS + lev] += 1  # the counts, behind the starts
+        levels[cnt + lev] += 1.0
         order[i] = lev
     for a in range(k):  # a level starts after every smaller level's rows
-        start = 0
+        start = 0.0
         for b in range(k):
             if levels[b] < levels[a]:
-                start += nxt[MAX_LEVELS + b]
-        nxt[a] = start
+                start += levels[cnt + b]
+        levels[nxt + a] = start
     return k
 
 
@@ -247,7 +246,7 @@ def _argsort_values(z_cur, m, z_sorted, buf):
     for i in range(m):
         z_sorted[i] = z_cur[i]
         order[i] = i
-    sort_pairs_into(z_sorted, order, m, buf.pair_buf, buf.pair_stack)
+    sort_pairs(z_sorted, order, m)
 
 
 @njit(nogil=True, cache=True, inline="always")
@@ -256,10 +255,11 @@ def _sort_with_labels(z_cur, m, z_sorted, buf):
     order, y_node, w_node, c_node = buf.order, buf.y_node, buf.w_node, buf.c_node
     y_sorted, w_sorted, c_sorted = buf.y_sorted, buf.w_sorted, buf.c_sorted
     if m > COUNT_MIN and _few_levels(z_cur, m, buf) > 0:  # a stable counting scatter, rows carried
-        nxt = buf.level_next
+        lv = buf.levels
         for i in range(m):
-            p = nxt[order[i]]
-            nxt[order[i]] = p + 1
+            at = MAX_LEVELS + order[i]
+            p = np.int64(lv[at])
+            lv[at] = p + 1.0
             z_sorted[p] = z_cur[i]
             y_sorted[p] = y_node[i]
             w_sorted[p] = w_node[i]
@@ -279,10 +279,11 @@ def _sort_with_targets(z_cur, m, z_sorted, buf):
     order, t_node, w_node, c_node = buf.order, buf.t_node, buf.w_node, buf.c_node
     t_sorted, w_sorted, c_sorted = buf.t_sorted, buf.w_sorted, buf.c_sorted
     if m > COUNT_MIN and _few_levels(z_cur, m, buf) > 0:  # a stable counting scatter, rows carried
-        nxt = buf.level_next
+        lv = buf.levels
         for i in range(m):
-            p = nxt[order[i]]
-            nxt[order[i]] = p + 1
+            at = MAX_LEVELS + order[i]
+            p = np.int64(lv[at])
+            lv[at] = p + 1.0
             z_sorted[p] = z_cur[i]
             for k in range(t_node.shape[1]):
                 t_sorted[p, k] = t_node[i, k]
@@ -317,10 +318,7 @@ def label_buffers(n, n_classes, n_outputs):
         w_sorted=np.empty(m),
         c_sorted=np.empty(m, dtype=np.int32),
         scratch=np.empty(2 * max(n_classes, n_outputs, 0)),
-        pair_buf=np.empty(3 * m),
-        pair_stack=np.empty(PAIR_STACK if m > 0 else 0, dtype=np.int64),
         levels=np.empty(4 * MAX_LEVELS),
-        level_next=np.empty(2 * MAX_LEVELS, dtype=np.int64),
     )
 
 

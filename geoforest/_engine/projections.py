@@ -279,7 +279,7 @@ def draw_candidates(kind, params, n_proj, cand, n_const, state):
 
 
 @njit(nogil=True, cache=True)
-def mark_constants(kind, X, samples, lo, hi, cand, j, n_const):
+def mark_constants(X, samples, lo, hi, cand, j, n_const):
     """Move the features of constant candidate ``j`` of ``cand`` (the tree's
     ``buffers.Candidates``) that are constant in the node to the front of
     ``cand.perm``; returns the new count of known constants.
@@ -294,14 +294,13 @@ def mark_constants(kind, X, samples, lo, hi, cand, j, n_const):
     checked.  Only the features after ``n_const`` move, so the prefix every
     pending node relies on stays in place.
 
-    Axis projections only (``kind``).  Sparse candidates could mark theirs
-    too, but measured on one-hot data that made the default regressor no
-    faster (its candidates, no longer constant, are sorted instead) and its
-    R² slightly lower on three of four sets (``docs/engine.md``), so sparse
-    forests draw as before; the other distributions do not draw from ``perm``.
+    The builder calls it for axis candidates only.  Sparse candidates could
+    mark theirs too (each feature is checked, for them), but measured on
+    one-hot data that made the default regressor no faster (its candidates,
+    no longer constant, are sorted instead) and its R² slightly lower on
+    three of four sets (``docs/engine.md``), so sparse forests draw as
+    before; the other distributions do not draw from ``perm``.
     """
-    if kind != AXIS:
-        return n_const
     idx, perm, start, end = cand.idx, cand.perm, cand.ptr[j], cand.ptr[j + 1]
     for q in range(start, end):
         f = idx[q]

@@ -331,7 +331,7 @@ def _group_bounds(key, mask):
 
 
 @njit(nogil=True, cache=True)
-def _quicksort_groups(a, n, t, off, mask, n_bits, stack_buf):
+def _quicksort_groups(a, n, t, off, mask, n_bits):
     """Sort the keys ``a[:n]`` by group (bits above ``mask``) with the branchless quicksort.
 
     As :func:`quicksort_scratch` (``t[off:off + n]`` is the partition
@@ -339,13 +339,12 @@ def _quicksort_groups(a, n, t, off, mask, n_bits, stack_buf):
     split below the group's smallest key, and a range whose minimum is in
     the pivot's group gives up every key up to the group's largest.  Keys of
     a group (ties, or values equal above ``mask``) are left in any order;
-    with few groups this costs O(n x groups).  ``n > 32``, ``n < 2**n_bits``;
-    ``stack_buf`` (int64) holds the pending ranges, at least ``3 n_bits``.
+    with few groups this costs O(n x groups).  ``n > 32``, ``n < 2**n_bits``.
     """
     max_depth = 2 * int(np.log2(n) + 1)
     # Pending ranges: the larger part is pushed and the smaller continued
     # (at most half of its parent), so fewer than n_bits are ever pending.
-    stack = stack_buf[: 3 * n_bits]
+    stack = np.empty(3 * n_bits, dtype=np.int64)
     stack[0] = 0
     stack[1] = n
     stack[2] = 0
@@ -444,19 +443,8 @@ def _finish_pairs(a, idx, n):
             return
 
 
-#: Entries of :func:`sort_pairs_into`'s ``stack_buf``: 3 per pending range,
-#: fewer than 64 pending for any array that fits in memory.
-PAIR_STACK = 3 * 64
-
-
 @njit(nogil=True, cache=True)
 def sort_pairs(a, idx, n):
-    """:func:`sort_pairs_into` with its scratch allocated for this call."""
-    sort_pairs_into(a, idx, n, np.empty(3 * n), np.empty(PAIR_STACK, dtype=np.int64))
-
-
-@njit(nogil=True, cache=True)
-def sort_pairs_into(a, idx, n, buf, stack_buf):
     """Sort ``a[:n]`` ascending in place, applying the same moves to ``idx[:n]``.
 
     The node loop's argsort for supervised rules (labels follow their values).
@@ -468,11 +456,7 @@ def sort_pairs_into(a, idx, n, buf, stack_buf):
     ``idx`` are gathered from the positions.  Values that differed only in
     the replaced bits are put in order by an insertion sort (heapsort past a
     budget), so the worst case is O(n log n).  Equal values come out in no
-    particular order.  Finite values only.  ``buf`` (float64, at least
-    ``3 n``) and ``stack_buf`` (int64, :data:`PAIR_STACK`) are its scratch,
-    made once per tree by the node loop: allocated per call (hundreds of
-    thousands of calls per tree), their allocation cost as much as sorting a
-    small node.
+    particular order.  Finite values only.
     """
     if n < 2:
         return
@@ -485,6 +469,7 @@ def sort_pairs_into(a, idx, n, buf, stack_buf):
     keep = ~mask
     # One buffer, no array views (each costs reference counting): the values,
     # then idx's bit patterns, then the partition scratch.
+    buf = np.empty(3 * n if n > _LEAF else 2 * n)
     for i in range(n):
         v = a[i]
         buf[i] = v
@@ -492,7 +477,7 @@ def sort_pairs_into(a, idx, n, buf, stack_buf):
         key = (np.float64(v).view(np.uint64) & keep) | np.uint64(i + 1)
         a[i] = np.uint64(key).view(np.float64)
     if n > _LEAF:
-        _quicksort_groups(a, n, buf, 2 * n, mask, n_bits, stack_buf)
+        _quicksort_groups(a, n, buf, 2 * n, mask, n_bits)
     else:
         _leaf(a, 0, n)
     unsorted = False
