@@ -59,21 +59,34 @@ def _sift(key, order, start, end):
 
 
 @njit(nogil=True, cache=True)
-def _stable_order(key, m, order):
-    """``order[:m]``: the positions ``0..m - 1`` sorted by ``key``, equal keys by
-    position, i.e. ``np.argsort(key[:m], kind="stable")`` for keys without nan.
+def _smallest_order(key, items, m, k, out):
+    """``out[:j]``: the ``j = min(k, m)`` entries of ``items[:m]`` with the
+    smallest ``key``, ascending, equal keys by item; returns ``j``.
 
-    A heapsort on (key, position) pairs: the same order as a stable sort, and
-    it compiles in a fraction of the time of numba's merge sort, which a
-    first ``kneighbors`` would otherwise compile (``docs/benchmarks.md``).
+    ``items`` are positions into ``key``, listed in increasing order, so the
+    result is the first ``j`` of ``items[:m]`` under a stable argsort of their
+    keys (keys without nan).  A bounded max-heap of the ``j`` best so far, one
+    streaming pass over the items, then a heapsort of the ``j``: O(m log j)
+    where a ranking needs ``j = k`` of ``m`` candidates, and it compiles in a
+    fraction of the time of numba's merge sort, which a first ``kneighbors``
+    would otherwise compile (``docs/benchmarks.md``).
     """
-    for c in range(m):
-        order[c] = c
-    for start in range(m // 2 - 1, -1, -1):
-        _sift(key, order, start, m)
-    for end in range(m - 1, 0, -1):
-        order[0], order[end] = order[end], order[0]
-        _sift(key, order, 0, end)
+    j = min(k, m)
+    if j <= 0:
+        return 0
+    for c in range(j):
+        out[c] = items[c]
+    for start in range(j // 2 - 1, -1, -1):
+        _sift(key, out, start, j)
+    for c in range(j, m):
+        p = items[c]
+        if _before(key, p, out[0]):  # better than the worst kept: replace it
+            out[0] = p
+            _sift(key, out, 0, j)
+    for end in range(j - 1, 0, -1):
+        out[0], out[end] = out[end], out[0]
+        _sift(key, out, 0, end)
+    return j
 
 
 @njit(nogil=True, cache=True)
@@ -90,40 +103,37 @@ def _rank_rows(cand, sim, n_out, d2, k, out_ind, out_dist):
     neighbour, or the distances would not be sorted.
     """
     key = np.empty(cand.shape[1])
-    order = np.empty(cand.shape[1], dtype=np.int64)
+    items = np.empty(cand.shape[1], dtype=np.int64)
     pick = np.empty(k, dtype=np.int64)
-    final = np.empty(k, dtype=np.int64)
+    slot_key = np.empty(k)
+    slots = np.arange(k)
+    order = np.empty(k, dtype=np.int64)
     for i in range(cand.shape[0]):
         m = n_out[i]
         n_shared = 0
         for c in range(m):
+            key[c] = d2[i, c]
             if sim[i, c] > 0.0:
-                key[c] = d2[i, c]
+                items[n_shared] = c
                 n_shared += 1
-            else:
-                key[c] = np.inf
-        # Stable sorts: equal distances keep the proximity order (then lower index).
-        _stable_order(key, m, order)
-        n_pick = 0
-        for c in order[: min(n_shared, k)]:
-            pick[n_pick] = c
-            n_pick += 1
-        if n_pick < k:
-            key[:m] = d2[i, :m]
-            _stable_order(key, m, order)
-            for c in order[:m]:
-                if n_pick == k:
-                    break
+        # Equal distances keep the proximity order (then lower index): stable.
+        n_pick = _smallest_order(key, items, n_shared, k, pick)
+        if n_pick < k:  # the nearest of the candidates sharing no leaf
+            n_rest = 0
+            for c in range(m):
                 if not sim[i, c] > 0.0:
-                    pick[n_pick] = c
-                    n_pick += 1
+                    items[n_rest] = c
+                    n_rest += 1
+            got = _smallest_order(key, items, n_rest, k - n_pick, order)
+            pick[n_pick : n_pick + got] = order[:got]
+            n_pick += got
         if n_shared < k:  # the completed set, in ascending distance as well
+            for c in range(n_pick):  # ties keep the pick order: sort slots
+                slot_key[c] = d2[i, pick[c]]
+            _smallest_order(slot_key, slots, n_pick, n_pick, order)
             for c in range(n_pick):
-                key[c] = d2[i, pick[c]]
-            _stable_order(key, n_pick, order)
-            for c in range(n_pick):
-                final[c] = pick[order[c]]
-            pick[:n_pick] = final[:n_pick]
+                items[c] = pick[order[c]]
+            pick[:n_pick] = items[:n_pick]
         for pos in range(n_pick):
             c = pick[pos]
             out_ind[i, pos] = cand[i, c]
