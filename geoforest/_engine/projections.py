@@ -295,11 +295,11 @@ def mark_constants(X, samples, lo, hi, cand, j, n_const):
     pending node relies on stays in place.
 
     The builder calls it for axis candidates only.  Sparse candidates could
-    mark theirs too (each feature is checked, for them), but measured on
-    one-hot data that made the default regressor no faster (its candidates,
-    no longer constant, are sorted instead) and its R² slightly lower on
-    three of four sets (``docs/engine.md``), so sparse forests draw as
-    before; the other distributions do not draw from ``perm``.
+    mark theirs too (each feature is checked, for them), but a sparse forest
+    gains nothing from it: its constant candidates cost one projection and no
+    sort, and the candidates drawn in their place are sorted instead
+    (``docs/engine.md`` has the figures), so sparse forests draw as before;
+    the other distributions do not draw from ``perm``.
     """
     idx, perm, start, end = cand.idx, cand.perm, cand.ptr[j], cand.ptr[j + 1]
     for q in range(start, end):
