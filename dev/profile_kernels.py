@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     rows_sorted = np.sort(rows)
     z = np.empty(n)
     zs = np.empty(n)
-    keys = np.empty(n, dtype=np.uint64)
-    tmp = np.empty(n, dtype=np.uint64)
+    keys = np.empty(n, dtype=np.int64)
+    tmp = np.empty(n)
     idx = np.array([2, 7], dtype=np.int32)  # a sparse projection with two nonzeros
     w = np.array([1.0, -1.0], dtype=np.float32)
     state = make_state(1)

@@ -38,8 +38,8 @@ class ValueScratch(NamedTuple):
     """Scratch of a node's projected values (:func:`value_buffers`)."""
 
     z_sorted: np.ndarray  # float64 a candidate's values, sorted
-    sort_keys: np.ndarray  # uint64 the sort's keys
-    sort_tmp: np.ndarray  # uint64 and its scratch
+    sort_keys: np.ndarray  # int64 the sort's stack of ranges
+    sort_tmp: np.ndarray  # float64 its partition or scatter buffer
     part_buf: np.ndarray  # the partition's right side (dtype of the samples)
 
 
@@ -112,8 +112,8 @@ def value_buffers(samples):
     n = samples.shape[0]
     scratch = ValueScratch(
         z_sorted=np.empty(n),
-        sort_keys=np.empty(n, dtype=np.uint64),
-        sort_tmp=np.empty(n, dtype=np.uint64),
+        sort_keys=np.empty(n, dtype=np.int64),
+        sort_tmp=np.empty(n),
         part_buf=np.empty(n, dtype=samples.dtype),
     )
     return np.empty(n), np.empty(n), scratch

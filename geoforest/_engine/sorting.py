@@ -303,15 +303,16 @@ BUCKET_MIN = 512
 def sort_values(a, n, keys, tmp):
     """Sort ``a[:n]`` ascending in place (finite values only).
 
-    ``keys`` and ``tmp`` are uint64 scratch buffers of at least ``n``
-    entries (the sorts' stack and partition or scatter buffer): the
-    branchless quicksort below :data:`BUCKET_MIN` values, the bucket sort
-    from there on.
+    ``keys`` (int64) and ``tmp`` (float64) are scratch buffers of at least
+    ``n`` entries (the sorts' stack and partition or scatter buffer), typed
+    as the sorts use them: a reinterpreting ``view`` here would compile one
+    more kernel per dtype pair on a first call.  The branchless quicksort
+    below :data:`BUCKET_MIN` values, the bucket sort from there on.
     """
     if n < BUCKET_MIN:
-        quicksort_scratch(a, n, tmp.view(np.float64), keys.view(np.int64))
+        quicksort_scratch(a, n, tmp, keys)
     else:
-        bucket_sort(a, n, tmp.view(np.float64), keys.view(np.int64))
+        bucket_sort(a, n, tmp, keys)
 
 
 @njit(nogil=True, cache=True)

@@ -140,7 +140,7 @@ def grow_until_resolved(X, samples, lo, hi, z_cur, m, cand, width, proj_params, 
     # sorts quickly; the full values are sorted once at the end.
     stride = max(1, m // 256)
     s = (m + stride - 1) // stride
-    sub, sub_keys, sub_tmp = np.empty(s), np.empty(s, np.uint64), np.empty(s, np.uint64)
+    sub, sub_keys, sub_tmp = np.empty(s), np.empty(s, np.int64), np.empty(s)
     sub_limit = max(tied_fraction * s, 1.0)
     step = 1  # features added before the next check: 1, 2, 4, ...
     while width < cap and width < p:

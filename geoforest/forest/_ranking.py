@@ -42,7 +42,7 @@ def _before(key, a, b):
     return key[a] < key[b] or (key[a] == key[b] and a < b)
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True)
 def _sift(key, order, start, end):
     """Move ``order[start]`` down the max-heap ``order[:end]`` (by :func:`_before`)."""
     root = start

@@ -27,12 +27,12 @@ def test_sorts_match_numpy(which):
     for z in _inputs():
         n = z.shape[0]
         a = np.r_[z, np.full(4, 9.0)]  # sentinel tail must stay untouched
-        keys = np.empty(max(n, 1), dtype=np.uint64)
-        tmp = np.empty(max(n, 1), dtype=np.uint64)
+        keys = np.empty(max(n, 1), dtype=np.int64)
+        tmp = np.empty(max(n, 1))
         if which == "quicksort":
-            quicksort_scratch(a, n, tmp.view(np.float64), keys.view(np.int64))
+            quicksort_scratch(a, n, tmp, keys)
         elif which == "bucket":
-            bucket_sort(a, n, tmp.view(np.float64), keys.view(np.int64))
+            bucket_sort(a, n, tmp, keys)
         else:
             sort_values(a, n, keys, tmp)
         np.testing.assert_array_equal(a[:n], np.sort(z))
@@ -106,8 +106,8 @@ def test_sort_values_matches_numpy_on_random_sizes():
     for n in sizes:
         for kind, z in _hard_inputs(rng, int(n)):
             a = np.r_[z, np.full(3, 7.0)]
-            keys = np.empty(n, dtype=np.uint64)  # exactly n: the scratch bound
-            tmp = np.empty(n, dtype=np.uint64)
+            keys = np.empty(n, dtype=np.int64)  # exactly n: the scratch bound
+            tmp = np.empty(n)
             sort_values(a, n, keys, tmp)
             np.testing.assert_array_equal(a[:n], np.sort(z), err_msg=f"{kind}, n={n}")
             # Same bit patterns (no -0.0 turned into 0.0), only reordered.

@@ -139,7 +139,7 @@ def test_tied_features_are_the_repeating_columns():
     X32 = np.c_[X, noise].astype(np.float32)
     rows = np.arange(len(X32), dtype=np.int64)
     z = np.empty(len(X32))
-    keys, tmp = np.empty(len(X32), dtype=np.uint64), np.empty(len(X32), dtype=np.uint64)
+    keys, tmp = np.empty(len(X32), dtype=np.int64), np.empty(len(X32))
     got = tied_features(X32, rows, z, keys, tmp)
     counts = [np.unique(X32[:, f], return_counts=True)[1].max() for f in range(X32.shape[1])]
     np.testing.assert_array_equal(got, np.flatnonzero(np.array(counts) >= 3))
@@ -183,7 +183,7 @@ def test_bootstrap_copies_do_not_make_continuous_features_discrete():
     rows = np.sort(np.random.RandomState(1).randint(0, 2000, 2000)).astype(np.int64)
     assert np.bincount(rows).max() >= 3  # some row drawn three times
     z = np.empty(len(rows))
-    keys, tmp = np.empty(len(rows), dtype=np.uint64), np.empty(len(rows), dtype=np.uint64)
+    keys, tmp = np.empty(len(rows), dtype=np.int64), np.empty(len(rows))
     assert tied_features(X, rows, z, keys, tmp).size == 0
     a = gf.UnsupervisedForest(n_estimators=3, bootstrap=True, random_state=0).fit(X)
     b = gf.UnsupervisedForest(
