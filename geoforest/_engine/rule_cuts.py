@@ -6,7 +6,8 @@ every kernel its workspace is passed to: :func:`.splits.best_cut` and the tree
 builder compile the cut of that rule only, and each other rule compiles on
 its first use (``docs/engine.md``, the split-rule table).  ``arrays`` holds
 the rule's scratch (:func:`.cuts.fastbic_workspace`), an empty array for
-rules without one.  ``ties`` is ``None`` where the caller knows that no
+rules without one; ``tag`` an empty array of the class's own dtype
+(:data:`WORKSPACE_TAGS`).  ``ties`` is ``None`` where the caller knows that no
 feature of the data holds a value three times, so no candidate can grow
 (:mod:`.ties`): the builder then compiles without the tie growth
 (:func:`tie_growth`, :func:`grow_ties`).  Otherwise it is an empty int32
@@ -39,11 +40,27 @@ from .ties import grow_until_resolved, growth_pool
 SLOT_VAR_FLOOR, SLOT_MAX_ITER, SLOT_TOL = 0, 1, 2
 
 
+#: Each workspace class's ``tag``: an empty array of a dtype of its own, so the
+#: classes differ in their fields' types too.  numba before 0.61 told
+#: namedtuples apart in its dispatcher by their fields' types only, so a
+#: kernel called with one rule's workspace ran the specialization compiled for
+#: another rule whose fields matched (the kernels' check of the rule code
+#: raised).
+WORKSPACE_TAGS: dict[str, type] = {
+    "FastBICWorkspace": np.int8,
+    "TwoMeansWorkspace": np.int16,
+    "GMMWorkspace": np.uint8,
+    "UniformWorkspace": np.uint16,
+    "MedianWorkspace": np.uint32,
+}
+
+
 class FastBICWorkspace(NamedTuple):
     """Fast-BIC's workspace (:func:`.cuts.fastbic_workspace`)."""
 
     arrays: np.ndarray
     ties: Any
+    tag: np.ndarray
 
 
 class TwoMeansWorkspace(NamedTuple):
@@ -51,6 +68,7 @@ class TwoMeansWorkspace(NamedTuple):
 
     arrays: np.ndarray
     ties: Any
+    tag: np.ndarray
 
 
 class GMMWorkspace(NamedTuple):
@@ -58,6 +76,7 @@ class GMMWorkspace(NamedTuple):
 
     arrays: np.ndarray
     ties: Any
+    tag: np.ndarray
 
 
 class UniformWorkspace(NamedTuple):
@@ -65,6 +84,7 @@ class UniformWorkspace(NamedTuple):
 
     arrays: np.ndarray
     ties: Any
+    tag: np.ndarray
 
 
 class MedianWorkspace(NamedTuple):
@@ -72,6 +92,7 @@ class MedianWorkspace(NamedTuple):
 
     arrays: np.ndarray
     ties: Any
+    tag: np.ndarray
 
 
 @njit(nogil=True, cache=True, inline="always")

@@ -119,6 +119,7 @@ from .cuts import (
 from .rng import uniform
 from .rule_cuts import (
     RULE_OF_WORKSPACE,
+    WORKSPACE_TAGS,
     FastBICWorkspace,
     GMMWorkspace,
     MedianWorkspace,
@@ -426,7 +427,8 @@ def make_workspace(rule: int, n_max: int, ties: bool = True) -> NamedTuple:
     if r.workspace_type is None:
         raise ValueError(f"unknown split rule code {rule!r} for an unsupervised tree ({r.name})")
     arrays = np.zeros(0) if r.workspace is None else r.workspace(n_max)
-    return r.workspace_type(arrays, np.empty(0, dtype=np.int32) if ties else None)
+    tag = np.empty(0, dtype=WORKSPACE_TAGS[r.workspace_type.__name__])
+    return r.workspace_type(arrays, np.empty(0, dtype=np.int32) if ties else None, tag)
 
 
 #: The dispatch of :func:`best_cut`: each workspace class's rule code and cut.

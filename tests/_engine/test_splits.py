@@ -346,3 +346,22 @@ def test_vectorised_fastbic_equals_the_scalar_scan_bit_for_bit(seed):
         want = _fastbic_scalar(z, n, min_leaf, VAR_FLOOR, ws.copy())
         assert got[0] == want[0]
         np.testing.assert_array_equal(np.array(got[1:]), np.array(want[1:]))
+
+
+def test_each_rule_workspace_differs_in_its_field_types():
+    # numba before 0.61 dispatched namedtuples by their fields' types alone: two
+    # rules' workspaces with equal field types shared one compiled kernel, and
+    # the second rule ran the first's cut (caught by the rule check, as a
+    # ValueError).  Each workspace's fields must differ, not only its class.
+    import numba
+
+    from geoforest._engine.splits import RULES, make_workspace
+
+    for ties in (True, False):
+        kinds = [
+            numba.typeof(make_workspace(r.code, 16, ties)).types
+            for r in RULES
+            if r.workspace_type is not None
+        ]
+        assert len(kinds) >= 5
+        assert len(set(kinds)) == len(kinds)
