@@ -139,24 +139,31 @@ COUNT_MIN = 32
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _few_levels(z_cur, m, buf):
+def _level_index(levels, k, v):
+    """Where value ``v`` is among the distinct values ``levels[:k]`` (``k``: not yet)."""
+    lev = 0
+    while lev < k and levels[lev] != v:
+        lev += 1
+    return lev
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _few_levels(z_cur, m, row_level, buf):
     """Find ``z_cur[:m]``'s distinct values if there are at most :data:`MAX_LEVELS`.
 
     Returns their number ``k``, or 0 as soon as one value too many shows up
     (a candidate of many values costs a few dozen reads).  Then
-    ``buf.order[i]`` holds row ``i``'s level (its value's index in
+    ``row_level[i]`` holds row ``i``'s level (its value's index in
     ``buf.levels[:k]``, in order of first appearance) and
     ``buf.levels[MAX_LEVELS + lev]`` where level ``lev``'s first row goes in
-    sorted order (a float: one scratch array, one argument less per call).
+    sorted order (floats: one scratch array, one argument less per call).
     """
-    levels, order = buf.levels, buf.order
+    levels = buf.levels
     nxt, cnt = MAX_LEVELS, 2 * MAX_LEVELS  # starts, counts
     k = 0
     for i in range(m):
         v = z_cur[i]
-        lev = 0
-        while lev < k and levels[lev] != v:
-            lev += 1
+        lev = _level_index(levels, k, v)
         if lev == k:
             if k == MAX_LEVELS:
                 return 0
@@ -164,7 +171,7 @@ def _few_levels(z_cur, m, buf):
             levels[cnt + k] = 0.0
             k += 1
         levels[cnt + lev] += 1.0
-        order[i] = lev
+        row_level[i] = lev
     for a in range(k):  # a level starts after every smaller level's rows
         start = 0.0
         for b in range(k):
@@ -193,9 +200,7 @@ def _few_level_squared_error_cut(z_cur, m, buf, min_leaf, min_weight):
     k = 0
     for i in range(m):
         v = z_cur[i]
-        lev = 0
-        while lev < k and tab[vals + lev] != v:
-            lev += 1
+        lev = _level_index(tab, k, v)  # the values are the table's first column
         if lev == k:
             if k == MAX_LEVELS:
                 return False, np.nan, -np.inf, -np.inf
@@ -240,9 +245,25 @@ def _few_level_squared_error_cut(z_cur, m, buf, min_leaf, min_weight):
 
 
 @njit(nogil=True, cache=True, inline="always")
-def _argsort_values(z_cur, m, z_sorted, buf):
-    """``z_sorted[:m]``: ``z_cur[:m]`` sorted; ``buf.order[:m]``: where each came from."""
+def _sorted_order(z_cur, m, z_sorted, buf):
+    """``z_sorted[:m]``: ``z_cur[:m]`` sorted; ``buf.order[:m]``: where each came from.
+
+    A candidate of more than :data:`COUNT_MIN` values and at most
+    :data:`MAX_LEVELS` distinct ones (one-hot columns and their sparse sums)
+    is ordered by counting: rows of equal values keep their order, as under a
+    stable sort, in two streaming passes.  Others go to the argsort.
+    """
     order = buf.order
+    if m > COUNT_MIN and _few_levels(z_cur, m, z_sorted, buf) > 0:
+        lv = buf.levels
+        for i in range(m):  # z_sorted holds each row's level (_few_levels)
+            at = MAX_LEVELS + np.int64(z_sorted[i])
+            p = np.int64(lv[at])
+            lv[at] = p + 1.0
+            order[p] = i
+        for p in range(m):
+            z_sorted[p] = z_cur[order[p]]
+        return
     for i in range(m):
         z_sorted[i] = z_cur[i]
         order[i] = i
@@ -254,18 +275,7 @@ def _sort_with_labels(z_cur, m, z_sorted, buf):
     """Sorted values with each sample's label, weight and multiplicity carried along."""
     order, y_node, w_node, c_node = buf.order, buf.y_node, buf.w_node, buf.c_node
     y_sorted, w_sorted, c_sorted = buf.y_sorted, buf.w_sorted, buf.c_sorted
-    if m > COUNT_MIN and _few_levels(z_cur, m, buf) > 0:  # a stable counting scatter, rows carried
-        lv = buf.levels
-        for i in range(m):
-            at = MAX_LEVELS + order[i]
-            p = np.int64(lv[at])
-            lv[at] = p + 1.0
-            z_sorted[p] = z_cur[i]
-            y_sorted[p] = y_node[i]
-            w_sorted[p] = w_node[i]
-            c_sorted[p] = c_node[i]
-        return
-    _argsort_values(z_cur, m, z_sorted, buf)
+    _sorted_order(z_cur, m, z_sorted, buf)
     for i in range(m):
         j = order[i]
         y_sorted[i] = y_node[j]
@@ -278,19 +288,7 @@ def _sort_with_targets(z_cur, m, z_sorted, buf):
     """Sorted values with each sample's targets, weight and multiplicity carried along."""
     order, t_node, w_node, c_node = buf.order, buf.t_node, buf.w_node, buf.c_node
     t_sorted, w_sorted, c_sorted = buf.t_sorted, buf.w_sorted, buf.c_sorted
-    if m > COUNT_MIN and _few_levels(z_cur, m, buf) > 0:  # a stable counting scatter, rows carried
-        lv = buf.levels
-        for i in range(m):
-            at = MAX_LEVELS + order[i]
-            p = np.int64(lv[at])
-            lv[at] = p + 1.0
-            z_sorted[p] = z_cur[i]
-            for k in range(t_node.shape[1]):
-                t_sorted[p, k] = t_node[i, k]
-            w_sorted[p] = w_node[i]
-            c_sorted[p] = c_node[i]
-        return
-    _argsort_values(z_cur, m, z_sorted, buf)
+    _sorted_order(z_cur, m, z_sorted, buf)
     for i in range(m):
         j = order[i]
         for k in range(t_node.shape[1]):

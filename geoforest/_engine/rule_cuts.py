@@ -41,11 +41,11 @@ SLOT_VAR_FLOOR, SLOT_MAX_ITER, SLOT_TOL = 0, 1, 2
 
 
 #: Each workspace class's ``tag``: an empty array of a dtype of its own, so the
-#: classes differ in their fields' types too.  numba before 0.61 told
-#: namedtuples apart in its dispatcher by their fields' types only, so a
-#: kernel called with one rule's workspace ran the specialization compiled for
-#: another rule whose fields matched (the kernels' check of the rule code
-#: raised).
+#: classes differ in their fields' types too.  numba 0.60 (the declared
+#: minimum) tells namedtuples apart in its dispatcher by their fields' types
+#: only, so a kernel called with one rule's workspace would run the
+#: specialization compiled for another rule whose fields match (the kernels'
+#: check of the rule code raises).
 WORKSPACE_TAGS: dict[str, type] = {
     "FastBICWorkspace": np.int8,
     "TwoMeansWorkspace": np.int16,

@@ -349,7 +349,7 @@ def test_vectorised_fastbic_equals_the_scalar_scan_bit_for_bit(seed):
 
 
 def test_each_rule_workspace_differs_in_its_field_types():
-    # numba before 0.61 dispatched namedtuples by their fields' types alone: two
+    # numba 0.60 (the declared minimum) dispatches namedtuples by their fields' types alone: two
     # rules' workspaces with equal field types shared one compiled kernel, and
     # the second rule ran the first's cut (caught by the rule check, as a
     # ValueError).  Each workspace's fields must differ, not only its class.
