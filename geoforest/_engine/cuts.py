@@ -89,9 +89,8 @@ def _exact_gain(sse1, sse2, n1, n, floor, xlogx, log_n, bic_one):
 def _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws):
     """Fast-BIC gain of every cut of sorted ``z[:n]``; the best cut (one cut at a time).
 
-    The reference for :func:`_fastbic`, which gives the same result, and its
-    path when the node's variance is too small or too large for the
-    polynomial logarithm's exponent arithmetic.  Two passes, with exactly
+    The reference for :func:`_fastbic`, which gives the same result (the
+    tests compare them, fallback nodes included).  Two passes, with exactly
     the result of one exact pass.  The first runs the sums, tracks the
     two-means cut and scores every cut with a table logarithm (error at
     most ``APPROX_LOG_ERR`` per log, so at most ``n * APPROX_LOG_ERR`` per
@@ -224,8 +223,10 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
     two-means SSE in one vectorised loop (:func:`_approx_scores`), then the
     smallest of each.  The exact second pass visits only the cuts within
     ``2 n POLY_LOG_ERR`` of the best approximate score.  Nodes whose
-    variance floor is subnormal or whose sums could overflow go to the
-    scalar scan.
+    variance floor is subnormal or whose sums could overflow are scored
+    exactly at every cut: an exact pass, which the two-pass scans reproduce,
+    without a second scan compiled into every first fit for these rare
+    nodes (the scalar scan stays as the tests' reference).
     """
     n_max = ws.shape[0] // (_FASTBIC_ARRAYS + 1) - 1
     w = n_max + 1
@@ -256,13 +257,18 @@ def _fastbic(z, n, min_leaf, var_floor_rel, ws):
         return -1, -np.inf, -np.inf
     var_node = sse_node / n
     floor = var_floor_rel * var_node
-    if not (floor > 1e-300 and tot2 < 1e300):
-        return _fastbic_scalar(z, n, min_leaf, var_floor_rel, ws)
     first = max(min_leaf, 1)
     last = min(n - 1, n - min_leaf)  # cuts pos = first..last (left side size)
     if last < first:
         return -1, -np.inf, -np.inf
-    _approx_scores(xlogx, inv, a_s1, a_s2, z, a_f, a_sse, first, last, n, tot1, tot2, floor)
+    if floor > 1e-300 and tot2 < 1e300:
+        _approx_scores(xlogx, inv, a_s1, a_s2, z, a_f, a_sse, first, last, n, tot1, tot2, floor)
+    else:  # beyond poly_log's exponent arithmetic (rare): score every cut exactly
+        for pos in range(first, last + 1):
+            sse1, sse2 = _sides_sse(a_s1[pos], a_s2[pos], pos, n - pos, tot1, tot2)
+            cut = z[pos - 1] < z[pos]
+            a_f[pos] = 0.0 if cut else np.inf  # within the limit below
+            a_sse[pos] = sse1 + sse2 if cut else np.inf
     # The best approximate score, and the two-means cut (the first smallest
     # SSE, as in one pass); ties carry inf in both.
     approx_best = np.inf
