@@ -127,7 +127,49 @@ class CountedRows(NamedTuple):
 
 
 @njit(nogil=True, cache=True)
-def counted_neighbors(queries, index, lo, hi, search, out):
+def _scanned_keys(words, members, cur, end, n_ref, skip_r, span, hist, keys, ref_index, n_cand):
+    """The keys ``(n_trees - count) * span + index`` of one query's best, its
+    counts kept in the one-byte counters ``words`` (module docstring); returns
+    how many.  ``hist`` (zeros) receives the histogram of the counts kept."""
+    n_trees = cur.shape[0]
+    n_words = words.shape[0]
+    small = words.view(np.uint8)
+    # Keys (n_trees - count, position) of the counts at least the floor.
+    n_keys = 0
+    floor = 1
+    for r0 in range(0, n_ref, 8 * n_words):
+        r1 = r0 + 8 * n_words
+        for t in range(n_trees):
+            q = cur[t]
+            e = end[t]
+            if q == e:
+                continue
+            stop = e
+            if r1 < n_ref and members[e - 1] >= r1:  # as in gather_block
+                stop = q
+                while members[stop] < r1:
+                    stop += 1
+            for p in range(q, stop):
+                small[members[p] - r0] += 1
+            cur[t] = stop
+        n_block = (min(r1, n_ref) - r0 + 7) // 8
+        n_keys = _scan(words, n_block, floor, r0, skip_r, n_trees, span, hist, keys, n_keys)
+        floor = _floor(hist, n_trees, n_cand)
+    # Every point counted at least c_star times is among the keys (one
+    # passed over had fewer than the floor then, and the floor never
+    # exceeds c_star): keep those, keyed by index from here on.
+    limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
+    n_best = 0
+    for q in range(n_keys):
+        key = keys[q]
+        if key < limit:
+            keys[n_best] = key - key % span + ref_index[key % span]
+            n_best += 1
+    return n_best
+
+
+@njit(nogil=True, cache=True)
+def counted_neighbors(queries, index, lo, hi, search, out, words):
     """The candidates of queries ``queries.order[lo:hi]``: the ``search.n_cand``
     best by (co-leaf count, lower index) and those tied with the last, at most
     ``search.width``, best first, at proximity ``count / n_trees``.
@@ -142,19 +184,19 @@ def counted_neighbors(queries, index, lo, hi, search, out):
     pads.  ``exclude_self`` drops point ``i`` for query ``i``; the queries
     are then the references visited in their own order (``queries.order``
     is ``index.ref_index``), so query ``order[pos]`` is the reference at
-    position ``pos``.
+    position ``pos``.  ``words``: the one-byte counters of a scan
+    (:func:`scan_counters`), or ``None`` to keep every count listed; with
+    ``None`` numba drops the scanned way from the compiled kernel, so a
+    first search on few references does not compile it
+    (``docs/benchmarks.md``, "Where a cold start's compile time goes").
     """
     qleaves, _, qorder, _ = queries
     node_offset, ptr, members, ref_index, _, n_ref, _ = index
-    n_cand, width, exclude_self, scan_block, scan_ratio = search
+    n_cand, width, exclude_self, _, scan_ratio = search
     ind_out, sim_out, n_out = out
     n_trees = qleaves.shape[1]
     counts = np.zeros(n_ref, dtype=np.int32)
     touched = np.empty(n_ref, dtype=np.int32)
-    can_scan = n_trees < 256
-    n_words = (min(scan_block, n_ref) + 7) // 8 if can_scan else 0
-    words = np.zeros(n_words, dtype=np.uint64)
-    small = words.view(np.uint8)
     hist = np.zeros(n_trees + 2, dtype=np.int64)
     keys = np.empty(n_ref, dtype=np.int64)
     span = np.int64(n_ref + 1)
@@ -169,40 +211,14 @@ def counted_neighbors(queries, index, lo, hi, search, out):
         for t in range(n_trees):
             load += end[t] - cur[t]
         hist[:] = 0
-        n_best = 0
-        scan = can_scan and load * scan_ratio >= n_ref
-        if scan:
-            # Keys (n_trees - count, position) of the counts at least the floor.
-            n_keys = 0
-            floor = 1
-            for r0 in range(0, n_ref, 8 * n_words):
-                r1 = r0 + 8 * n_words
-                for t in range(n_trees):
-                    q = cur[t]
-                    e = end[t]
-                    if q == e:
-                        continue
-                    stop = e
-                    if r1 < n_ref and members[e - 1] >= r1:  # as in gather_block
-                        stop = q
-                        while members[stop] < r1:
-                            stop += 1
-                    for p in range(q, stop):
-                        small[members[p] - r0] += 1
-                    cur[t] = stop
-                n_block = (min(r1, n_ref) - r0 + 7) // 8
-                n_keys = _scan(words, n_block, floor, r0, skip_r, n_trees, span, hist, keys, n_keys)
-                floor = _floor(hist, n_trees, n_cand)
-            # Every point counted at least c_star times is among the keys (one
-            # passed over had fewer than the floor then, and the floor never
-            # exceeds c_star): keep those, keyed by index from here on.
-            limit = (n_trees - _floor(hist, n_trees, n_cand) + 1) * span
-            for q in range(n_keys):
-                key = keys[q]
-                if key < limit:
-                    keys[n_best] = key - key % span + ref_index[key % span]
-                    n_best += 1
-        else:
+        n_best = -1
+        if words is not None:
+            if n_trees < 256 and load * scan_ratio >= n_ref:
+                n_best = _scanned_keys(
+                    words, members, cur, end, n_ref, skip_r, span, hist, keys, ref_index, n_cand
+                )
+        if n_best < 0:
+            n_best = 0
             n_touched = gather_block(members, cur, end, 0, n_ref, n_ref, counts, touched)
             for q in range(n_touched):
                 r = touched[q]
@@ -230,6 +246,16 @@ def counted_neighbors(queries, index, lo, hi, search, out):
         n_out[row] = q
 
 
+def scan_counters(search: CountedSearch, n_ref: int, n_trees: int) -> np.ndarray | None:
+    """The one-byte counters (zeros, ``uint64`` words) of a block of
+    ``search.scan_block`` references for :func:`counted_neighbors`, or ``None``
+    where its counts are never scanned (``scan_ratio`` 0, or 256 trees and
+    more, whose counts do not fit a byte)."""
+    if search.scan_ratio <= 0 or n_trees >= 256:
+        return None
+    return np.zeros((min(search.scan_block, n_ref) + 7) // 8, dtype=np.uint64)
+
+
 def counted_rows(
     queries: Queries,
     index: LeafIndex,
@@ -254,5 +280,6 @@ def counted_rows(
     scan_block = max(8, -(-SCAN_BLOCK // 8) * 8)
     scan_ratio = SCAN_RATIO if n_ref > SCAN_MIN_REFS else 0
     search = CountedSearch(int(n_cand), int(width), bool(exclude_self), scan_block, scan_ratio)
-    counted_neighbors(queries, index, lo, hi, search, out)
+    words = scan_counters(search, n_ref, queries.leaves.shape[1])
+    counted_neighbors(queries, index, lo, hi, search, out, words)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from geoforest._counted_search import CountedRows, CountedSearch, counted_neighbors
+from geoforest._counted_search import CountedRows, CountedSearch, counted_neighbors, scan_counters
 from geoforest.proximity import LeafIndex, Queries, leaf_lists, locality_order
 
 
@@ -46,7 +46,7 @@ def run(leaves, qleaves, n_cand, width, exclude_self, scan_block, scan_ratio):
         np.full((n_q, width), np.nan),
         np.empty(n_q, dtype=np.int64),
     )
-    counted_neighbors(queries, index, 0, n_q, search, out)
+    counted_neighbors(queries, index, 0, n_q, search, out, scan_counters(search, n, n_trees))
     ind, sim, n_out = out
     rows = [None] * n_q
     for p in range(n_q):
