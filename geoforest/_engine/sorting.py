@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from .sorting_networks import merge32, network16
+from .sorting_networks import network16, network32
 
 _LEAF = 32  # sort_values leaves (sorting networks)
 _SIGN = np.uint64(0x8000000000000000)
@@ -79,16 +79,10 @@ def _heapsort(a, lo, hi):
 
 @njit(nogil=True, cache=True)
 def _leaf(a, lo, m):
-    # Above 16 values: Batcher's network of 32 as its two halves and its
-    # merge stage, the same compare-exchanges (sorting_networks.py) without
-    # compiling a second network.
     if m <= 16:
         network16(a, lo, m)
-        return
-    network16(a, lo, 16)
-    if m > 17:
-        network16(a, lo + 16, m - 16)
-    merge32(a, lo, m)
+    else:
+        network32(a, lo, m)
 
 
 @njit(nogil=True, cache=True)
