@@ -25,6 +25,14 @@ Codes and their ``params``:
     features while more than ``max_tied_fraction`` of the node's samples
     share one value, up to ``cap`` nonzeros (``ties.grow_until_resolved``),
     and a node whose candidates grew redraws at most ``grown_redraws`` times.
+    With ``params = [mean_nnz, 0, 0, 0, group_0, ..., group_{p-1}]``
+    (:func:`sparse_params`; slots 1-3 are the growth's, unused there) a
+    candidate keeps only the features in its first feature's group: the
+    others it drew are dropped, so it draws as without groups and no
+    candidate mixes groups.  The supervised regressors group 0/1 columns
+    apart from the others (``forest._supervised.indicator_groups``): a
+    one-hot column summed with a numeric one gives a continuous candidate,
+    which needs the full sort where a sum of indicators takes a few values.
 ``GAUSSIAN`` (2)
     A random unit direction over all features: iid N(0, 1) weights divided by
     their Euclidean norm, i.e. uniform on the sphere (random projection trees,
@@ -51,6 +59,8 @@ PROJECTIONS = {"axis": AXIS, "sparse": SPARSE, "gaussian": GAUSSIAN, "patch": PA
 #: Slots of a sparse projection's ``params``, ``[mean_nnz, max_tied_fraction,
 #: cap, grown_redraws]`` (the last three where candidates grow while they tie).
 SLOT_MEAN_NNZ, SLOT_TIED_FRACTION, SLOT_GROWTH_CAP, SLOT_GROWN_REDRAWS = 0, 1, 2, 3
+#: First slot of a sparse projection's feature groups, one per feature (:func:`sparse_params`).
+SLOT_GROUPS = 4
 #: Slots of a patch projection's ``params`` (:func:`patch_params`).
 SLOT_HEIGHT, SLOT_WIDTH, SLOT_H_MIN, SLOT_H_MAX, SLOT_W_MIN, SLOT_W_MAX, SLOT_WRAP = range(7)
 
@@ -70,6 +80,28 @@ def max_nonzeros(kind: int, params: np.ndarray, n_features: int) -> int:
     if kind == PATCH:
         return int(params[SLOT_H_MAX]) * int(params[SLOT_W_MAX])
     return n_features
+
+
+def sparse_params(mean_nnz: float, groups: np.ndarray | None = None) -> np.ndarray:
+    """``params`` of a supervised forest's ``SPARSE`` distribution.
+
+    Parameters
+    ----------
+    mean_nnz : float
+        Mean number of features per projection (``feature_combinations``).
+    groups : ndarray of shape (n_features,) or None
+        A code per feature; a candidate keeps only the features of its first
+        feature's group (module docstring).  ``None``: no groups, the
+        one-slot ``[mean_nnz]`` of the draws without them.
+
+    Returns
+    -------
+    params : ndarray of float64
+    """
+    if groups is None:
+        return np.array([float(mean_nnz)])
+    head = [float(mean_nnz), 0.0, 0.0, 0.0]  # slots 1-3: unsupervised growth only
+    return np.concatenate([head, np.asarray(groups, dtype=np.float64)])
 
 
 def _as_shape(shape: Any, ndim: int, name: str) -> tuple[int, ...]:
@@ -172,7 +204,12 @@ def _draw_axis(n_proj, perm, state, ptr, idx, w):
 
 
 @njit(nogil=True, cache=True)
-def _draw_sparse(n_proj, mean_nnz, perm, state, ptr, idx, w):
+def _draw_sparse(n_proj, params, perm, state, ptr, idx, w):
+    """Sparse candidates; with groups (``params[SLOT_GROUPS:]``) each keeps
+    the features of its first feature's group.  Every feature drawn draws its
+    sign, kept or not, so the random state advances as without groups."""
+    mean_nnz = params[SLOT_MEAN_NNZ]
+    grouped = params.shape[0] > SLOT_GROUPS
     n_features = perm.shape[0]
     pos = 0
     for j in range(n_proj):
@@ -180,9 +217,13 @@ def _draw_sparse(n_proj, mean_nnz, perm, state, ptr, idx, w):
         if nnz > n_features:
             nnz = n_features
         _partial_shuffle(perm, nnz, state)
+        group = params[SLOT_GROUPS + perm[0]] if grouped else 0.0
         for q in range(nnz):
+            sign = 1.0 if uniform(state) < 0.5 else -1.0
+            if grouped and params[SLOT_GROUPS + perm[q]] != group:
+                continue  # a feature of another group than the first's
             idx[pos] = perm[q]
-            w[pos] = 1.0 if uniform(state) < 0.5 else -1.0
+            w[pos] = sign
             pos += 1
         ptr[j + 1] = pos
     return n_proj
@@ -252,7 +293,7 @@ def draw_node_projections(kind, params, n_proj, perm, state, ptr, idx, w):
         return _draw_gaussian(n_proj, perm.shape[0], state, ptr, idx, w)
     if kind == PATCH:
         return _draw_patch(n_proj, params, state, ptr, idx, w)
-    return _draw_sparse(n_proj, params[SLOT_MEAN_NNZ], perm, state, ptr, idx, w)
+    return _draw_sparse(n_proj, params, perm, state, ptr, idx, w)
 
 
 @njit(nogil=True, cache=True)

@@ -31,6 +31,7 @@ from ._supervised import (
     PATCH_CONSTRAINTS,
     SPARSE_CONSTRAINTS,
     SupervisedForest,
+    indicator_groups,
     patch_config,
     shared_doc,
     sparse_config,
@@ -83,6 +84,7 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
             y = y[:, 0]
         check_float32_range(y, "y")
         self._y_columns = y.ndim == 2
+        self._indicator_groups = indicator_groups(X)  # read by _engine_config
         targets = np.ascontiguousarray(y.reshape(y.shape[0], -1))
         self.n_outputs_ = int(targets.shape[1])
         self._grow_weighted(
@@ -192,7 +194,12 @@ class ObliqueForestRegressor(_ForestRegressor):
         Oblique sparse projections (SPORF) or single features (random forest).
     feature_combinations : float, default=1.5
         Mean number of nonzeros per sparse projection: ``1 + Poisson(c - 1)``
-        distinct features (at least one), each ``+-1``.
+        distinct features (at least one), each ``+-1``.  Where some columns
+        hold only 0 and 1 (one-hot indicators) and others do not, a
+        projection keeps only the features of its first feature's kind
+        (``splitter="best"``): an indicator plus a numeric column is
+        continuous and needs a full sort, where sums of indicators take a
+        few values and are cut without one (issue 45; ``docs/defaults.md``).
 
     Attributes
     ----------{_ATTRIBUTES_DOC}
@@ -265,7 +272,9 @@ class ObliqueForestRegressor(_ForestRegressor):
         self.verbose = verbose
 
     def _engine_config(self, n_features: int) -> EngineConfig:
-        return sparse_config(self, n_features, REGRESSION_CRITERIA[self.criterion])
+        # Indicator and numeric columns apart: only the sorted cuts gain from it.
+        groups = self._indicator_groups if self.splitter == "best" else None
+        return sparse_config(self, n_features, REGRESSION_CRITERIA[self.criterion], groups)
 
 
 class ManifoldForestRegressor(_ForestRegressor):

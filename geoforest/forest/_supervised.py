@@ -16,7 +16,14 @@ from sklearn.utils import TransformerTags
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from .._engine.projections import AXIS, PATCH, SPARSE, max_nonzeros, patch_params
+from .._engine.projections import (
+    AXIS,
+    PATCH,
+    SPARSE,
+    max_nonzeros,
+    patch_params,
+    sparse_params,
+)
 from .._limits import check_dense_size
 from .._validation import check_n_neighbors, is_dask_array, validate_data
 from ._base import BaseForest
@@ -60,10 +67,33 @@ def impurity_importances(trees, n_features: int) -> np.ndarray:
     return total / s if s > 0 else total
 
 
-def sparse_config(forest, n_features: int, criterion: int) -> EngineConfig:
-    """Engine settings of the oblique forests (SPORF; ``projection="axis"``: one feature)."""
+def indicator_groups(X: np.ndarray) -> np.ndarray | None:
+    """1 for each column of ``X`` holding only 0 and 1, 0 for the others;
+    ``None`` where all columns are of one kind (nothing to keep apart).
+
+    A regressor's sparse candidates then never mix a one-hot column with a
+    numeric one (``_engine.projections.sparse_params``): sums of indicators
+    take a few values and are cut from per-value sums, a numeric column plus
+    an indicator is continuous and needs the full sort.  Chosen on the
+    selection half of the supervised suite (``docs/defaults.md``).  Column by
+    column: no temporary the size of ``X``.
+    """
+    flags = np.array([bool(np.all((col == 0) | (col == 1))) for col in X.T], dtype=np.float64)
+    if flags.min() == flags.max():
+        return None
+    return flags
+
+
+def sparse_config(
+    forest, n_features: int, criterion: int, groups: np.ndarray | None = None
+) -> EngineConfig:
+    """Engine settings of the oblique forests (SPORF; ``projection="axis"``: one feature).
+
+    ``groups`` (:func:`indicator_groups`) keeps sparse candidates within one
+    group of features each; ignored by axis forests.
+    """
     kind = AXIS if forest.projection == "axis" else SPARSE
-    params = np.array([float(forest.feature_combinations)])
+    params = sparse_params(forest.feature_combinations, groups if kind == SPARSE else None)
     return EngineConfig(
         projection=kind,
         projection_params=params,
