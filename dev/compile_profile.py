@@ -11,7 +11,9 @@ their cost is part of every caller's.
 Printed: the first call's wall time, the summed compile time, and the kernels
 by exclusive seconds with their number of signatures (several signatures of one
 kernel mean several compilations of the same code: one dtype or layout where
-the data are cast anyway would compile it once).
+the data are cast anyway would compile it once), then the slice assignments
+from arrays in the kernels compiled (``geoforest/_jit.py`` says why there
+should be none).
 
 How to run (a quiet machine: compilation is single-threaded and any other job
 inflates it)::
@@ -90,7 +92,43 @@ def main(argv: list[str]) -> int:
         if args.signatures:
             for sig in sigs:
                 print(f"{'':20}{sig}")
+    copies = slice_copies()
+    if copies:
+        print("slice copies from arrays (each compiles numba's shape-error message, _jit.py):")
+        for where in copies:
+            print(f"    {where}")
     return 0
+
+
+def slice_copies() -> list[str]:
+    """``kernel: file:line`` of every slice assignment from an array in the
+    geoforest kernels compiled so far (inlined kernels' lines included)."""
+    from numba.core import ir, types
+    from numba.core.registry import CPUDispatcher
+
+    found = set()
+    kernels = {
+        id(obj): obj
+        for name, module in list(sys.modules.items())
+        if name.startswith("geoforest")
+        for obj in vars(module).values()
+        if isinstance(obj, CPUDispatcher)
+    }
+    for kernel in kernels.values():
+        for compiled in kernel.overloads.values():
+            typed = compiled.type_annotation
+            if typed is None:  # loaded from a cache: nothing was compiled here
+                continue
+            for block in typed.blocks.values():
+                for stmt in block.body:
+                    if not isinstance(stmt, ir.SetItem | ir.StaticSetItem):
+                        continue
+                    target = typed.typemap.get(stmt.target.name)
+                    value = typed.typemap.get(stmt.value.name)
+                    if isinstance(target, types.Array) and isinstance(value, types.Array):
+                        place = f"{os.path.relpath(stmt.loc.filename)}:{stmt.loc.line}"
+                        found.add(f"{kernel.py_func.__qualname__}: {place}")
+    return sorted(found)
 
 
 if __name__ == "__main__":

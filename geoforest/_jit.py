@@ -23,6 +23,13 @@ network's among them (``dev/compile_profile.py``; figures in
 Here such calls are typed with the arguments' plain types, so each kernel
 compiles once per dtype and layout; nothing in the package asks numba for
 literal specialisation (``numba.literally``).
+
+One rule of the kernels' own code goes with it: no slice assignment from an
+array (``a[:n] = b[:n]``) where a first fit + ``kneighbors`` compiles.  numba
+checks the two shapes at run time, and its error message, formatted with
+string operations, is a dozen more kernels to compile and is linked into
+every caller; a loop copies as fast.  Filling a slice with a scalar
+(``a[:n] = 0``) formats nothing.
 """
 
 from __future__ import annotations

@@ -266,7 +266,8 @@ def build_tree(
                 elif workspace is not None and unsorted:  # the rpTree's cut needs no sort
                     thr, score, g = unsorted_cut(z_cur, m, min_leaf, state, z_sorted, workspace)
                 elif workspace is not None:
-                    z_sorted[:m] = z_cur[:m]
+                    for q in range(m):  # no slice copy (see _jit.py)
+                        z_sorted[q] = z_cur[q]
                     sort_values(z_sorted, m, sort_keys, sort_tmp)
                     if grow:
                         drawn = gw

@@ -125,7 +125,8 @@ def _rank_rows(cand, sim, n_out, d2, k, out_ind, out_dist):
                     items[n_rest] = c
                     n_rest += 1
             got = _smallest_order(key, items, n_rest, k - n_pick, order)
-            pick[n_pick : n_pick + got] = order[:got]
+            for c in range(got):  # no slice copy (see _jit.py)
+                pick[n_pick + c] = order[c]
             n_pick += got
         if n_shared < k:  # the completed set, in ascending distance as well
             for c in range(n_pick):  # ties keep the pick order: sort slots
@@ -133,7 +134,8 @@ def _rank_rows(cand, sim, n_out, d2, k, out_ind, out_dist):
             _smallest_order(slot_key, slots, n_pick, n_pick, order)
             for c in range(n_pick):
                 items[c] = pick[order[c]]
-            pick[:n_pick] = items[:n_pick]
+            for c in range(n_pick):
+                pick[c] = items[c]
         for pos in range(n_pick):
             c = pick[pos]
             out_ind[i, pos] = cand[i, c]
