@@ -67,6 +67,10 @@ def impurity_importances(trees, n_features: int) -> np.ndarray:
     return total / s if s > 0 else total
 
 
+#: Rows checked at a time by :func:`indicator_groups`.
+_INDICATOR_BLOCK = 1 << 14
+
+
 def indicator_groups(X: np.ndarray) -> np.ndarray | None:
     """1 for each column of ``X`` holding only 0 and 1, 0 for the others;
     ``None`` where all columns are of one kind (nothing to keep apart).
@@ -75,13 +79,18 @@ def indicator_groups(X: np.ndarray) -> np.ndarray | None:
     numeric one (``_engine.projections.sparse_params``): sums of indicators
     take a few values and are cut from per-value sums, a numeric column plus
     an indicator is continuous and needs the full sort.  Chosen on the
-    selection half of the supervised suite (``docs/defaults.md``).  Column by
-    column: no temporary the size of ``X``.
+    selection half of the supervised suite (``docs/defaults.md``).  In blocks
+    of rows: contiguous reads, no temporary the size of ``X``.
     """
-    flags = np.array([bool(np.all((col == 0) | (col == 1))) for col in X.T], dtype=np.float64)
-    if flags.min() == flags.max():
+    flags = np.ones(X.shape[1], dtype=bool)
+    for start in range(0, X.shape[0], _INDICATOR_BLOCK):
+        block = X[start : start + _INDICATOR_BLOCK]
+        flags &= np.all((block == 0) | (block == 1), axis=0)
+        if not flags.any():
+            return None  # no indicator left
+    if flags.all():
         return None
-    return flags
+    return flags.astype(np.float64)
 
 
 def sparse_config(

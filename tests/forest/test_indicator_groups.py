@@ -80,6 +80,17 @@ def test_indicator_groups_flag_exactly_the_zero_one_columns():
     assert indicator_groups(X[:, [2, 3, 4]]) is None  # no indicator
 
 
+@pytest.mark.parametrize("block", [1, 7, 64])
+def test_indicator_groups_read_in_blocks_see_every_row(monkeypatch, block):
+    """A value other than 0 and 1 in any block of rows, the last included, counts."""
+    monkeypatch.setattr(_supervised, "_INDICATOR_BLOCK", block)
+    rng = np.random.default_rng(block)
+    X = rng.integers(0, 2, (50, 4)).astype(np.float32)
+    X[:, 3] = rng.normal(size=50)
+    X[49, 1] = 2.0  # the last row only
+    np.testing.assert_array_equal(indicator_groups(X), [1.0, 0.0, 1.0, 0.0])
+
+
 def _mixed_data(n=600, seed=0):
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, 5, n)
