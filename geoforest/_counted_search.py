@@ -106,14 +106,13 @@ class CountedSearch(NamedTuple):
     The ``n_cand`` best references of each query by (co-leaf count, lower
     index) and those tied with the last, at most ``width``;
     ``exclude_self``: query ``i`` is reference ``i`` and does not count
-    itself.  ``scan_block`` (a multiple of 8) and ``scan_ratio`` choose how
-    the counts are kept (module docstring; ``scan_ratio = 0``: always listed).
+    itself.  ``scan_ratio`` chooses how the counts are kept where they can be
+    scanned (module docstring; ``scan_ratio = 0``: always listed).
     """
 
     n_cand: int
     width: int
     exclude_self: bool
-    scan_block: int
     scan_ratio: int
 
 
@@ -126,7 +125,7 @@ class CountedRows(NamedTuple):
     n_out: np.ndarray
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def _scanned_keys(words, members, cur, end, n_ref, skip_r, span, hist, keys, ref_index, n_cand):
     """The keys ``(n_trees - count) * span + index`` of one query's best, its
     counts kept in the one-byte counters ``words`` (module docstring); returns
@@ -169,7 +168,7 @@ def _scanned_keys(words, members, cur, end, n_ref, skip_r, span, hist, keys, ref
 
 
 @njit(nogil=True, cache=True)
-def counted_neighbors(queries, index, lo, hi, search, out, words):
+def counted_neighbors(queries, index, lo, hi, search, out, scan_block):
     """The candidates of queries ``queries.order[lo:hi]``: the ``search.n_cand``
     best by (co-leaf count, lower index) and those tied with the last, at most
     ``search.width``, best first, at proximity ``count / n_trees``.
@@ -184,19 +183,24 @@ def counted_neighbors(queries, index, lo, hi, search, out, words):
     pads.  ``exclude_self`` drops point ``i`` for query ``i``; the queries
     are then the references visited in their own order (``queries.order``
     is ``index.ref_index``), so query ``order[pos]`` is the reference at
-    position ``pos``.  ``words``: the one-byte counters of a scan
-    (:func:`scan_counters`), or ``None`` to keep every count listed; with
-    ``None`` numba drops the scanned way from the compiled kernel, so a
-    first search on few references does not compile it
-    (``docs/benchmarks.md``, "Where a cold start's compile time goes").
+    position ``pos``.  ``scan_block``: references per block of one-byte
+    counters (a multiple of 8), or ``None`` to keep every count listed; numba
+    then drops the scanned way from the compiled kernel, so a first search on
+    few references does not compile it (``docs/benchmarks.md``, "Where a
+    cold start's compile time goes").
     """
     qleaves, _, qorder, _ = queries
     node_offset, ptr, members, ref_index, _, n_ref, _ = index
-    n_cand, width, exclude_self, _, scan_ratio = search
+    n_cand, width, exclude_self, scan_ratio = search
     ind_out, sim_out, n_out = out
     n_trees = qleaves.shape[1]
     counts = np.zeros(n_ref, dtype=np.int32)
     touched = np.empty(n_ref, dtype=np.int32)
+    n_words = 0
+    if scan_block is not None:
+        if n_trees < 256:  # the counts fit a byte
+            n_words = (min(scan_block, n_ref) + 7) // 8
+    words = np.zeros(n_words, dtype=np.uint64)
     hist = np.zeros(n_trees + 2, dtype=np.int64)
     keys = np.empty(n_ref, dtype=np.int64)
     span = np.int64(n_ref + 1)
@@ -212,8 +216,8 @@ def counted_neighbors(queries, index, lo, hi, search, out, words):
             load += end[t] - cur[t]
         hist[:] = 0
         n_best = -1
-        if words is not None:
-            if n_trees < 256 and load * scan_ratio >= n_ref:
+        if scan_block is not None:
+            if n_words > 0 and load * scan_ratio >= n_ref:
                 n_best = _scanned_keys(
                     words, members, cur, end, n_ref, skip_r, span, hist, keys, ref_index, n_cand
                 )
@@ -246,16 +250,6 @@ def counted_neighbors(queries, index, lo, hi, search, out, words):
         n_out[row] = q
 
 
-def scan_counters(search: CountedSearch, n_ref: int, n_trees: int) -> np.ndarray | None:
-    """The one-byte counters (zeros, ``uint64`` words) of a block of
-    ``search.scan_block`` references for :func:`counted_neighbors`, or ``None``
-    where its counts are never scanned (``scan_ratio`` 0, or 256 trees and
-    more, whose counts do not fit a byte)."""
-    if search.scan_ratio <= 0 or n_trees >= 256:
-        return None
-    return np.zeros((min(search.scan_block, n_ref) + 7) // 8, dtype=np.uint64)
-
-
 def counted_rows(
     queries: Queries,
     index: LeafIndex,
@@ -277,9 +271,8 @@ def counted_rows(
         np.empty(n_q, dtype=np.int64),
     )
     n_ref = index.n_ref
-    scan_block = max(8, -(-SCAN_BLOCK // 8) * 8)
     scan_ratio = SCAN_RATIO if n_ref > SCAN_MIN_REFS else 0
-    search = CountedSearch(int(n_cand), int(width), bool(exclude_self), scan_block, scan_ratio)
-    words = scan_counters(search, n_ref, queries.leaves.shape[1])
-    counted_neighbors(queries, index, lo, hi, search, out, words)
+    search = CountedSearch(int(n_cand), int(width), bool(exclude_self), scan_ratio)
+    scan_block = max(8, -(-SCAN_BLOCK // 8) * 8) if scan_ratio > 0 else None
+    counted_neighbors(queries, index, lo, hi, search, out, scan_block)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from geoforest._counted_search import CountedRows, CountedSearch, counted_neighbors, scan_counters
+from geoforest._counted_search import CountedRows, CountedSearch, counted_neighbors
 from geoforest.proximity import LeafIndex, Queries, leaf_lists, locality_order
 
 
@@ -40,13 +40,13 @@ def run(leaves, qleaves, n_cand, width, exclude_self, scan_block, scan_ratio):
     no_mask = np.zeros((0, 0), np.uint8)
     queries = Queries(qleaves, no_mask, qorder)
     index = LeafIndex(node_offset, ptr, members, order, no_mask, n)
-    search = CountedSearch(n_cand, width, exclude_self, scan_block, scan_ratio)
+    search = CountedSearch(n_cand, width, exclude_self, scan_ratio)
     out = CountedRows(
         np.full((n_q, width), -1, dtype=np.int64),
         np.full((n_q, width), np.nan),
         np.empty(n_q, dtype=np.int64),
     )
-    counted_neighbors(queries, index, 0, n_q, search, out, scan_counters(search, n, n_trees))
+    counted_neighbors(queries, index, 0, n_q, search, out, scan_block if scan_ratio else None)
     ind, sim, n_out = out
     rows = [None] * n_q
     for p in range(n_q):
