@@ -28,7 +28,8 @@ _EPS = float(np.finfo(np.float64).eps)
 @njit(nogil=True, cache=True)
 def _grow(a, size):
     out = np.empty(max(2 * a.shape[0], size), dtype=a.dtype)
-    out[: a.shape[0]] = a
+    for i in range(a.shape[0]):  # loops, not slice copies, here and below (geoforest._jit)
+        out[i] = a[i]
     return out
 
 
@@ -119,8 +120,9 @@ def store_projection(proj_ptr, proj_idx, proj_w, node, nnz, win_idx, win_w, widt
     if nnz + width > proj_idx.shape[0]:
         proj_idx = _grow(proj_idx, nnz + width)
         proj_w = _grow(proj_w, nnz + width)
-    proj_idx[nnz : nnz + width] = win_idx[:width]
-    proj_w[nnz : nnz + width] = win_w[:width]
+    for q in range(width):
+        proj_idx[nnz + q] = win_idx[q]
+        proj_w[nnz + q] = win_w[q]
     proj_ptr[node + 1] = nnz + width
     return proj_idx, proj_w, nnz + width
 
@@ -207,6 +209,7 @@ def weight_bounds(limits, sample_weight, samples):
 def copy_projection(idx, w, start, end, out_idx, out_w):
     """Copy the projection ``idx/w[start:end]`` to the front of ``out_idx/out_w``; its width."""
     width = end - start
-    out_idx[:width] = idx[start:end]
-    out_w[:width] = w[start:end]
+    for q in range(width):
+        out_idx[q] = idx[start + q]
+        out_w[q] = w[start + q]
     return width
