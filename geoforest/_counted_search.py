@@ -197,6 +197,8 @@ def counted_neighbors(queries, index, lo, hi, search, out, scan_block):
     counts = np.zeros(n_ref, dtype=np.int32)
     touched = np.empty(n_ref, dtype=np.int32)
     n_words = 0
+    # Each test of scan_block is a bare "is not None", which numba prunes at
+    # compile time: with None the scanned way is not compiled at all.
     if scan_block is not None:
         if n_trees < 256:  # the counts fit a byte
             n_words = (min(scan_block, n_ref) + 7) // 8

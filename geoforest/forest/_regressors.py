@@ -46,6 +46,10 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
         "criterion": [StrOptions(set(REGRESSION_CRITERIA))],
     }
 
+    def _groups_of(self, X: np.ndarray) -> np.ndarray | None:
+        """Feature groups the sparse candidates keep within (``None``: no groups)."""
+        return None
+
     def fit(self, X, y, sample_weight=None):
         """Grow the forest on data with real-valued targets.
 
@@ -84,7 +88,7 @@ class _ForestRegressor(RegressorMixin, SupervisedForest):
             y = y[:, 0]
         check_float32_range(y, "y")
         self._y_columns = y.ndim == 2
-        self._indicator_groups = indicator_groups(X)  # read by _engine_config
+        self._feature_groups = self._groups_of(X)  # read by _engine_config
         targets = np.ascontiguousarray(y.reshape(y.shape[0], -1))
         self.n_outputs_ = int(targets.shape[1])
         self._grow_weighted(
@@ -199,7 +203,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         projection keeps only the features of its first feature's kind
         (``splitter="best"``): an indicator plus a numeric column is
         continuous and needs a full sort, where sums of indicators take a
-        few values and are cut without one (issue 45; ``docs/defaults.md``).
+        few values and are cut without one (``docs/defaults.md``).
 
     Attributes
     ----------{_ATTRIBUTES_DOC}
@@ -271,10 +275,15 @@ class ObliqueForestRegressor(_ForestRegressor):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _groups_of(self, X: np.ndarray) -> np.ndarray | None:
+        # Indicator and numeric columns apart: only sorted sparse cuts gain from it.
+        if self.splitter != "best" or self.projection == "axis":
+            return None
+        return indicator_groups(X)
+
     def _engine_config(self, n_features: int) -> EngineConfig:
-        # Indicator and numeric columns apart: only the sorted cuts gain from it.
-        groups = self._indicator_groups if self.splitter == "best" else None
-        return sparse_config(self, n_features, REGRESSION_CRITERIA[self.criterion], groups)
+        criterion = REGRESSION_CRITERIA[self.criterion]
+        return sparse_config(self, n_features, criterion, self._feature_groups)
 
 
 class ManifoldForestRegressor(_ForestRegressor):
