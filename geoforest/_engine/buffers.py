@@ -32,6 +32,8 @@ class Candidates(NamedTuple):
     win_w: np.ndarray  # float32
     g_idx: np.ndarray  # int32 the candidate being tried, where it may grow
     g_w: np.ndarray  # float32
+    known: np.ndarray  # int32 features, those known constant in a node first
+    known_at: np.ndarray  # int32 where each feature is in ``known``
 
 
 class ValueScratch(NamedTuple):
@@ -99,6 +101,8 @@ def candidate_buffers(X, n_proj, max_nnz):
         win_w=np.empty(max_nnz, dtype=np.float32),
         g_idx=np.empty(max_nnz, dtype=np.int32),
         g_w=np.empty(max_nnz, dtype=np.float32),
+        known=np.arange(X.shape[1]).astype(np.int32),
+        known_at=np.arange(X.shape[1]).astype(np.int32),
     )
 
 

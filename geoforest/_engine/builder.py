@@ -31,6 +31,7 @@ import numpy as np
 from .._jit import njit
 from .borrow import borrowed, keep_alive
 from .buffers import finish_tree, tree_buffers
+from .indicators import indicator_cut, indicator_rows, node_ones_lists, node_ones_sums, pair_cut
 from .labels import SupervisedRule, gather_node, node_value, supervised_cut
 from .nodes import (
     all_rows_equal,
@@ -46,13 +47,16 @@ from .nodes import (
 from .projections import (
     AXIS,
     SLOT_GROWN_REDRAWS,
+    SPARSE,
     draw_candidates,
+    known_constant,
     mark_constants,
+    mark_known,
     project_samples,
 )
 from .rule_cuts import grow_ties, tie_growth, unsorted_cut
 from .sorting import sort_values
-from .splits import UNIFORM, best_cut, midpoint
+from .splits import SQUARED_ERROR, UNIFORM, best_cut, midpoint
 
 
 class Tree(NamedTuple):
@@ -229,12 +233,26 @@ def build_tree(
     # candidate grows, the uniform cut skips the sort (rule_cuts.unsorted_cut; compiled
     # for the uniform rule's workspace only).
     unsorted = rule == UNIFORM and n_proj == n_batches == 1 and min_gain == -np.inf and not grow
+    # One-output squared-error sparse candidates of a single 0/1 column are cut from
+    # the node's sums of its ones (.indicators): no projection, no pass of their own.
+    if supervised:
+        by_ones = proj_kind == SPARSE and n_outputs == 1 and rule == SQUARED_ERROR
+        is_ind, ones_ptr, ones_idx = indicator_rows(X, by_ones and not random_cuts)
+    else:  # not compiled into the unsupervised kernel
+        is_ind = np.zeros(X.shape[1], dtype=np.uint8)
+        ones_ptr, ones_idx = np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int32)
+    by_ones = ones_idx.shape[0] > 0
+    ones_sums = np.empty((4, X.shape[1] if by_ones else 0))
+    ones_starts = np.empty(X.shape[1] + 1 if by_ones else 0, dtype=np.int64)
+    ones_at = np.empty(ones_idx.shape[0], dtype=np.int64)
+    pair_tab = np.empty(16)
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:
         top -= 1
         node, n_nodes = n_nodes, n_nodes + 1
-        # n_const: features known constant in the node, never drawn (cand.perm[:n_const])
+        # n_const: features known constant in the node: axis candidates never draw them
+        # (cand.perm[:n_const]), sparse ones made of them only are skipped (cand.known)
         lo, hi, depth, node_batches, size, n_const = open_node(
             stack[top], node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples
         )
@@ -249,18 +267,96 @@ def build_tree(
             gather_node(by, bt, sample_weight, counts, samples, lo, hi, n_classes, out, labels)
         m = hi - lo
         best_j, best_score, best_gain, best_thr, width, grown = -1, -np.inf, -np.inf, 0.0, 0, False
+        summed = listed = project_best = False  # the node's ones summed; the best to be projected
+        tot_w = tot_s = tot_c = 0.0
         for _batch in range(node_batches):
             # Redraw candidates while no projection has shown structure (gain > 0).
             k = draw_candidates(proj_kind, proj_params, n_proj, cand, n_const, state)
             for j in range(k):
                 # The candidate in ``g_idx/g_w[:gw]``, where it may grow.
                 start, end = cand_ptr[j], cand_ptr[j + 1]
+                if supervised:
+                    if proj_kind == SPARSE and known_constant(cand, j, n_const):
+                        continue  # every feature constant in the node: so are the values
                 gw = copy_projection(cand_idx, cand_w, start, end, g_idx, g_w)
+                if supervised:
+                    # One or two indicators: cut from the node's sums of its ones.
+                    single = end - start == 1
+                    ones = by_ones and end - start <= 2 and is_ind[cand_idx[start]] != 0
+                    if ones and not single:
+                        ones = is_ind[cand_idx[start + 1]] != 0
+                    if ones:
+                        if not summed:
+                            tot_w, tot_s, tot_c = node_ones_sums(
+                                samples,
+                                lo,
+                                hi,
+                                ones_ptr,
+                                ones_idx,
+                                labels.t_node,
+                                labels.w_node,
+                                labels.c_node,
+                                ones_sums,
+                            )
+                            summed = True
+                        if single:
+                            constant, thr, g = indicator_cut(
+                                ones_sums,
+                                cand_idx[start],
+                                cand_w[start],
+                                m,
+                                tot_w,
+                                tot_s,
+                                tot_c,
+                                min_leaf,
+                                task.min_weight,
+                            )
+                        else:
+                            if not listed:
+                                node_ones_lists(
+                                    samples,
+                                    lo,
+                                    hi,
+                                    ones_ptr,
+                                    ones_idx,
+                                    ones_sums,
+                                    ones_starts,
+                                    ones_at,
+                                )
+                                listed = True
+                            constant, thr, g = pair_cut(
+                                X,
+                                samples,
+                                lo,
+                                m,
+                                cand_idx[start],
+                                cand_idx[start + 1],
+                                cand_w[start],
+                                cand_w[start + 1],
+                                ones_sums,
+                                ones_starts,
+                                ones_at,
+                                labels.t_node,
+                                labels.w_node,
+                                labels.c_node,
+                                (tot_w, tot_s, tot_c),
+                                pair_tab,
+                                (min_leaf, task.min_weight),
+                            )
+                        if constant:
+                            n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
+                        elif g > best_score:
+                            best_score, best_gain, best_j, best_thr = g, g, j, thr
+                            project_best = True  # its values are not in z_cur
+                            width = copy_projection(g_idx, g_w, 0, gw, cand.win_idx, cand.win_w)
+                        continue
                 project_samples(X, samples, lo, hi, cand_idx, cand_w, start, end, z_cur)
                 if supervised:
                     if is_constant(z_cur, m):  # no cut between distinct values: no sort
                         if proj_kind == AXIS:  # its feature is not drawn below
                             n_const = mark_constants(X, samples, lo, hi, cand, j, n_const)
+                        elif proj_kind == SPARSE:  # nor are its values projected below
+                            n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
                         continue
                     thr, score, g = supervised_cut(task, z_cur, m, z_sorted, labels, state)
                 elif workspace is not None and unsorted:  # the rpTree's cut needs no sort
@@ -283,12 +379,15 @@ def build_tree(
                     best_score, best_gain, best_j, best_thr = score, g, j, thr
                     # Swap the buffers: the winner's values are never copied.
                     z_best, z_cur = z_cur, z_best
+                    project_best = False
                     # Keep the winner where the next batch cannot overwrite it.
                     width = copy_projection(g_idx, g_w, 0, gw, cand.win_idx, cand.win_w)
             if best_gain > 0.0 or (grown and _batch >= proj_params[SLOT_GROWN_REDRAWS]):
                 break  # structure found, or grown candidates redrawn enough
         if best_j < 0 or best_gain <= min_gain:
             continue
+        if project_best:  # an indicator cut from its sums won
+            project_samples(X, samples, lo, hi, cand.win_idx, cand.win_w, 0, width, z_best)
         proj_idx, proj_w, nnz = store_projection(
             proj_ptr, proj_idx, proj_w, node, nnz, cand.win_idx, cand.win_w, width
         )

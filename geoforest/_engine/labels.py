@@ -365,7 +365,7 @@ class SupervisedRule(NamedTuple):
     min_weight: float  # least weight on either side
 
 
-@njit(nogil=True, cache=True)
+@njit(nogil=True, cache=True, inline="always")
 def supervised_cut(task, z_cur, m, z_sorted, buf, state):
     """``(threshold, score, gain)`` of one candidate projection's cut, its values
     ``z_cur[:m]`` in the node's row order; ``score == -inf``: no valid cut.

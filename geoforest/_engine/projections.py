@@ -311,11 +311,12 @@ def draw_candidates(kind, params, n_proj, cand, n_const, state):
     """:func:`draw_node_projections` into the tree's candidate buffers ``cand``
     (``buffers.Candidates``), features known to be constant left out.
 
-    Axis and sparse candidates are drawn from ``cand.perm[n_const:]``: while
-    ``n_const == 0`` the same draws as from all of ``perm``.  Returns how many
-    candidates were drawn.
+    Axis candidates are drawn from ``cand.perm[n_const:]``: while
+    ``n_const == 0`` the same draws as from all of ``perm``.  Sparse ones are
+    drawn from all of ``perm`` (their ``n_const`` counts ``cand.known``:
+    :func:`mark_known`).  Returns how many candidates were drawn.
     """
-    perm = cand.perm[n_const:] if kind <= SPARSE else cand.perm
+    perm = cand.perm[n_const:] if kind == AXIS else cand.perm
     return draw_node_projections(kind, params, n_proj, perm, state, cand.ptr, cand.idx, cand.w)
 
 
@@ -335,12 +336,11 @@ def mark_constants(X, samples, lo, hi, cand, j, n_const):
     checked.  Only the features after ``n_const`` move, so the prefix every
     pending node relies on stays in place.
 
-    The builder calls it for axis candidates only.  Sparse candidates could
-    mark theirs too (each feature is checked, for them), but a sparse forest
-    gains nothing from it: its constant candidates cost one projection and no
-    sort, and the candidates drawn in their place are sorted instead
-    (``docs/engine.md`` has the figures), so sparse forests draw as before;
-    the other distributions do not draw from ``perm``.
+    The builder calls it for axis candidates only.  Sparse forests draw as
+    before, from all of ``perm`` (drawing only among the features that can
+    vary cost them accuracy: ``docs/engine.md``); their constants go to
+    :func:`mark_known` instead.  The other distributions do not draw from
+    ``perm``.
     """
     idx, perm, start, end = cand.idx, cand.perm, cand.ptr[j], cand.ptr[j + 1]
     for q in range(start, end):
@@ -354,6 +354,43 @@ def mark_constants(X, samples, lo, hi, cand, j, n_const):
                 n_const += 1
                 break
     return n_const
+
+
+@njit(nogil=True, cache=True)
+def mark_known(X, samples, lo, hi, cand, j, n_const):
+    """Sparse counterpart of :func:`mark_constants`: move the features of constant
+    candidate ``j`` that are constant in the node to the front of ``cand.known``
+    (not of ``perm``: the draws stay as they were); returns the new count.
+
+    ``known[:n_const]`` are then the node's known constants, with the prefix
+    bookkeeping of :func:`mark_constants` (``known_at`` says where each feature
+    is, so :func:`known_constant` tests a feature in constant time); the
+    builder skips a candidate made of them only, before projecting it.
+    """
+    idx, known, at = cand.idx, cand.known, cand.known_at
+    start, end = cand.ptr[j], cand.ptr[j + 1]
+    for q in range(start, end):
+        f = idx[q]
+        p = at[f]
+        if p < n_const:
+            continue
+        if end - start > 1 and not _feature_constant(X, samples, lo, hi, f):
+            continue
+        g = known[n_const]
+        known[n_const], known[p] = f, g
+        at[f], at[g] = n_const, p
+        n_const += 1
+    return n_const
+
+
+@njit(nogil=True, cache=True, inline="always")
+def known_constant(cand, j, n_const):
+    """True when every feature of candidate ``j`` is known constant in the node."""
+    at, idx = cand.known_at, cand.idx
+    for q in range(cand.ptr[j], cand.ptr[j + 1]):
+        if at[idx[q]] >= n_const:
+            return False
+    return True
 
 
 #: Rows projected together from a row-major ``X`` (:func:`project_samples`):

@@ -1,7 +1,9 @@
 """Features found constant in a node are not drawn again below it (issue 45).
 
-Axis forests only; sparse ones draw as before (``docs/engine.md``).  A node's
-known constants are ``perm[:n_const]`` of its tree's candidate buffers
+Axis forests only; sparse ones draw as before, their known constants kept
+apart and only sparing them projections (``docs/engine.md``; tested in
+``test_indicators.py``).  An axis node's known constants are
+``perm[:n_const]`` of its tree's candidate buffers
 (``projections.mark_constants``); the node's descendants draw from
 ``perm[n_const:]`` only.  Checked here: the marking moves exactly the
 constant features of a constant candidate and keeps the prefix pending nodes
@@ -61,8 +63,8 @@ def test_mark_constants_moves_the_constant_features_behind_the_known_ones(seed):
         np.testing.assert_array_equal(perm, before)
 
 
-@pytest.mark.parametrize("kind", [AXIS, SPARSE])
-def test_draws_never_pick_a_known_constant(kind):
+def test_draws_never_pick_a_known_constant():
+    kind = AXIS
     rng = np.random.default_rng(1)
     p, n_proj = 20, 20
     state = make_state(0)
@@ -75,7 +77,27 @@ def test_draws_never_pick_a_known_constant(kind):
         k = draw_candidates(kind, params, n_proj, cand, n_const, state)
         assert not np.isin(cand.idx[: cand.ptr[k]], known).any()
         np.testing.assert_array_equal(cand.perm[:n_const], known)
-        assert k == (min(n_proj, p - n_const) if kind == AXIS else n_proj)
+        assert k == min(n_proj, p - n_const)
+
+
+def test_sparse_draws_ignore_the_known_constants():
+    """Sparse candidates draw from all of ``perm`` whatever ``n_const`` (their
+    known constants are kept apart, in ``Candidates.known``, and only spare them
+    the projection): the same draws as with none known."""
+    p, n_proj = 20, 20
+    cand = candidate_buffers(np.zeros((1, p), np.float32), n_proj, p)
+    s1, s2 = make_state(4), make_state(4)
+    ptr, idx = np.zeros(n_proj + 1, np.int64), np.empty(n_proj * p, np.int32)
+    w = np.empty(n_proj * p, np.float32)
+    rng = np.random.default_rng(0)
+    for n_const in (0, 3, 19):
+        perm = rng.permutation(p).astype(np.int32)
+        cand.perm[:] = perm
+        k1 = draw_candidates(SPARSE, np.array([2.5]), n_proj, cand, n_const, s1)
+        k2 = draw_node_projections(SPARSE, np.array([2.5]), n_proj, perm, s2, ptr, idx, w)
+        assert k1 == k2 == n_proj
+        np.testing.assert_array_equal(cand.idx[: cand.ptr[k1]], idx[: ptr[k2]])
+        np.testing.assert_array_equal(cand.w[: cand.ptr[k1]], w[: ptr[k2]])
 
 
 def test_no_known_constant_draws_as_before():
