@@ -31,7 +31,8 @@ import numpy as np
 from .._jit import njit
 from .borrow import borrowed, keep_alive
 from .buffers import finish_tree, tree_buffers
-from .indicators import indicator_cut, indicator_rows, node_ones_lists, node_ones_sums, pair_cut
+from .columns import MAX_CODED_LEVELS, level_cut
+from .indicators import indicator_cut, node_ones_lists, node_ones_sums, pair_cut
 from .labels import SupervisedRule, gather_node, node_value, supervised_cut
 from .nodes import (
     all_rows_equal,
@@ -56,7 +57,7 @@ from .projections import (
 )
 from .rule_cuts import grow_ties, tie_growth, unsorted_cut
 from .sorting import sort_values
-from .splits import SQUARED_ERROR, UNIFORM, best_cut, midpoint
+from .splits import UNIFORM, best_cut, midpoint
 
 
 class Tree(NamedTuple):
@@ -136,7 +137,7 @@ class TreeLimits(NamedTuple):
 
 @njit(nogil=True, cache=True)
 def build_tree(
-    X, samples, cfg, limits, state, y, targets, sample_weight, counts, n_classes, workspace
+    X, samples, cfg, limits, state, y, targets, sample_weight, counts, n_classes, workspace, facts
 ):
     """Grow one tree on rows ``samples`` of float32 ``X``.
 
@@ -233,19 +234,21 @@ def build_tree(
     # candidate grows, the uniform cut skips the sort (rule_cuts.unsorted_cut; compiled
     # for the uniform rule's workspace only).
     unsorted = rule == UNIFORM and n_proj == n_batches == 1 and min_gain == -np.inf and not grow
-    # One-output squared-error sparse candidates of a single 0/1 column are cut from
-    # the node's sums of its ones (.indicators): no projection, no pass of their own.
-    if supervised:
-        by_ones = proj_kind == SPARSE and n_outputs == 1 and rule == SQUARED_ERROR
-        is_ind, ones_ptr, ones_idx = indicator_rows(X, by_ones and not random_cuts)
-    else:  # not compiled into the unsupervised kernel
-        is_ind = np.zeros(X.shape[1], dtype=np.uint8)
-        ones_ptr, ones_idx = np.zeros(1, dtype=np.int64), np.empty(0, dtype=np.int32)
-    by_ones = ones_idx.shape[0] > 0
-    ones_sums = np.empty((4, X.shape[1] if by_ones else 0))
-    ones_starts = np.empty(X.shape[1] + 1 if by_ones else 0, dtype=np.int64)
-    ones_at = np.empty(ones_idx.shape[0], dtype=np.int64)
-    pair_tab = np.empty(16)
+    # Sparse candidates of one or two indicators, or of one column of few values, are
+    # cut from per-node sums (.indicators, .columns: ``facts`` of a regressor's X).
+    # Their scratch exists only where ``facts`` does: kernels without it hold none of it.
+    if facts is not None:
+        p = X.shape[1]
+        by_ones = facts.ones_idx.shape[0] > 0
+        # A node's sums of its ones, and where they are (.indicators).
+        ones = (
+            np.empty((4, p)),
+            np.empty(p + 1, np.int64),
+            np.empty(facts.ones_idx.shape[0], np.int64),
+        )
+        pair_tab, level_tab = np.empty(16), np.empty(3 * MAX_CODED_LEVELS)
+        node_rows = (labels.t_node, labels.w_node, labels.c_node)
+        side_limits = (min_leaf, task.min_weight)
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:
@@ -268,7 +271,7 @@ def build_tree(
         m = hi - lo
         best_j, best_score, best_gain, best_thr, width, grown = -1, -np.inf, -np.inf, 0.0, 0, False
         summed = listed = project_best = False  # the node's ones summed; the best to be projected
-        tot_w = tot_s = tot_c = 0.0
+        totals = (0.0, 0.0, 0.0)  # the node's weight, weighted target sum and multiplicity
         for _batch in range(node_batches):
             # Redraw candidates while no projection has shown structure (gain > 0).
             k = draw_candidates(proj_kind, proj_params, n_proj, cand, n_const, state)
@@ -279,70 +282,34 @@ def build_tree(
                     if proj_kind == SPARSE and known_constant(cand, j, n_const):
                         continue  # every feature constant in the node: so are the values
                 gw = copy_projection(cand_idx, cand_w, start, end, g_idx, g_w)
-                if supervised:
-                    # One or two indicators: cut from the node's sums of its ones.
-                    single = end - start == 1
-                    ones = by_ones and end - start <= 2 and is_ind[cand_idx[start]] != 0
-                    if ones and not single:
-                        ones = is_ind[cand_idx[start + 1]] != 0
-                    if ones:
-                        if not summed:
-                            tot_w, tot_s, tot_c = node_ones_sums(
-                                samples,
-                                lo,
-                                hi,
-                                ones_ptr,
-                                ones_idx,
-                                labels.t_node,
-                                labels.w_node,
-                                labels.c_node,
-                                ones_sums,
-                            )
-                            summed = True
-                        if single:
-                            constant, thr, g = indicator_cut(
-                                ones_sums,
-                                cand_idx[start],
-                                cand_w[start],
-                                m,
-                                tot_w,
-                                tot_s,
-                                tot_c,
-                                min_leaf,
-                                task.min_weight,
-                            )
-                        else:
-                            if not listed:
-                                node_ones_lists(
-                                    samples,
-                                    lo,
-                                    hi,
-                                    ones_ptr,
-                                    ones_idx,
-                                    ones_sums,
-                                    ones_starts,
-                                    ones_at,
+                if facts is not None:  # a regressor's X: some candidates are cut from sums
+                    f0, nnz_j = cand_idx[start], end - start
+                    on_levels = nnz_j == 1 and 0 < facts.n_levels[f0] <= m
+                    on_ones = by_ones and nnz_j <= 2 and facts.is_ind[f0] != 0
+                    if on_ones and nnz_j == 2:
+                        on_ones = facts.is_ind[cand_idx[start + 1]] != 0
+                    if on_levels or on_ones:
+                        if on_levels:  # one column of few values: per-level sums
+                            constant, thr, g = level_cut(
+                                facts, f0, cand_w[start], samples, lo, m, node_rows, level_tab,
+                                side_limits,
+                            )  # fmt: skip
+                        else:  # one or two indicators: the node's sums of its ones
+                            if not summed:
+                                totals = node_ones_sums(facts, samples, lo, hi, node_rows, ones)
+                                summed = True
+                            if nnz_j == 1:
+                                constant, thr, g = indicator_cut(
+                                    ones, f0, cand_w[start], m, totals, side_limits
                                 )
-                                listed = True
-                            constant, thr, g = pair_cut(
-                                X,
-                                samples,
-                                lo,
-                                m,
-                                cand_idx[start],
-                                cand_idx[start + 1],
-                                cand_w[start],
-                                cand_w[start + 1],
-                                ones_sums,
-                                ones_starts,
-                                ones_at,
-                                labels.t_node,
-                                labels.w_node,
-                                labels.c_node,
-                                (tot_w, tot_s, tot_c),
-                                pair_tab,
-                                (min_leaf, task.min_weight),
-                            )
+                            else:
+                                if not listed:
+                                    node_ones_lists(facts, samples, lo, hi, ones)
+                                    listed = True
+                                constant, thr, g = pair_cut(
+                                    X, samples, lo, m, cand_idx, cand_w, start, ones, node_rows,
+                                    totals, pair_tab, side_limits,
+                                )  # fmt: skip
                         if constant:
                             n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
                         elif g > best_score:

@@ -53,6 +53,7 @@ from ._growth import (
     NO_TARGETS,
     NO_WEIGHTS,
     EngineConfig,
+    fit_facts,
     fit_tree,
     may_tie,
     resolve_max_samples,
@@ -216,6 +217,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         seeds = tree_seeds(self.random_state, self.n_estimators)
         supervised = n_classes > 0 or targets.shape[1] > 0
         ties = supervised or may_tie(X if X_build is None else X_build)
+        facts = fit_facts(cfg, X if X_build is None else X_build, targets.shape[1])
         jobs = (
             delayed(fit_tree)(
                 X if X_build is None else X_build,
@@ -230,6 +232,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
                 n_classes,
                 targets,
                 ties,
+                facts,
             )
             for seed in seeds
         )

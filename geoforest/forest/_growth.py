@@ -18,9 +18,11 @@ from sklearn.utils import check_random_state
 
 from .._engine.best_first import keep_best_first
 from .._engine.builder import EngineConfig, Tree, TreeLimits, build_tree
+from .._engine.columns import ColumnFacts, column_facts
+from .._engine.projections import SPARSE
 from .._engine.rng import make_state
 from .._engine.sampling import draw_tree_sample
-from .._engine.splits import make_workspace
+from .._engine.splits import SQUARED_ERROR, make_workspace
 
 #: Tree seeds are drawn below this bound (the engine's generator takes 32-bit seeds).
 MAX_SEED = np.iinfo(np.int32).max
@@ -34,7 +36,30 @@ NO_TARGETS = np.zeros((0, 0), dtype=np.float64)
 #: taken to have some (the check would cost more than the compile it saves).
 TIE_CHECK_VALUES = 1 << 22
 
-__all__ = ["EngineConfig", "TreeLimits", "fit_tree", "grow_tree", "may_tie", "tree_limits"]
+__all__ = [
+    "EngineConfig",
+    "TreeLimits",
+    "fit_tree",
+    "fit_facts",
+    "grow_tree",
+    "may_tie",
+    "tree_limits",
+]
+
+
+def fit_facts(cfg: EngineConfig, X: np.ndarray, n_outputs: int) -> ColumnFacts | None:
+    """The :class:`~geoforest._engine.columns.ColumnFacts` of ``X`` where the
+    trees use them: sparse candidates cut by one output's squared error, each
+    at its best threshold (one or two indicators, or one column of few
+    values, are then cut from per-node sums); ``None`` elsewhere."""
+    if (
+        n_outputs == 1
+        and int(cfg.projection) == SPARSE
+        and int(cfg.criterion) == SQUARED_ERROR
+        and not cfg.random_cuts
+    ):
+        return column_facts(X)
+    return None
 
 
 def tree_limits(forest) -> TreeLimits:
@@ -130,6 +155,7 @@ def grow_tree(
     n_classes: int = 0,
     targets: np.ndarray = NO_TARGETS,
     ties: bool = True,
+    facts: ColumnFacts | None = None,
 ):
     """Grow one tree on ``X[rows]`` with the generator ``state``; the engine's
     ``(arrays, rows, leaf)`` (:func:`~geoforest._engine.builder.build_tree`).
@@ -139,7 +165,8 @@ def grow_tree(
     the engine gets ``y = targets = None`` and its rule's scratch, supervised
     trees ``workspace = None`` (each task's kernel compiles only its own steps).
     ``ties=False`` (no feature can tie, :func:`may_tie`) leaves the growth of
-    tied candidates out of the unsupervised kernel.
+    tied candidates out of the unsupervised kernel.  ``facts``: those of ``X``
+    for a regression tree that uses them (:func:`fit_facts`).
     A supervised tree with ``limits.max_leaf_nodes > 0`` is cut best first
     after its growth (:func:`~geoforest._engine.best_first.keep_best_first`).
     """
@@ -159,6 +186,7 @@ def grow_tree(
         counts,
         n_classes,
         workspace,
+        facts,
     )
     if y is not None and limits.max_leaf_nodes > 0:
         arrays, leaf = keep_best_first(arrays, leaf, limits.max_leaf_nodes)
@@ -178,9 +206,10 @@ def fit_tree(
     n_classes=0,
     targets=NO_TARGETS,
     ties=True,
+    facts=None,
 ):
-    """The in-memory fit's task for one tree: draw its sample, grow it (``ties``:
-    as :func:`grow_tree` takes it).
+    """The in-memory fit's task for one tree: draw its sample, grow it (``ties``
+    and ``facts``: as :func:`grow_tree` takes them).
 
     Returns the tree, the drawn positions' rows (for the in-bag counts), and
     the rows the engine placed with the leaf of each (the training leaves).
@@ -195,6 +224,6 @@ def fit_tree(
         rows = np.flatnonzero(counts)
         sample_weight = sample_weight * counts
     arrays, rows, leaf = grow_tree(
-        X, rows, cfg, limits, state, y, sample_weight, counts, n_classes, targets, ties
+        X, rows, cfg, limits, state, y, sample_weight, counts, n_classes, targets, ties, facts
     )
     return Tree(*arrays), samples, rows, leaf

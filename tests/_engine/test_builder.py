@@ -69,7 +69,7 @@ def _grow(X, code, y=None, min_split=2, min_leaf=1, max_depth=-1, seed=0):
         workspace = make_workspace(code, n)
     tree, rows, leaf = build_tree(
         np.ascontiguousarray(X, dtype=np.float32), np.arange(n, dtype=np.int64), cfg, limits,
-        make_state(seed), y_lab, targets, w, counts, n_classes, workspace,
+        make_state(seed), y_lab, targets, w, counts, n_classes, workspace, None,
     )  # fmt: skip
     return tree, rows, leaf
 
@@ -309,7 +309,7 @@ def test_build_tree_refuses_a_tree_without_a_task():
     with pytest.raises(ValueError, match="needs its rule's workspace"):
         build_tree(
             X, np.arange(20, dtype=np.int64), cfg, TreeLimits(2, 1, -1, -np.inf), make_state(0),
-            None, None, np.zeros(0), np.zeros(0, np.int32), 0, None,
+            None, None, np.zeros(0), np.zeros(0, np.int32), 0, None, None,
         )  # fmt: skip
 
 
@@ -466,7 +466,7 @@ def test_unknown_code_raises_in_build_tree(code, task):
         build_tree(
             X.astype(np.float32), np.arange(10, dtype=np.int64), cfg,
             TreeLimits(2, 1, -1, -np.inf), make_state(0), labels, targets, w, counts, n_classes,
-            workspace,
+            workspace, None,
         )  # fmt: skip
 
 
@@ -510,7 +510,7 @@ def test_uniform_trees_without_the_sort_are_the_sorted_trees(min_leaf, seed):
         tree, rows, leaf = build_tree(
             X, np.arange(500, dtype=np.int64), cfg, TreeLimits(12, min_leaf, -1, min_gain),
             make_state(seed), None, None, np.zeros(0), np.zeros(0, np.int32), 0,
-            make_workspace(UNIFORM, 500),
+            make_workspace(UNIFORM, 500), None,
         )  # fmt: skip
         trees.append((Tree(*tree), rows, leaf))
     (a, rows_a, leaf_a), (b, rows_b, leaf_b) = trees

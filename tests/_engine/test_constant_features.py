@@ -2,7 +2,7 @@
 
 Axis forests only; sparse ones draw as before, their known constants kept
 apart and only sparing them projections (``docs/engine.md``; tested in
-``test_indicators.py``).  An axis node's known constants are
+``test_cuts_from_sums.py``).  An axis node's known constants are
 ``perm[:n_const]`` of its tree's candidate buffers
 (``projections.mark_constants``); the node's descendants draw from
 ``perm[n_const:]`` only.  Checked here: the marking moves exactly the

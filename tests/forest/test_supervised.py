@@ -215,9 +215,20 @@ def test_bootstrap_counts_grow_the_tree_of_the_repeated_rows(kind, min_leaf):
             np.ones(300, np.int32),
             2,
             None,
+            None,
         )
         once, rows_o, leaf_o = build_tree(
-            Xl, rows, *common, make_state(5), y, np.zeros((0, 0)), weight * counts, counts, 2, None
+            Xl,
+            rows,
+            *common,
+            make_state(5),
+            y,
+            np.zeros((0, 0)),
+            weight * counts,
+            counts,
+            2,
+            None,
+            None,
         )
         for a, b in zip(repeated, once, strict=True):
             np.testing.assert_array_equal(a, b)
