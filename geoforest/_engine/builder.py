@@ -31,14 +31,12 @@ import numpy as np
 from .._jit import njit
 from .borrow import borrowed, keep_alive
 from .buffers import finish_tree, tree_buffers
-from .columns import MAX_CODED_LEVELS, level_cut
-from .indicators import indicator_cut, node_ones_lists, node_ones_sums, pair_cut
-from .labels import SupervisedRule, gather_node, node_value, supervised_cut
+from .columns import sums_scratch
+from .labels import SupervisedRule, gather_node, node_value, supervised_candidate
 from .nodes import (
     all_rows_equal,
     child_batches,
     copy_projection,
-    is_constant,
     open_node,
     partition,
     push,
@@ -46,18 +44,12 @@ from .nodes import (
     weight_bounds,
 )
 from .projections import (
-    AXIS,
     SLOT_GROWN_REDRAWS,
-    SPARSE,
     draw_candidates,
-    known_constant,
-    mark_constants,
-    mark_known,
     project_samples,
 )
-from .rule_cuts import grow_ties, tie_growth, unsorted_cut
-from .sorting import sort_values
-from .splits import UNIFORM, best_cut, midpoint
+from .rule_cuts import rule_cut_of, tie_growth
+from .splits import UNIFORM
 
 
 class Tree(NamedTuple):
@@ -222,7 +214,6 @@ def build_tree(
     # Read by name once, here: the loop uses plain arrays.
     cand_ptr, cand_idx, cand_w, g_idx, g_w = cand.ptr, cand.idx, cand.w, cand.g_idx, cand.g_w
     z_cur, z_best, vals = value_v
-    z_sorted, sort_keys, sort_tmp = vals.z_sorted, vals.sort_keys, vals.sort_tmp
     stack, top, node_lo, node_hi = pending_v
     n_nodes = nnz = gw = 0
     # Sparse candidates grow while ties dominate (.ties): no pool where none can tie.
@@ -231,31 +222,24 @@ def build_tree(
     min_gain, min_weight = weight_bounds(limits, sample_weight, samples)
     task = SupervisedRule(rule, random_cuts, n_classes, min_leaf, min_weight)
     # Where the gain decides nothing (one candidate, one batch, no gain bound) and no
-    # candidate grows, the uniform cut skips the sort (rule_cuts.unsorted_cut; compiled
-    # for the uniform rule's workspace only).
+    # candidate grows, the uniform cut skips the sort (rule_cuts.rule_cut_of).
     unsorted = rule == UNIFORM and n_proj == n_batches == 1 and min_gain == -np.inf and not grow
-    # Sparse candidates of one or two indicators, or of one column of few values, are
-    # cut from per-node sums (.indicators, .columns: ``facts`` of a regressor's X).
-    # Their scratch exists only where ``facts`` does: kernels without it hold none of it.
-    if facts is not None:
-        p = X.shape[1]
-        by_ones = facts.ones_idx.shape[0] > 0
-        # A node's sums of its ones, and where they are (.indicators).
-        ones = (
-            np.empty((4, p)),
-            np.empty(p + 1, np.int64),
-            np.empty(facts.ones_idx.shape[0], np.int64),
-        )
-        pair_tab, level_tab = np.empty(16), np.empty(3 * MAX_CODED_LEVELS)
-        node_rows = (labels.t_node, labels.w_node, labels.c_node)
-        side_limits = (min_leaf, task.min_weight)
+    # What the candidate steps read of the tree (.labels, .rule_cuts), packed once.
+    sup = (X, samples, cand, labels, task, state, vals, proj_kind)
+    rule_task = (rule, rule_params, min_leaf, proj_params, grow, unsorted)
+    unsup = (rule_task, X, samples, cand, pool_v, state, vals)
+    if facts is not None:  # a regressor's X: some candidates are cut from sums (.columns)
+        sums_owned = sums_scratch(facts, X.shape[1])
+        facts_v, sums = borrowed((facts, sums_owned))
+    else:  # kernels without facts hold none of it
+        facts_v = sums = sums_owned = None
     # The candidate loop stays written out here: as a function of its own
     # (called, or inlined by numba) it slows small-node trees (docs/engine.md).
     while top > 0:
         top -= 1
         node, n_nodes = n_nodes, n_nodes + 1
         # n_const: features known constant in the node: axis candidates never draw them
-        # (cand.perm[:n_const]), sparse ones made of them only are skipped (cand.known)
+        # (cand.perm[:n_const]); with facts, sparse ones made of them are skipped (cand.known)
         lo, hi, depth, node_batches, size, n_const = open_node(
             stack[top], node, left, right, node_lo, node_hi, n_node, proj_ptr, nnz, counts, samples
         )
@@ -268,92 +252,37 @@ def build_tree(
             continue  # e.g. copies of one point drawn by the bootstrap
         if supervised:
             gather_node(by, bt, sample_weight, counts, samples, lo, hi, n_classes, out, labels)
-        m = hi - lo
         best_j, best_score, best_gain, best_thr, width, grown = -1, -np.inf, -np.inf, 0.0, 0, False
-        summed = listed = project_best = False  # the node's ones summed; the best to be projected
-        totals = (0.0, 0.0, 0.0)  # the node's weight, weighted target sum and multiplicity
+        project_best = False  # the best was cut from sums: its values are not in z_best
         for _batch in range(node_batches):
             # Redraw candidates while no projection has shown structure (gain > 0).
             k = draw_candidates(proj_kind, proj_params, n_proj, cand, n_const, state)
             for j in range(k):
                 # The candidate in ``g_idx/g_w[:gw]``, where it may grow.
                 start, end = cand_ptr[j], cand_ptr[j + 1]
-                if supervised:
-                    if proj_kind == SPARSE and known_constant(cand, j, n_const):
-                        continue  # every feature constant in the node: so are the values
                 gw = copy_projection(cand_idx, cand_w, start, end, g_idx, g_w)
-                if facts is not None:  # a regressor's X: some candidates are cut from sums
-                    f0, nnz_j = cand_idx[start], end - start
-                    on_levels = nnz_j == 1 and 0 < facts.n_levels[f0] <= m
-                    on_ones = by_ones and nnz_j <= 2 and facts.is_ind[f0] != 0
-                    if on_ones and nnz_j == 2:
-                        on_ones = facts.is_ind[cand_idx[start + 1]] != 0
-                    if on_levels or on_ones:
-                        if on_levels:  # one column of few values: per-level sums
-                            constant, thr, g = level_cut(
-                                facts, f0, cand_w[start], samples, lo, m, node_rows, level_tab,
-                                side_limits,
-                            )  # fmt: skip
-                        else:  # one or two indicators: the node's sums of its ones
-                            if not summed:
-                                totals = node_ones_sums(facts, samples, lo, hi, node_rows, ones)
-                                summed = True
-                            if nnz_j == 1:
-                                constant, thr, g = indicator_cut(
-                                    ones, f0, cand_w[start], m, totals, side_limits
-                                )
-                            else:
-                                if not listed:
-                                    node_ones_lists(facts, samples, lo, hi, ones)
-                                    listed = True
-                                constant, thr, g = pair_cut(
-                                    X, samples, lo, m, cand_idx, cand_w, start, ones, node_rows,
-                                    totals, pair_tab, side_limits,
-                                )  # fmt: skip
-                        if constant:
-                            n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
-                        elif g > best_score:
-                            best_score, best_gain, best_j, best_thr = g, g, j, thr
-                            project_best = True  # its values are not in z_cur
-                            width = copy_projection(g_idx, g_w, 0, gw, cand.win_idx, cand.win_w)
-                        continue
-                project_samples(X, samples, lo, hi, cand_idx, cand_w, start, end, z_cur)
+                projected = True  # its values are in z_cur (not so if cut from sums)
                 if supervised:
-                    if is_constant(z_cur, m):  # no cut between distinct values: no sort
-                        if proj_kind == AXIS:  # its feature is not drawn below
-                            n_const = mark_constants(X, samples, lo, hi, cand, j, n_const)
-                        elif proj_kind == SPARSE:  # nor are its values projected below
-                            n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
-                        continue
-                    thr, score, g = supervised_cut(task, z_cur, m, z_sorted, labels, state)
-                elif workspace is not None and unsorted:  # the rpTree's cut needs no sort
-                    thr, score, g = unsorted_cut(z_cur, m, min_leaf, state, z_sorted, workspace)
-                elif workspace is not None:
-                    for q in range(m):  # no slice copy (see _jit.py)
-                        z_sorted[q] = z_cur[q]
-                    sort_values(z_sorted, m, sort_keys, sort_tmp)
-                    if grow:
-                        drawn = gw
-                        gw = grow_ties(
-                            X, samples, lo, hi, z_cur, m, cand, gw, proj_params, pool_v, state, vals
-                        )
-                        grown = grown or gw != drawn
-                    pos, score, g = best_cut(
-                        rule, z_sorted, m, min_leaf, rule_params, borrowed(workspace), state
+                    thr, score, g, projected, n_const = supervised_candidate(
+                        facts_v, sums, sup, lo, hi, node, j, n_const, z_cur
                     )
-                    thr = midpoint(z_sorted[pos - 1], z_sorted[pos]) if pos > 0 else np.nan
+                elif workspace is not None:
+                    project_samples(X, samples, lo, hi, cand_idx, cand_w, start, end, z_cur)
+                    drawn = gw
+                    thr, score, g, gw = rule_cut_of(unsup, lo, hi, z_cur, gw, borrowed(workspace))
+                    grown = grown or gw != drawn
                 if score > best_score:  # an invalid cut scores -inf
                     best_score, best_gain, best_j, best_thr = score, g, j, thr
-                    # Swap the buffers: the winner's values are never copied.
-                    z_best, z_cur = z_cur, z_best
-                    project_best = False
+                    if projected:  # swap the buffers: the winner's values are never copied
+                        z_best, z_cur = z_cur, z_best
+                    project_best = not projected  # cut from sums: projected once it has won
                     # Keep the winner where the next batch cannot overwrite it.
                     width = copy_projection(g_idx, g_w, 0, gw, cand.win_idx, cand.win_w)
             if best_gain > 0.0 or (grown and _batch >= proj_params[SLOT_GROWN_REDRAWS]):
                 break  # structure found, or grown candidates redrawn enough
         if best_j < 0 or best_gain <= min_gain:
             continue
-        if project_best:  # an indicator cut from its sums won
+        if project_best:
             project_samples(X, samples, lo, hi, cand.win_idx, cand.win_w, 0, width, z_best)
         proj_idx, proj_w, nnz = store_projection(
             proj_ptr, proj_idx, proj_w, node, nnz, cand.win_idx, cand.win_w, width
@@ -366,5 +295,5 @@ def build_tree(
         top = push(stack, top, lo, mid, depth + 1, node, 1, batches, n_const)
     tree_arrays = (left, right, threshold, proj_ptr, proj_idx, proj_w, n_node, gain, value)
     tree, sample_leaf = finish_tree(tree_arrays, n_nodes, nnz, node_lo, node_hi, n)
-    keep_alive((owned, pool))
+    keep_alive((owned, pool, sums_owned))
     return tree, rows, sample_leaf

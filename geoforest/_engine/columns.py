@@ -20,11 +20,18 @@ import numpy as np
 
 from .._jit import njit
 from .cuts import midpoint
+from .indicators import indicator_cut, node_ones_lists, node_ones_sums, pair_cut
+from .projections import known_constant, mark_known
 
 #: Most distinct values of a column given level codes (``uint16``); a node
 #: uses them only when it has at least as many rows as the column has levels.
 MAX_CODED_LEVELS = 1024
 
+
+#: A column is coded only if it has at most one value per ``LEVEL_SHARE`` rows:
+#: its levels are then few enough to cut nodes four levels below the root;
+#: a column of nearly distinct values would only ever be cut so at the root.
+LEVEL_SHARE = 16
 
 #: Rows whose values :func:`column_facts` counts before sorting a whole column.
 _PROBE = 4 * MAX_CODED_LEVELS
@@ -48,7 +55,8 @@ def column_facts(X: np.ndarray) -> ColumnFacts:
 
     Indicators are the columns whose values are all 0 or 1 (a column of one
     of them included); other columns of 2 to :data:`MAX_CODED_LEVELS`
-    distinct values get level codes.
+    distinct values, and at most one per :data:`LEVEL_SHARE` rows, get level
+    codes.
     """
     n, p = X.shape
     is_ind = np.zeros(p, dtype=np.uint8)
@@ -62,7 +70,7 @@ def column_facts(X: np.ndarray) -> ColumnFacts:
         u, inv = np.unique(col, return_inverse=True)
         if np.all((u == 0) | (u == 1)):
             is_ind[f] = 1
-        elif 2 <= u.size <= MAX_CODED_LEVELS:
+        elif 2 <= u.size <= min(MAX_CODED_LEVELS, n // LEVEL_SHARE):
             n_levels[f] = u.size
             code_row[f] = len(codes)
             values.append(u.astype(np.float64))
@@ -158,3 +166,79 @@ def level_cut(facts, f, sign, samples, lo, m, node_rows, tab, side_limits):
     a_val = s * facts.level_values[first + best]
     b_val = s * facts.level_values[first + best_next]
     return False, midpoint(a_val, b_val), best_gain
+
+
+class SumsScratch(NamedTuple):
+    """A tree's scratch for the cuts from sums (:func:`sums_scratch`)."""
+
+    ones: tuple  # (sums, starts, at) of a node's ones (.indicators)
+    pair_tab: np.ndarray  # float64 (16): a pair's cells
+    level_tab: np.ndarray  # float64 (3 MAX_CODED_LEVELS): a column's per-level sums
+    node: np.ndarray  # float64 (5): the node whose ones are summed, listed; its totals
+
+
+@njit(nogil=True, cache=True)
+def sums_scratch(facts, p):
+    """The :class:`SumsScratch` of a tree on ``p`` features and ``facts``."""
+    n_ones = facts.ones_idx.shape[0]
+    ones = (np.empty((4, p)), np.empty(p + 1, np.int64), np.empty(n_ones, np.int64))
+    node = np.full(5, -1.0)
+    return SumsScratch(ones, np.empty(16), np.empty(3 * MAX_CODED_LEVELS), node)
+
+
+@njit(nogil=True, cache=True, inline="always")
+def _ones_cut(facts, X, samples, lo, hi, node, cand, start, nnz, scratch, rows, limits):
+    """The cut of one or two indicators (:func:`cut_from_sums`), from the node's
+    sums of its ones and, for two, the lists of their rows, made at the
+    node's first candidate that needs them (``scratch.node`` says for which
+    node)."""
+    m = hi - lo
+    ones, at = scratch.ones, scratch.node
+    if at[0] != node:
+        at[2], at[3], at[4] = node_ones_sums(facts, samples, lo, hi, rows, ones)
+        at[0] = node
+    totals = (at[2], at[3], at[4])
+    if nnz == 1:
+        return indicator_cut(ones, cand.idx[start], cand.w[start], m, totals, limits)
+    if at[1] != node:
+        node_ones_lists(facts, samples, lo, hi, ones)
+        at[1] = node
+    return pair_cut(
+        X, samples, lo, m, cand.idx, cand.w, start, ones, rows, totals, scratch.pair_tab, limits
+    )
+
+
+@njit(nogil=True, cache=True, inline="always")
+def cut_from_sums(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, buf, task):
+    """``(found, n_const, threshold, gain)`` of sparse candidate ``j`` of
+    ``cand`` (the tree's ``buffers.Candidates``) at node ``node`` (rows
+    ``samples[lo:hi]``) where it can be cut without projecting it.
+
+    ``found``: the candidate is one of those (its every feature known constant
+    in the node, ``projections.known_constant``; one or two indicators,
+    :mod:`.indicators`; one column of at most ``m`` coded values,
+    :func:`level_cut`); the threshold and gain are then its cut, as
+    ``labels.supervised_cut`` would give it (gain ``-inf``: none).  A
+    candidate found constant has its constant features marked
+    (``projections.mark_known``), and ``n_const`` counts them.  ``buf`` is
+    the tree's ``labels.LabelBuffers``, ``task`` its ``labels.SupervisedRule``.
+    """
+    start, end = cand.ptr[j], cand.ptr[j + 1]
+    if known_constant(cand, j, n_const):
+        return True, n_const, np.nan, -np.inf
+    m = hi - lo
+    f0, nnz = cand.idx[start], end - start
+    rows, limits = (buf.t_node, buf.w_node, buf.c_node), (task.min_leaf, task.min_weight)
+    if nnz == 1 and 0 < facts.n_levels[f0] <= m:  # one column of few values
+        constant, thr, gain = level_cut(
+            facts, f0, cand.w[start], samples, lo, m, rows, scratch.level_tab, limits
+        )
+    elif nnz > 2 or facts.is_ind[f0] == 0 or (nnz == 2 and facts.is_ind[cand.idx[start + 1]] == 0):
+        return False, n_const, np.nan, -np.inf
+    else:
+        constant, thr, gain = _ones_cut(
+            facts, X, samples, lo, hi, node, cand, start, nnz, scratch, rows, limits
+        )
+    if constant:  # its features are not projected below
+        n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
+    return True, n_const, thr, gain

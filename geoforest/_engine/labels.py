@@ -15,10 +15,12 @@ calls them only for supervised trees.  The per-node arrays travel as one
 :class:`LabelBuffers` and the cut's settings as one :class:`SupervisedRule`,
 both made once per tree and read by field name.
 
-:func:`supervised_cut` is one call per candidate; everything it calls (the
-sort, the split rules) and the per-node steps are inlined by numba
-(``inline="always"``): a node holds a dozen rows on average, and as calls with
-a dozen array arguments each they cost more than the work.
+The builder's step for one candidate is :func:`supervised_candidate`: cut
+from sums where a regressor's column facts allow it (``columns``), else
+projected and cut by :func:`supervised_cut`, one call per such candidate.
+Everything that calls (the sort, the split rules) and the per-node steps are
+inlined by numba (``inline="always"``): a node holds a dozen rows on average,
+and as calls with a dozen array arguments each they cost more than the work.
 :func:`supervised_cut` itself stays a call: inlined into the builder it would
 make the builder's compile, paid by every cold start, much longer for little
 speed (``docs/engine.md`` has the figures).
@@ -31,6 +33,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
+from .columns import cut_from_sums
+from .nodes import is_constant
+from .projections import AXIS, mark_constants, mark_known, project_samples
 from .sorting import sort_pairs
 from .splits import (
     SQUARED_ERROR,
@@ -365,7 +370,7 @@ class SupervisedRule(NamedTuple):
     min_weight: float  # least weight on either side
 
 
-@njit(nogil=True, cache=True, inline="always")
+@njit(nogil=True, cache=True)
 def supervised_cut(task, z_cur, m, z_sorted, buf, state):
     """``(threshold, score, gain)`` of one candidate projection's cut, its values
     ``z_cur[:m]`` in the node's row order; ``score == -inf``: no valid cut.
@@ -408,3 +413,39 @@ def supervised_cut(task, z_cur, m, z_sorted, buf, state):
     if pos < 0:
         return np.nan, -np.inf, -np.inf
     return midpoint(z_sorted[pos - 1], z_sorted[pos]), score, gain
+
+
+@njit(nogil=True, cache=True, inline="always")
+def supervised_candidate(facts, sums, tree, lo, hi, node, j, n_const, z_cur):
+    """``(threshold, score, gain, projected, n_const)`` of supervised candidate
+    ``j`` at node ``node`` (rows ``samples[lo:hi]``).
+
+    ``tree`` is ``(X, samples, cand, buf, task, state, vals, proj_kind)``: the
+    tree's rows, ``buffers.Candidates``, :class:`LabelBuffers`,
+    :class:`SupervisedRule`, random state, ``buffers.ValueScratch`` and
+    projection kind.  Cut from sums where ``facts`` (a regressor's
+    ``columns.ColumnFacts``, ``sums`` its ``columns.SumsScratch``) allow it
+    (``columns.cut_from_sums``; ``projected`` false: its values are not in
+    ``z_cur``); otherwise projected into ``z_cur`` and cut by
+    :func:`supervised_cut`, unless its values are all equal: then ``score ==
+    -inf`` and its constant features are marked, not drawn below in an axis
+    forest (``projections.mark_constants``), not projected below where
+    ``facts`` are (``projections.mark_known``); ``n_const`` counts them.
+    """
+    X, samples, cand, buf, task, state, vals, proj_kind = tree
+    if facts is not None:
+        found, n_const, thr, gain = cut_from_sums(
+            facts, X, samples, lo, hi, node, cand, j, n_const, sums, buf, task
+        )
+        if found:
+            return thr, gain, gain, False, n_const
+    m = hi - lo
+    project_samples(X, samples, lo, hi, cand.idx, cand.w, cand.ptr[j], cand.ptr[j + 1], z_cur)
+    if is_constant(z_cur, m):  # no cut between distinct values: no sort
+        if proj_kind == AXIS:
+            n_const = mark_constants(X, samples, lo, hi, cand, j, n_const)
+        elif facts is not None:
+            n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
+        return np.nan, -np.inf, -np.inf, True, n_const
+    thr, score, gain = supervised_cut(task, z_cur, m, vals.z_sorted, buf, state)
+    return thr, score, gain, True, n_const

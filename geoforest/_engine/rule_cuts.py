@@ -32,7 +32,16 @@ from numba.core import types
 from numba.extending import overload
 
 from .._jit import njit
-from .cuts import _fastbic, _gmm, _median_cut, _uniform_cut, twomeans, uniform_cut_unsorted
+from .cuts import (
+    _fastbic,
+    _gmm,
+    _median_cut,
+    _uniform_cut,
+    midpoint,
+    twomeans,
+    uniform_cut_unsorted,
+)
+from .sorting import sort_values
 from .ties import grow_until_resolved, growth_pool
 
 #: Slots of an unsupervised rule's ``params`` (``[var_floor]``, GMM's ``[var_floor,
@@ -209,3 +218,42 @@ def grow_ties(X, samples, lo, hi, z_cur, m, cand, width, proj_params, pool, stat
         return grow_until_resolved(
             X, samples, lo, hi, z_cur, m, cand, width, proj_params, pool, state, vals
         )
+
+
+@njit(nogil=True, cache=True, inline="always")
+def rule_cut_of(tree, lo, hi, z_cur, width, workspace):
+    """``(threshold, score, gain, width)`` of an unsupervised candidate whose
+    values are ``z_cur[:hi - lo]``, cut by the tree's rule (its scratch
+    ``workspace``) midway between the two values around the cut.
+
+    The values are sorted (into ``vals.z_sorted``), the candidate grown while
+    they tie too often (:func:`grow_ties`, which returns its new width) and
+    cut by :func:`rule_cut`; with ``unsorted`` (the uniform rule where its
+    gain decides nothing) they are cut unsorted (:func:`unsorted_cut`,
+    compiled for the uniform rule's workspace only).  ``tree`` is ``((rule,
+    rule_params, min_leaf, proj_params, grow, unsorted), X, samples, cand,
+    pool, state, vals)``, what ``builder.build_tree`` knows of the tree.
+    Compiled into the node loop.
+    """
+    (
+        (rule, rule_params, min_leaf, proj_params, grow, unsorted),
+        X,
+        samples,
+        cand,
+        pool,
+        state,
+        vals,
+    ) = tree
+    m = hi - lo
+    z_sorted = vals.z_sorted
+    if unsorted:  # the rpTree's cut needs no sort
+        threshold, score, gain = unsorted_cut(z_cur, m, min_leaf, state, z_sorted, workspace)
+        return threshold, score, gain, width
+    for q in range(m):  # no slice copy (see _jit.py)
+        z_sorted[q] = z_cur[q]
+    sort_values(z_sorted, m, vals.sort_keys, vals.sort_tmp)
+    if grow:
+        width = grow_ties(X, samples, lo, hi, z_cur, m, cand, width, proj_params, pool, state, vals)
+    pos, score, gain = rule_cut(rule, z_sorted, m, min_leaf, rule_params, workspace, state)
+    threshold = midpoint(z_sorted[pos - 1], z_sorted[pos]) if pos > 0 else np.nan
+    return threshold, score, gain, width

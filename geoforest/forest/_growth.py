@@ -51,14 +51,17 @@ def fit_facts(cfg: EngineConfig, X: np.ndarray, n_outputs: int) -> ColumnFacts |
     """The :class:`~geoforest._engine.columns.ColumnFacts` of ``X`` where the
     trees use them: sparse candidates cut by one output's squared error, each
     at its best threshold (one or two indicators, or one column of few
-    values, are then cut from per-node sums); ``None`` elsewhere."""
+    values, are then cut from per-node sums), and ``X`` has such columns;
+    ``None`` elsewhere (the trees' kernel then holds none of it)."""
     if (
         n_outputs == 1
         and int(cfg.projection) == SPARSE
         and int(cfg.criterion) == SQUARED_ERROR
         and not cfg.random_cuts
     ):
-        return column_facts(X)
+        facts = column_facts(X)
+        if facts.is_ind.any() or facts.n_levels.any():
+            return facts
     return None
 
 

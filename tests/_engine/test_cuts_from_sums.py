@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import geoforest as gf
 from geoforest._engine.buffers import candidate_buffers
-from geoforest._engine.columns import MAX_CODED_LEVELS, column_facts, level_cut
+from geoforest._engine.columns import LEVEL_SHARE, MAX_CODED_LEVELS, column_facts, level_cut
 from geoforest._engine.indicators import (
     indicator_cut,
     node_ones_lists,
@@ -64,7 +64,7 @@ def test_column_facts_are_numpys(order, dtype):
         np.testing.assert_array_equal(row, ones)
     for f in range(X.shape[1]):
         u = np.unique(X[:, f])
-        coded = not indicator[f] and 2 <= u.size <= MAX_CODED_LEVELS
+        coded = not indicator[f] and 2 <= u.size <= min(MAX_CODED_LEVELS, n // LEVEL_SHARE)
         assert facts.n_levels[f] == (u.size if coded else 0)
         if coded:
             values = facts.level_values[facts.level_ptr[f] : facts.level_ptr[f + 1]]
@@ -182,7 +182,7 @@ def test_level_cut_is_the_cut_of_its_values(seed, m, n_values, min_leaf, min_wei
     """One column of few values (up to 8: the few-level scan's; more: the sorted
     scan's) with either sign: the same threshold, and the gain to rounding."""
     rng = np.random.default_rng(seed)
-    n = 400
+    n = 4000  # 200 values are coded from 3,200 rows on (LEVEL_SHARE)
     values = np.unique(rng.normal(size=n_values) * 10).round(2)
     X = np.column_stack(
         [values[rng.integers(0, values.size, n)], rng.integers(0, 3, n) - 1.5]
