@@ -396,20 +396,34 @@ def supervised_cut(task, z_cur, m, z_sorted, buf, state):
                 rule, z_cur, y, w, c, m, n_classes, min_leaf, min_weight, scratch, state
             )
         return random_regression_cut(rule, z_cur, t, w, c, m, min_leaf, min_weight, scratch, state)
-    if n_classes == 0 and rule == SQUARED_ERROR and buf.t_node.shape[1] == 1:
+    if n_classes == 0:
+        return sorted_regression_cut(task, z_cur, m, z_sorted, buf)
+    _sort_with_labels(z_cur, m, z_sorted, buf)
+    y, w, c = buf.y_sorted, buf.w_sorted, buf.c_sorted
+    pos, score, gain = best_class_cut(
+        rule, z_sorted, y, w, c, m, n_classes, min_leaf, min_weight, scratch
+    )
+    if pos < 0:
+        return np.nan, -np.inf, -np.inf
+    return midpoint(z_sorted[pos - 1], z_sorted[pos]), score, gain
+
+
+@njit(nogil=True, cache=True, inline="always")
+def sorted_regression_cut(task, z_cur, m, z_sorted, buf):
+    """:func:`supervised_cut` of a regression tree at its best threshold (no
+    random cuts): from per-value sums where the candidate has at most
+    :data:`MAX_LEVELS` values and one output is cut by squared error, else
+    over the values sorted with their targets, weights and multiplicities."""
+    rule, min_leaf, min_weight = task.rule, task.min_leaf, task.min_weight
+    if rule == SQUARED_ERROR and buf.t_node.shape[1] == 1:
         found, thr, score, gain = _few_level_squared_error_cut(z_cur, m, buf, min_leaf, min_weight)
         if found:  # one-hot columns and their sparse combinations
             return thr, score, gain
-    sort_carrying(z_cur, m, n_classes, z_sorted, buf)
-    y, t, w, c = buf.y_sorted, buf.t_sorted, buf.w_sorted, buf.c_sorted
-    if n_classes > 0:
-        pos, score, gain = best_class_cut(
-            rule, z_sorted, y, w, c, m, n_classes, min_leaf, min_weight, scratch
-        )
-    else:
-        pos, score, gain = best_regression_cut(
-            rule, z_sorted, t, w, c, m, min_leaf, min_weight, scratch
-        )
+    _sort_with_targets(z_cur, m, z_sorted, buf)
+    t, w, c = buf.t_sorted, buf.w_sorted, buf.c_sorted
+    pos, score, gain = best_regression_cut(
+        rule, z_sorted, t, w, c, m, min_leaf, min_weight, buf.scratch
+    )
     if pos < 0:
         return np.nan, -np.inf, -np.inf
     return midpoint(z_sorted[pos - 1], z_sorted[pos]), score, gain
@@ -447,5 +461,12 @@ def supervised_candidate(facts, sums, tree, lo, hi, node, j, n_const, z_cur):
         elif facts is not None:
             n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
         return np.nan, -np.inf, -np.inf, True, n_const
+    if task.n_classes == 0 and not task.random_cuts and task.rule == SQUARED_ERROR:
+        if buf.t_node.shape[1] == 1:  # few values: cut from per-value sums, compiled in
+            found, thr, score, gain = _few_level_squared_error_cut(
+                z_cur, m, buf, task.min_leaf, task.min_weight
+            )
+            if found:
+                return thr, score, gain, True, n_const
     thr, score, gain = supervised_cut(task, z_cur, m, vals.z_sorted, buf, state)
     return thr, score, gain, True, n_const
