@@ -17,6 +17,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from .._jit import njit
 from .cuts import midpoint
@@ -209,7 +211,7 @@ def _ones_cut(facts, X, samples, lo, hi, node, cand, start, nnz, scratch, rows, 
 
 
 @njit(nogil=True, cache=True, inline="always")
-def cut_from_sums(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, buf, task):
+def _cut_from_sums(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, buf, task):
     """``(found, n_const, threshold, gain)`` of sparse candidate ``j`` of
     ``cand`` (the tree's ``buffers.Candidates``) at node ``node`` (rows
     ``samples[lo:hi]``) where it can be cut without projecting it.
@@ -242,3 +244,52 @@ def cut_from_sums(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, bu
     if constant:  # its features are not projected below
         n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
     return True, n_const, thr, gain
+
+
+def cut_from_sums(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, buf, task):
+    """:func:`_cut_from_sums` where ``facts`` are, else ``(False, n_const,
+    nan, -inf)`` (kernels only).
+
+    Chosen by the type of ``facts`` when numba compiles the caller: a kernel
+    without facts (``None``) holds none of the cuts from sums.  A type
+    dispatch rather than an ``is None`` test inside an inlined function,
+    which numba before 0.62 does not prune (it would type the branch).
+    """
+    raise NotImplementedError("cut_from_sums is called from numba kernels only")
+
+
+@overload(cut_from_sums, inline="always", jit_options={"nogil": True})
+def _cut_from_sums_typed(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, buf, task):
+    if isinstance(facts, types.NoneType):
+
+        def no_facts(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, buf, task):
+            return False, n_const, np.nan, -np.inf
+
+        return no_facts
+
+    def with_facts(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, buf, task):
+        return _cut_from_sums(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, buf, task)
+
+    return with_facts
+
+
+def mark_known_with(facts, X, samples, lo, hi, cand, j, n_const):
+    """``projections.mark_known`` where ``facts`` are (their sparse candidates
+    skip known constants), else ``n_const`` as it is (kernels only; chosen by
+    the type of ``facts``, as :func:`cut_from_sums`)."""
+    raise NotImplementedError("mark_known_with is called from numba kernels only")
+
+
+@overload(mark_known_with, inline="always", jit_options={"nogil": True})
+def _mark_known_with_typed(facts, X, samples, lo, hi, cand, j, n_const):
+    if isinstance(facts, types.NoneType):
+
+        def no_facts(facts, X, samples, lo, hi, cand, j, n_const):
+            return n_const
+
+        return no_facts
+
+    def with_facts(facts, X, samples, lo, hi, cand, j, n_const):
+        return mark_known(X, samples, lo, hi, cand, j, n_const)
+
+    return with_facts

@@ -33,9 +33,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .._jit import njit
-from .columns import cut_from_sums
+from .columns import cut_from_sums, mark_known_with
 from .nodes import is_constant
-from .projections import AXIS, mark_constants, mark_known, project_samples
+from .projections import AXIS, mark_constants, project_samples
 from .sorting import sort_pairs
 from .splits import (
     SQUARED_ERROR,
@@ -447,19 +447,18 @@ def supervised_candidate(facts, sums, tree, lo, hi, node, j, n_const, z_cur):
     ``facts`` are (``projections.mark_known``); ``n_const`` counts them.
     """
     X, samples, cand, buf, task, state, vals, proj_kind = tree
-    if facts is not None:
-        found, n_const, thr, gain = cut_from_sums(
-            facts, X, samples, lo, hi, node, cand, j, n_const, sums, buf, task
-        )
-        if found:
-            return thr, gain, gain, False, n_const
+    found, n_const, thr, gain = cut_from_sums(
+        facts, X, samples, lo, hi, node, cand, j, n_const, sums, buf, task
+    )
+    if found:
+        return thr, gain, gain, False, n_const
     m = hi - lo
     project_samples(X, samples, lo, hi, cand.idx, cand.w, cand.ptr[j], cand.ptr[j + 1], z_cur)
     if is_constant(z_cur, m):  # no cut between distinct values: no sort
         if proj_kind == AXIS:
             n_const = mark_constants(X, samples, lo, hi, cand, j, n_const)
-        elif facts is not None:
-            n_const = mark_known(X, samples, lo, hi, cand, j, n_const)
+        else:
+            n_const = mark_known_with(facts, X, samples, lo, hi, cand, j, n_const)
         return np.nan, -np.inf, -np.inf, True, n_const
     if task.n_classes == 0 and not task.random_cuts and task.rule == SQUARED_ERROR:
         if buf.t_node.shape[1] == 1:  # few values: cut from per-value sums, compiled in
