@@ -253,7 +253,8 @@ def cut_from_sums(facts, X, samples, lo, hi, node, cand, j, n_const, scratch, bu
     Chosen by the type of ``facts`` when numba compiles the caller: a kernel
     without facts (``None``) holds none of the cuts from sums.  A type
     dispatch rather than an ``is None`` test inside an inlined function,
-    which numba before 0.62 does not prune (it would type the branch).
+    which numba 0.60, the declared minimum, does not prune (it types the
+    branch).
     """
     raise NotImplementedError("cut_from_sums is called from numba kernels only")
 

@@ -398,7 +398,7 @@ def supervised_cut(task, z_cur, m, z_sorted, buf, state):
         return random_regression_cut(rule, z_cur, t, w, c, m, min_leaf, min_weight, scratch, state)
     if n_classes == 0:
         return sorted_regression_cut(task, z_cur, m, z_sorted, buf)
-    _sort_with_labels(z_cur, m, z_sorted, buf)
+    sort_carrying(z_cur, m, n_classes, z_sorted, buf)  # the labels' sort
     y, w, c = buf.y_sorted, buf.w_sorted, buf.c_sorted
     pos, score, gain = best_class_cut(
         rule, z_sorted, y, w, c, m, n_classes, min_leaf, min_weight, scratch
