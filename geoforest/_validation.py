@@ -10,6 +10,8 @@
   characters for a 30 x 30 affinity).
 * :func:`check_not_complex`, that check alone, for estimators that hand
   ``X`` on to another estimator before validating it.
+* :func:`with_seed_and_threads`, how an estimator that grows a forest inside
+  passes its ``random_state`` and ``n_jobs`` on.
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data as _sklearn_validate_data
 
-__all__ = ["N_JOBS", "check_not_complex", "check_not_dask", "is_dask_array", "validate_data"]
+__all__ = [
+    "N_JOBS",
+    "check_not_complex",
+    "check_not_dask",
+    "is_dask_array",
+    "validate_data",
+    "with_seed_and_threads",
+]
 
 #: ``n_jobs`` constraint: ``None`` (joblib's default, one job unless a
 #: ``parallel_config`` says otherwise), a positive number of jobs, or a
@@ -124,3 +133,20 @@ def check_n_neighbors(n_neighbors, n_train: int, is_train: bool) -> None:
             f"Expected n_neighbors <= n_samples_fit{' - 1' if is_train else ''}, "
             f"but n_neighbors = {n_neighbors}, n_samples_fit = {n_train}"
         )
+
+
+def with_seed_and_threads(forest, random_state, n_jobs):
+    """``forest`` with a wrapper's ``random_state`` / ``n_jobs`` where its own are None.
+
+    Estimators that grow a forest inside (the clusterers' forest geometry,
+    rpfCluster, the neighbours transformer) pass their seed and threads on
+    without overriding what the user set on the forest itself.  Only public
+    ``get_params`` / ``set_params`` are used.
+    """
+    params = forest.get_params(deep=False)
+    updates = {}
+    if params.get("random_state", 0) is None:
+        updates["random_state"] = random_state
+    if params.get("n_jobs", 0) is None:
+        updates["n_jobs"] = n_jobs
+    return forest.set_params(**updates)

@@ -30,8 +30,8 @@ it, never one another.  It imports none of them.
   choice of the number of clusters that every family shares.
 
 The geometry of a graph is the user's choice, and every clusterer and
-embedding takes it through the same parameters (:func:`make_geometry` reads
-them; ``METRICS`` lists the values):
+embedding takes it through the same parameters, read by
+:func:`fit_geometry`, the layer's one entry (``METRICS`` lists the values):
 
 ``metric`` : {"euclidean", "forest", "precomputed"}
     ``"euclidean"``: nearest neighbours in the features.  ``"forest"``: the
@@ -48,18 +48,25 @@ them; ``METRICS`` lists the values):
     forest (or transformer) is cloned and fitted on ``X``; a fitted one is
     used as it is, and ``X`` must be its training data.
 ``n_neighbors`` : int
-    Neighbours per point.
+    The length of each point's neighbour list, in every geometry: for a
+    precomputed graph, each row's ``n_neighbors`` smallest stored entries.
+    What uses the whole graph (its minimum spanning tree, a new point's edges
+    into it) uses every edge the geometry holds: all pairs in the Euclidean
+    geometry (the exact EMST), every stored entry of a precomputed graph, a
+    forest's ``n_neighbors`` lists.
 
-A :class:`Geometry` gives every training point's nearest others, new points'
-nearest training points, and the bridges of a minimum spanning forest *in
-its own metric* that join a disconnected graph's components, so a connected
-graph never mixes the units of two geometries.  :func:`knn_affinity` weighs
-a neighbour graph's edges by the overlap of the two points' lists, a weight
-free of the geometry's units.
+A fitted :class:`Geometry` gives every training point's nearest others
+(``neighbors``), new points' nearest training points (``query``), the bridges
+of a minimum spanning forest *in its own metric* that join a disconnected
+graph's components (``bridges``), the minimum spanning tree of its graph
+(``spanning_tree``), new points' edges into it (``query_edges``) and itself on
+some of its points (``subset``): the families ask it, never which metric it
+is.  :func:`knn_affinity` weighs a neighbour graph's edges by the overlap of
+the two points' lists, a weight free of the geometry's units.
 
-Every name here is also importable from the family that has always exported
-it (``geoforest.cluster.spectral_clustering``, ``geoforest.llpd.euclidean_mst``,
-``geoforest.diffusion.bridge_components``, ...).
+The clustering families import this package only, never its private
+modules; the numba steps their own kernels call come from
+:mod:`geoforest.graph.kernels`.
 """
 
 from ._choice import (
@@ -74,11 +81,21 @@ from ._choice import (
     score_partitions,
 )
 from ._connect import bridge_components
-from ._eigensolvers import normalized_affinity, spectral_eigs
-from ._geometry import METRICS, Geometry, make_geometry
-from ._knn import spatial_knn
+from ._eigensolvers import AUTO_DENSE_MAX_N, normalized_affinity, spectral_eigs, walk_eigenpairs
+from ._geometries import (
+    METRICS,
+    EuclideanGeometry,
+    ForestGeometry,
+    PrecomputedGeometry,
+    check_forest_metric,
+    fit_geometry,
+    make_geometry,
+)
+from ._geometry import Geometry, SubsetGeometry, check_n_neighbors, sorted_rows
+from ._knn import check_query_graph, check_sparse_graph, spatial_knn, symmetrize
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
-from ._reference import choose_by_excess, spectral_excess
+from ._reference import MIN_EXCESS, choose_by_excess, spectral_excess
+from ._spanning import spanning_tree
 from ._spectral import (
     canonical_labels,
     estimate_n_clusters,
@@ -89,30 +106,45 @@ from ._spectral import (
 from ._weights import knn_affinity
 
 __all__ = [
+    "AUTO_DENSE_MAX_N",
     "AUTO_KDTREE_MAX_DIM",
+    "EuclideanGeometry",
+    "ForestGeometry",
     "Geometry",
-    "METRICS",
-    "choose_by_excess",
-    "knn_affinity",
-    "make_geometry",
-    "spectral_excess",
     "LabelFreeChoiceWarning",
+    "METRICS",
+    "MIN_EXCESS",
     "MIN_RELATIVE_GAP",
+    "PrecomputedGeometry",
+    "SubsetGeometry",
     "bridge_components",
     "canonical_labels",
+    "check_forest_metric",
+    "check_n_neighbors",
+    "check_query_graph",
+    "check_sparse_graph",
+    "choose_by_excess",
     "choose_by_relative_gap",
     "eigengap_scores",
     "estimate_n_clusters",
     "euclidean_mst",
     "explain_choice",
+    "fit_geometry",
+    "knn_affinity",
+    "make_geometry",
     "min_cluster_size",
     "n_components",
     "normalized_affinity",
     "relative_gaps",
     "score_partitions",
+    "sorted_rows",
+    "spanning_tree",
     "spatial_knn",
     "spectral_clustering",
     "spectral_eigs",
     "spectral_embedding_njw",
+    "spectral_excess",
     "spectral_partitions",
+    "symmetrize",
+    "walk_eigenpairs",
 ]

@@ -27,7 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["normalized_affinity", "spectral_eigs"]
+__all__ = ["AUTO_DENSE_MAX_N", "normalized_affinity", "spectral_eigs", "walk_eigenpairs"]
 
 Solver = Literal["auto", "dense", "arpack", "lobpcg", "shift-invert"]
 
@@ -479,3 +479,40 @@ def spectral_eigs(
     """
     M, degree = normalized_affinity(W)
     return _leading_eigs(M, degree, n_eigs, solver, random_state, tol)
+
+
+def walk_eigenpairs(
+    W,
+    n_eigs: int,
+    *,
+    solver: Solver = "auto",
+    random_state: int | np.random.RandomState | None = None,
+    tol: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Leading eigenpairs of a random walk's symmetric form, for diffusion maps.
+
+    As :func:`spectral_eigs`, but ``"auto"`` (and any iterative solver asked
+    for every eigenpair) is dense up to :data:`AUTO_DENSE_MAX_N` points and
+    shift-invert ARPACK above: the top of a diffusion spectrum crowds just
+    below 1, where plain Lanczos needs thousands of restarts
+    (``docs/paths-and-diffusion.md``).
+
+    Returns
+    -------
+    eigenvalues : ndarray of shape (n_eigs,)
+        Descending.
+    phi : ndarray of shape (n, n_eigs)
+        Unit eigenvectors of ``M = D^{-1/2} W D^{-1/2}``, signs fixed.
+    degree : ndarray of shape (n,)
+        ``W 1``.
+    """
+    M, degree = normalized_affinity(W)
+    n = M.shape[0]
+    if solver == "auto" or (solver != "dense" and n_eigs >= n):
+        solver = "dense" if n <= AUTO_DENSE_MAX_N or n_eigs >= n else "shift-invert"
+    if solver == "shift-invert":
+        v0 = check_random_state(random_state).uniform(-1.0, 1.0, n)
+        values, phi = _eigs_shift_invert(M, n_eigs, v0, tol)
+        return values, _fix_signs(phi), degree
+    values, phi = _leading_eigs(M, degree, n_eigs, solver, random_state, tol)
+    return values, phi, degree

@@ -2,68 +2,61 @@
 
 A clustering method is a rule over a neighbour graph; which points are
 neighbours, and how far apart, is the *geometry*, the user's choice rather
-than the method's (DESIGN 2.12).  Every clusterer and embedding of geoforest
-takes the same three parameters for it, read here and nowhere else:
+than the method's.  A :class:`Geometry` is fitted once
+(:func:`geoforest.graph.fit_geometry`) and then answers every question a
+clustering family asks of it, so the families never ask which geometry they
+hold:
 
-``metric`` : {"euclidean", "forest", "precomputed"}
-    ``"euclidean"``: nearest neighbours in the features.  ``"forest"``: the
-    neighbours of a fitted unsupervised forest, ranked by its learned metric
-    (:meth:`geoforest.UnsupervisedForest.kneighbors`), whose distances are
-    the graph's edge lengths.  ``"precomputed"``: ``fit(G)`` takes a square
-    sparse distance graph (stored entries are edges, as scikit-learn's
-    ``KNeighborsTransformer`` and :class:`~geoforest.ForestNeighborsTransformer`
-    give) or a dense distance matrix; new points then come as the rows of
-    distances from them to the training points.
-``forest`` : forest, :class:`~geoforest.ForestNeighborsTransformer` or None
-    The forest of ``metric="forest"``.  ``None``: ``UnsupervisedForest()``
-    seeded with the clusterer's ``random_state`` and ``n_jobs``.  An unfitted
-    forest (or transformer) is cloned and fitted on ``X``.  A fitted one is
-    used as it is, and ``X`` must then be its training data (a forest grown
-    on other points has no neighbours among these).
-``n_neighbors`` : int
-    Neighbours per point.
+* :meth:`~Geometry.neighbors` — each training point's ``k`` nearest others;
+* :meth:`~Geometry.query` — new points' nearest training points;
+* :meth:`~Geometry.bridges` — the edges of a minimum spanning forest, *in this
+  metric*, that join a disconnected graph's components, so that a connected
+  graph never mixes the units of two geometries;
+* :meth:`~Geometry.spanning_tree` — the minimum spanning tree of every edge
+  the geometry holds (the exact Euclidean MST; every stored entry of a given
+  graph; a forest's ``n_neighbors``-NN graph with its bridges);
+* :meth:`~Geometry.query_edges` — a new point's edges into that graph;
+* :meth:`~Geometry.subset` — the same geometry on some of its training points,
+  never refitted.
 
-:func:`make_geometry` turns them into a :class:`Geometry`, whose
-``neighbors(k)`` gives every training point's ``k`` nearest others and
-``query(X, k)`` new points' nearest training points, both ascending, and
-whose ``bridges`` join a disconnected graph's components by a minimum
-spanning forest *in this metric*, so that a connected graph never mixes the
-units of two geometries.
+``n_neighbors`` means the same in every geometry: the length of each point's
+neighbour list, the ``n_neighbors`` smallest distances of its row.  For a
+precomputed graph those are the row's ``n_neighbors`` smallest stored
+entries (a row holding fewer is refused).  What uses the whole graph (the
+spanning tree, a new point's edges) uses every edge the geometry holds.
+
+This module holds the base class and :class:`SubsetGeometry`;
+``_geometries.py`` the three geometries of ``metric`` and the entry point.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from numbers import Integral
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
-from sklearn.neighbors import NearestNeighbors
-from sklearn.utils.validation import check_is_fitted
 
-from ._connect import bridge_components
-from ._knn import check_query_graph, check_sparse_graph, feature_scale, knn
+from ._spanning import spanning_tree
 
-__all__ = ["METRICS", "Geometry", "check_forest_metric", "check_n_neighbors", "make_geometry"]
-
-#: The geometries every clusterer accepts as ``metric``.
-METRICS = ("euclidean", "forest", "precomputed")
+__all__ = ["Geometry", "SubsetGeometry", "check_n_neighbors", "sorted_rows"]
 
 
-def check_forest_metric(estimator) -> None:
-    """Refuse a ``forest`` given to an estimator whose ``metric`` does not read it."""
-    if estimator.forest is not None and estimator.metric != "forest":
-        raise ValueError(
-            f"{type(estimator).__name__}: forest is the geometry of metric='forest'; got a "
-            f"forest with metric={estimator.metric!r}: pass metric='forest', or no forest"
-        )
+def check_n_neighbors(n_neighbors, n_samples: int, *, queries: bool = False) -> int:
+    """``n_neighbors`` as an int, refused unless a point has that many others.
 
-
-def check_n_neighbors(n_neighbors: int, n_samples: int) -> int:
-    """``n_neighbors`` as an int, refused unless a point has that many others."""
-    if n_neighbors >= n_samples:
+    ``queries``: a new point's neighbours, which may be every training point.
+    The one check of ``n_neighbors`` every estimator shares.
+    """
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, Integral):
+        raise TypeError(f"n_neighbors must be an int, got {n_neighbors!r}")
+    top = n_samples if queries else n_samples - 1
+    if n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be at least 1, got {n_neighbors}")
+    if n_neighbors > top:
+        if queries:
+            raise ValueError(f"n_neighbors={n_neighbors} exceeds the {n_samples} training points")
         raise ValueError(f"n_neighbors={n_neighbors} must be smaller than n_samples={n_samples}")
     return int(n_neighbors)
 
@@ -71,26 +64,95 @@ def check_n_neighbors(n_neighbors: int, n_samples: int) -> int:
 class Geometry(ABC):
     """Nearest neighbours of training points, and of new points, under one metric.
 
-    Subclasses set ``metric`` and implement :meth:`fit`, :meth:`neighbors` and
-    :meth:`query`; those that bridge also ``_lists`` (neighbour lists of
-    chosen training rows, read by :meth:`bridges`).
+    Subclasses set ``metric`` and implement :meth:`fit`, :meth:`_neighbors` and
+    :meth:`_query`; those that bridge also :meth:`_lists` (neighbour lists of
+    chosen training rows, read by :meth:`bridges`) and :meth:`training_points`.
+
+    Attributes
+    ----------
+    n_neighbors : int or None
+        The list length :meth:`neighbors` and :meth:`query` use when given
+        none (set by :func:`~geoforest.graph.fit_geometry`).
+    n_samples_ : int
+        Training points (after :meth:`fit`).
     """
 
     metric = ""
     #: ``False``: the graph is used as given, its components are not bridged.
     can_bridge = True
+    n_neighbors: int | None = None
 
     @abstractmethod
     def fit(self, X) -> Geometry:
         """Learn the geometry of the training points ``X``."""
 
     @abstractmethod
-    def neighbors(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(dist, ind)`` of shape (n, k): each training point's nearest others, ascending."""
+    def _neighbors(self, k: int) -> tuple[np.ndarray, np.ndarray]: ...
 
     @abstractmethod
-    def query(self, X, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def _query(self, X, k: int) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def _k(self, k, queries: bool = False) -> int:
+        if k is None:
+            if self.n_neighbors is None:
+                raise ValueError(f"{type(self).__name__}: pass k (no n_neighbors was set)")
+            k = self.n_neighbors
+        return check_n_neighbors(k, self.n_samples_, queries=queries)
+
+    def neighbors(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(dist, ind)`` of shape (n, k): each training point's nearest others, ascending.
+
+        ``k`` defaults to :attr:`n_neighbors`; it must be below ``n_samples_``.
+        """
+        return self._neighbors(self._k(k))
+
+    def query(self, X, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(dist, ind)`` of shape (m, k): the training points nearest to new points."""
+        return self._query(X, self._k(k, queries=True))
+
+    def training_points(self, rows) -> np.ndarray:
+        """Training rows in the user's coordinates, as :meth:`query` takes them."""
+        raise NotImplementedError(f"{type(self).__name__} has no coordinates")
+
+    def _lists(self, rows, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest others of training ``rows`` (the row itself may be listed)."""
+        n = self.n_samples_
+        return self._query(self.training_points(rows), min(k + 1, n))
+
+    # ------------------------------------------------------------------ graphs
+    def spanning_tree(self) -> tuple[np.ndarray, np.ndarray]:
+        """The minimum spanning tree of the geometry's graph (:func:`spanning_tree`).
+
+        Here: the symmetrised ``n_neighbors``-NN graph, its components joined
+        by :meth:`bridges`; an edge listed by both end points at two lengths
+        counts at the shorter.  Geometries that hold every edge override it.
+        """
+        n = self.n_samples_
+        dist, ind = self.neighbors(min(int(self.n_neighbors), n - 1))
+        rows = np.repeat(np.arange(n), ind.shape[1])
+        pattern = sp.csr_matrix((np.ones(ind.size), (rows, ind.ravel())), shape=(n, n))
+        pairs, lengths = self.bridges(pattern + pattern.T, (dist, ind))
+        return spanning_tree(
+            n,
+            np.concatenate([rows, pairs[:, 0]]),
+            np.concatenate([ind.ravel(), pairs[:, 1]]),
+            np.concatenate([dist.ravel(), lengths]),
+        )
+
+    def query_edges(self, X, estimator=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """New points' edges into the graph: ``(dist, ind, counts)``, ascending.
+
+        Here a new point's ``n_neighbors`` nearest training points; rows are
+        padded with ``inf`` (index 0) past ``counts[q]`` edges.
+        """
+        dist, ind = self.query(X, min(int(self.n_neighbors), self.n_samples_))
+        dist = np.ascontiguousarray(dist, dtype=np.float64)
+        counts = np.isfinite(dist).sum(axis=1).astype(np.int64)  # padding at inf comes last
+        return dist, np.ascontiguousarray(ind, dtype=np.int64), counts
+
+    def subset(self, rows) -> Geometry:
+        """This geometry on the training points ``rows`` alone, never refitted."""
+        return SubsetGeometry(self, rows)
 
     def bridges(self, G, neighbors: tuple[np.ndarray, np.ndarray]):
         """Edges of a minimum spanning forest in this metric joining the components of ``G``.
@@ -179,103 +241,113 @@ def _take_best(best, best_edge, comp, cand_d, rows, cand_j) -> None:
     best_edge[comp[first]] = np.stack([rows[first], cand_j[first]], axis=1)
 
 
-class EuclideanGeometry(Geometry):
-    """Nearest neighbours in the features (exact, scikit-learn's trees)."""
+# ------------------------------------------------------------------ kept points
+class SubsetGeometry(Geometry):
+    """A fitted geometry restricted to some of its training points, never refitted.
 
-    metric = "euclidean"
+    Neighbour lists are the base geometry's with the other points left out
+    (read deeper where too few kept points are listed), so the kept points'
+    ``k``-NN graph and its bridges are those of the same metric on the kept
+    points alone; ``k`` is capped at the kept points' number.  Indices are
+    positions among the kept points.  LLPD spectral clustering's kept points
+    use it.
 
-    def fit(self, X) -> EuclideanGeometry:
-        X = np.asarray(X, dtype=np.float64)
-        # Squared distances of extreme values leave float64: divide by a power of two.
-        self.scale_ = feature_scale(X)
-        self.X_ = X / self.scale_ if self.scale_ != 1.0 else X
-        self.n_samples_ = X.shape[0]
-        self._nn = NearestNeighbors().fit(self.X_)
+    Parameters
+    ----------
+    base : Geometry
+        Fitted, with coordinates (:meth:`Geometry.training_points`).
+    rows : ndarray of int
+        The kept training points, increasing.
+    """
+
+    def __init__(self, base: Geometry, rows) -> None:
+        rows = np.asarray(rows)
+        if rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer):
+            raise ValueError("SubsetGeometry's rows must be a 1-d array of integers")
+        if rows.size < 2 or np.any(np.diff(rows) <= 0) or rows[0] < 0:
+            raise ValueError("SubsetGeometry needs at least 2 rows, increasing, non-negative")
+        if rows[-1] >= base.n_samples_:
+            raise ValueError(f"SubsetGeometry's rows must be below {base.n_samples_}")
+        self.base = base
+        self.metric = base.metric
+        self.n_neighbors = base.n_neighbors
+        self.rows = rows.astype(np.int64)
+        self.n_samples_ = int(self.rows.size)
+        self.position = np.full(base.n_samples_, -1, dtype=np.int64)
+        self.position[self.rows] = np.arange(self.rows.size)
+
+    def fit(self, X=None) -> SubsetGeometry:
         return self
 
-    def neighbors(self, k: int):
-        dist, ind = knn(self.X_, k, self._nn)
-        return dist * self.scale_, ind
+    def _k(self, k, queries: bool = False) -> int:
+        k = self.n_neighbors if k is None else k
+        return check_n_neighbors(
+            min(int(k), self.n_samples_ - (not queries)), self.n_samples_, queries=queries
+        )
 
-    def query(self, X, k: int):
-        X = np.asarray(X, dtype=np.float64) / self.scale_
-        dist, ind = self._nn.kneighbors(X, n_neighbors=k)
-        return dist * self.scale_, ind
+    def training_points(self, rows) -> np.ndarray:
+        return self.base.training_points(self.rows[np.asarray(rows, dtype=np.int64)])
+
+    def _kept(self, dist, ind, k, exclude, pad):
+        """The first ``k`` kept entries of every row, padded with ``(inf, pad)``.
+
+        ``exclude``: each row's own point (not its own neighbour), or None.
+        """
+        pos = self.position[ind]
+        ok = pos >= 0
+        if exclude is not None:
+            ok &= ind != exclude[:, None]
+        out_d = np.full((ind.shape[0], k), np.inf)
+        out_i = np.repeat(np.asarray(pad, dtype=np.int64)[:, None], k, axis=1)
+        counts = np.zeros(ind.shape[0], dtype=np.int64)
+        for r in range(ind.shape[0]):
+            sel = np.flatnonzero(ok[r])[:k]
+            out_d[r, : sel.size], out_i[r, : sel.size] = dist[r, sel], pos[r, sel]
+            counts[r] = sel.size
+        return out_d, out_i, counts
+
+    def _deeper(self, Q, k, exclude, pad, found, depth):
+        """Rows still short of ``k`` kept neighbours, read again from lists twice as deep."""
+        n_base = self.base.n_samples_
+        d, i, counts = found
+        pending = np.flatnonzero(counts < k)
+        while pending.size and depth < n_base:
+            depth = min(2 * depth, n_base)
+            qd, qi = self.base.query(Q[pending], depth)
+            ex = None if exclude is None else exclude[pending]
+            pd, pi, pc = self._kept(qd, qi, k, ex, pad[pending])
+            d[pending], i[pending], counts[pending] = pd, pi, pc
+            pending = pending[pc < k]
+        return d, i
+
+    def _neighbors(self, k: int):
+        depth = min(2 * k, self.base.n_samples_ - 1)
+        dist, ind = self.base.neighbors(depth)
+        pad = np.arange(self.n_samples_)
+        found = self._kept(dist[self.rows], ind[self.rows], k, None, pad)
+        Q = self.base.training_points(self.rows)
+        return self._deeper(Q, k, self.rows, pad, found, depth + 1)
 
     def _lists(self, rows, k):
-        dist, ind = self._nn.kneighbors(self.X_[rows], n_neighbors=min(k + 1, self.n_samples_))
-        return dist * self.scale_, ind
+        k = min(int(k), self.n_samples_ - 1)
+        rows = np.asarray(rows, dtype=np.int64)
+        base_rows = self.rows[rows]
+        # Deep enough to hold k kept points when the left-out ones are spread evenly.
+        depth = min(-(-(k + 1) * self.base.n_samples_ // self.n_samples_), self.base.n_samples_)
+        Q = self.base.training_points(base_rows)
+        qd, qi = self.base.query(Q, depth)
+        found = self._kept(qd, qi, k, base_rows, rows)
+        return self._deeper(Q, k, base_rows, rows, found, depth)
 
-    def bridges(self, G, neighbors):
-        # The component-pruned K-d tree Borůvka of the exact Euclidean MST.
-        dist, ind = neighbors
-        pairs, lengths = bridge_components(self.X_, G, (dist / self.scale_, ind))
-        return pairs, lengths * self.scale_
-
-
-class ForestGeometry(Geometry):
-    """The neighbours of a fitted forest (its learned metric, or ``1 - proximity``)."""
-
-    metric = "forest"
-
-    def __init__(self, forest, prefitted: bool) -> None:
-        self.forest = forest
-        self.prefitted = prefitted
-
-    def fit(self, X) -> ForestGeometry:
-        X = np.asarray(X) if not sp.issparse(X) else X
-        if self.prefitted:
-            trained = self.forest._X_fit
-            if X.shape != trained.shape or not np.array_equal(
-                np.asarray(X, dtype=trained.dtype), trained
-            ):
-                raise ValueError(
-                    "the fitted forest given as the geometry was grown on other points "
-                    f"(shape {trained.shape}, X has {X.shape}); pass its training data, or "
-                    "an unfitted forest to grow one on X"
-                )
-            self.forest_ = self.forest
-        else:
-            self.forest_ = self.forest.fit(X)
-        self.n_samples_ = self.forest_._X_fit.shape[0]
-        return self
-
-    def neighbors(self, k: int):
-        return self.forest_.kneighbors(None, n_neighbors=k)
-
-    def query(self, X, k: int):
-        return self.forest_.kneighbors(X, n_neighbors=k)
-
-    def _lists(self, rows, k):
-        rows_X = self.forest_._X_fit[rows]
-        return self.forest_.kneighbors(rows_X, n_neighbors=min(k + 1, self.n_samples_))
+    def _query(self, X, k: int):
+        depth = min(k, self.base.n_samples_)
+        qd, qi = self.base.query(X, depth)
+        pad = np.zeros(qd.shape[0], dtype=np.int64)
+        found = self._kept(qd, qi, k, None, pad)
+        return self._deeper(np.asarray(X), k, None, pad, found, depth)
 
 
-class PrecomputedGeometry(Geometry):
-    """A user's graph of distances; its components are the user's to connect."""
-
-    metric = "precomputed"
-    can_bridge = False
-
-    def fit(self, X) -> PrecomputedGeometry:
-        G = check_sparse_graph(X, "distance graph", distances=True).tocoo(copy=True)
-        # A point is not its own neighbour; a stored 0 elsewhere is an edge of
-        # length 0 (duplicates), kept.  The copy leaves the caller's graph as it was.
-        off = G.row != G.col
-        G = sp.csr_matrix((G.data[off], (G.row[off], G.col[off])), shape=G.shape)
-        G.sort_indices()
-        self.graph_ = G
-        self.n_samples_ = G.shape[0]
-        return self
-
-    def neighbors(self, k: int):
-        return _row_smallest(self.graph_, k, "training point")
-
-    def query(self, X, k: int):
-        G = check_query_graph(X, self.n_samples_, "distance graph", self)
-        return _row_smallest(G, k, "query")
-
-
+# ------------------------------------------------------------------ sparse rows
 def sorted_rows(G: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every stored entry of each row, ascending (ties: lower column), padded with ``inf``.
 
@@ -305,51 +377,3 @@ def _row_smallest(G: sp.csr_matrix, k: int, what: str) -> tuple[np.ndarray, np.n
             f"{k} neighbours per point"
         )
     return dist[:, :k], ind[:, :k].astype(np.intp)
-
-
-def _is_fitted(est) -> bool:
-    try:
-        check_is_fitted(est)
-    except NotFittedError:
-        return False
-    return True
-
-
-def make_geometry(metric, forest=None, *, random_state=None, n_jobs=None) -> Geometry:
-    """The (unfitted) :class:`Geometry` of a clusterer's ``metric`` and ``forest``.
-
-    Parameters
-    ----------
-    metric : {"euclidean", "forest", "precomputed"}
-    forest : forest, ForestNeighborsTransformer or None
-        Used by ``metric="forest"`` only (module docstring).
-    random_state, n_jobs
-        Passed to the forest where its own are None.
-
-    Returns
-    -------
-    Geometry
-    """
-    if metric == "euclidean":
-        return EuclideanGeometry()
-    if metric == "precomputed":
-        return PrecomputedGeometry()
-    if metric != "forest":
-        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    from ..forest import ForestNeighborsTransformer, UnsupervisedForest
-    from ..forest._growth import with_seed_and_threads
-
-    if isinstance(forest, ForestNeighborsTransformer):
-        if _is_fitted(forest):
-            return ForestGeometry(forest.forest_, prefitted=True)
-        forest = forest.forest if forest.forest is not None else UnsupervisedForest()
-    if forest is None:
-        forest = UnsupervisedForest()
-    elif not hasattr(forest, "kneighbors") or not hasattr(forest, "apply"):
-        raise TypeError(
-            "forest must be a geoforest forest or a ForestNeighborsTransformer, got "
-            f"{type(forest).__name__}"
-        )
-    elif _is_fitted(forest):
-        return ForestGeometry(forest, prefitted=True)
-    return ForestGeometry(with_seed_and_threads(clone(forest), random_state, n_jobs), False)

@@ -9,7 +9,7 @@ from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 from scipy.spatial.distance import cdist
 
 import geoforest as gf
-from geoforest.graph._geometry import make_geometry
+from geoforest.graph import make_geometry
 
 
 def _blobs(seed, n_blobs=4, per=25, d=3, gap=8.0):
