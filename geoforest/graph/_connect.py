@@ -19,6 +19,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ._boruvka import boruvka_forest, no_neighbor_lists
 from ._kdtree import LEAF_SIZE
+from ._weights import check_lists
 
 __all__ = ["bridge_components"]
 
@@ -50,6 +51,13 @@ def bridge_components(
     G : sparse matrix of shape (n, n)
     neighbors : tuple of ndarray (dist, ind) of shape (n, k), optional
 
+    Raises
+    ------
+    ValueError
+        ``X`` not 2-d, finite and real; ``G`` not square over ``X``'s rows;
+        ``neighbors`` of another shape than ``(n, k)`` each, or indices outside
+        ``[0, n)``.
+
     Returns
     -------
     pairs : ndarray of shape (m, 2) of int
@@ -59,10 +67,10 @@ def bridge_components(
         Their Euclidean lengths (as listed in ``neighbors`` for the edges
         read from there).
     """
+    X, G, neighbors = _check_inputs(X, G, neighbors)
     n_comp, component = connected_components(G, directed=False)
     if n_comp == 1:
         return np.zeros((0, 2), dtype=np.intp), np.zeros(0)
-    X = np.ascontiguousarray(X, dtype=np.float64)
     n = X.shape[0]
     # Union-find forest of the components: every point points at its component's first point.
     first = np.empty(n_comp, dtype=np.int64)
@@ -79,3 +87,30 @@ def bridge_components(
     lengths, pairs, rounds = boruvka_forest(X, LEAF_SIZE, uf, *lists)
     order = np.lexsort((pairs[:, 1], pairs[:, 0], lengths, rounds))
     return pairs[order].astype(np.intp), lengths[order]
+
+
+def _check_inputs(X, G, neighbors):
+    """``bridge_components``' inputs, refused with a message rather than deep in SciPy."""
+    if np.iscomplexobj(X) or (sp.issparse(G) and np.iscomplexobj(G.data)):
+        raise ValueError("bridge_components takes real coordinates and a real graph")
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1:
+        raise ValueError(f"X must be a 2-d (n, d) array of points, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("X must be finite")
+    n = X.shape[0]
+    if not sp.issparse(G):
+        G = np.asarray(G)
+    if G.ndim != 2 or G.shape != (n, n):
+        raise ValueError(f"G must be a square ({n}, {n}) graph over X's rows, got {G.shape}")
+    if neighbors is not None:
+        dist, ind = neighbors
+        ind = check_lists(ind, n, "neighbors' indices")
+        dist = np.asarray(dist, dtype=np.float64)
+        if dist.shape != ind.shape:
+            raise ValueError(
+                f"neighbors' distances and indices must have one shape, got {dist.shape} "
+                f"and {ind.shape}"
+            )
+        neighbors = (dist, ind)
+    return X, G, neighbors

@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["knn_affinity"]
+__all__ = ["check_lists", "knn_affinity"]
+
+
+def check_lists(ind, n, what: str = "ind") -> np.ndarray:
+    """Neighbour lists as an ``(n, k)`` integer array of points in ``[0, n)``.
+
+    The graph helpers take lists from users too; a bad index would otherwise
+    fail deep inside SciPy, or silently wrap around as a negative index.
+    """
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    arr = np.asarray(ind)
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise ValueError(f"{what} must have shape (n, k) = ({n}, k), got {arr.shape}")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{what} must hold integer point indices, got dtype {arr.dtype}")
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(
+            f"{what} must hold point indices in [0, {n}), got {arr.min()}..{arr.max()}"
+        )
+    return arr.astype(np.int64, copy=False)
 
 
 def knn_affinity(ind: np.ndarray, n: int) -> sp.csr_matrix:
@@ -27,6 +49,11 @@ def knn_affinity(ind: np.ndarray, n: int) -> sp.csr_matrix:
     -------
     scipy.sparse.csr_matrix of shape (n, n)
 
+    Raises
+    ------
+    ValueError
+        ``ind`` is not a 2-d array of integers in ``[0, n)`` with ``n`` rows.
+
     Examples
     --------
     >>> ind = np.array([[1, 2], [0, 2], [0, 1], [2, 1]])
@@ -34,6 +61,7 @@ def knn_affinity(ind: np.ndarray, n: int) -> sp.csr_matrix:
     >>> bool((A != A.T).nnz == 0), round(float(A[0, 1]), 3), round(float(A[3, 2]), 3)
     (True, 1.0, 0.5)
     """
+    ind = check_lists(ind, n)
     k = ind.shape[1]
     rows = np.repeat(np.arange(n), k + 1)
     cols = np.concatenate([np.arange(n)[:, None], ind], axis=1).ravel()

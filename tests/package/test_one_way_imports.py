@@ -160,11 +160,13 @@ def family_of(module: str) -> str | None:
 def crossings(graph: dict[str, set[str]]) -> list[str]:
     """Imports that break the layering of the families and the graph layer.
 
-    A family may import its own modules, the graph layer and the layers below
-    (``_engine``, ``_validation``, ``_jit``, ``_limits``, ``_progress``,
-    ``proximity``, ``forest``, ...), nothing of another family (not even its
-    public names: what two families share belongs in the graph layer).  The graph
-    layer imports no family at all.
+    A family may import its own modules, the graph layer through its public
+    door (``geoforest.graph``, ``geoforest.graph.kernels``: never a private
+    ``geoforest.graph._x``) and the layers below (``_engine``, ``_validation``,
+    ``_jit``, ``_limits``, ``_progress``, ``proximity``, ``forest``, ...), nothing
+    of another family (not even its public names: what two families share
+    belongs in the graph layer).  The graph layer imports no family at all, and
+    reads the forests through their public package only.
     """
     found = []
     for me, targets in sorted(graph.items()):
@@ -172,6 +174,10 @@ def crossings(graph: dict[str, set[str]]) -> list[str]:
         in_graph = me == "geoforest.graph" or me.startswith("geoforest.graph.")
         for target in sorted(targets):
             theirs = family_of(target)
+            if mine is not None and target.startswith("geoforest.graph._"):
+                found.append(f"{me} ({mine}) imports {target} (private to the graph layer)")
+            if in_graph and target.startswith("geoforest.forest._"):
+                found.append(f"{me} (graph layer) imports {target} (private to the forests)")
             if theirs is None:
                 continue
             if in_graph:
@@ -184,8 +190,8 @@ def crossings(graph: dict[str, set[str]]) -> list[str]:
 def test_families_import_the_graph_layer_not_each_other():
     graph = library_graph(REPO / "geoforest")
     assert {"geoforest.graph._spectral", "geoforest.graph._kdtree"} <= set(graph)
-    assert "geoforest.graph._spectral" in graph["geoforest.llpd._clustering"]
-    assert "geoforest.graph" in graph["geoforest.cluster"]  # the re-exported names
+    assert "geoforest.graph" in graph["geoforest.llpd._clustering"]
+    assert "geoforest.graph.kernels" in graph["geoforest.llpd._dendrogram"]
     found = crossings(graph)
     assert found == [], "\n".join(found)
 
@@ -202,6 +208,8 @@ def test_the_family_check_finds_crossings(tmp_path):
     (pkg / "cluster" / "_choice.py").write_text("from ..graph._spectral import f\n")
     (pkg / "cluster" / "_ok.py").write_text("from . import _choice\nfrom .._jit import njit\n")
     assert crossings(library_graph(pkg)) == [
+        "geoforest.cluster._choice (cluster) imports geoforest.graph._spectral (private to the "
+        "graph layer)",
         "geoforest.graph._spectral (graph layer) imports geoforest.llpd._x",
         "geoforest.llpd._x (llpd) imports geoforest.cluster._choice (cluster)",
         "geoforest.llpd._y (llpd) imports geoforest.cluster (cluster)",
@@ -217,3 +225,43 @@ def test_the_circle_check_finds_a_circle_through_a_function_level_import(tmp_pat
     (pkg / "sub" / "b.py").write_text("def f():\n    from ..a import g\n")
     (pkg / "c.py").write_text("from . import a\n")
     assert import_cycles(library_graph(pkg)) == [["geoforest.a", "geoforest.sub.b"]]
+
+
+def metric_string_branches(root: Path) -> list[str]:
+    """Comparisons of a ``metric`` (name or attribute) with a string, in the families.
+
+    A family asks its geometry (``geoforest.graph``) what it needs; a branch on
+    the metric's name is a place where the seam is bypassed.
+    """
+    found = []
+    for family in FAMILIES:
+        for path in sorted((root / family).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+                if not isinstance(node, ast.Compare):
+                    continue
+                sides = [node.left, *node.comparators]
+                named = any(getattr(s, "attr", getattr(s, "id", None)) == "metric" for s in sides)
+                strings = any(
+                    isinstance(s, ast.Constant)
+                    and isinstance(s.value, str)
+                    or isinstance(s, ast.Tuple | ast.Set | ast.List)
+                    for s in sides
+                )
+                if named and strings:
+                    found.append(f"{path.relative_to(root.parent)}:{node.lineno}")
+    return found
+
+
+def test_the_families_branch_on_the_metric_name_at_most_three_times():
+    found = metric_string_branches(REPO / "geoforest")
+    assert len(found) <= 3, "\n".join(found)
+
+
+def test_the_branch_count_sees_comparisons_with_strings(tmp_path):
+    pkg = tmp_path / "geoforest"
+    for sub in FAMILIES:
+        (pkg / sub).mkdir(parents=True)
+    (pkg / "llpd" / "m.py").write_text(
+        "if est.metric == 'forest':\n    pass\nok = metric in ('a', 'b')\nno = metric is None\n"
+    )
+    assert metric_string_branches(pkg) == ["geoforest/llpd/m.py:1", "geoforest/llpd/m.py:3"]
