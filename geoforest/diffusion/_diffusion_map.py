@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -14,10 +15,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import N_JOBS, validate_data
-from ..graph._geometry import METRICS
-from ..graph._knn import check_query_graph, knn
+from ..graph import METRICS, check_query_graph, fit_geometry
 from ._eigenpairs import diffusion_eigenpairs
-from ._kernel_graph import fit_graph, graph_input
+from ._kernel_graph import fit_graph, takes_graph
 from ._nystrom import nystrom_extend
 
 __all__ = ["DiffusionMap"]
@@ -302,20 +302,31 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return self._fit(X).embedding()
 
     def _fit(
-        self, X, neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None
+        self,
+        X,
+        neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None,
+        owner=None,
     ) -> DiffusionMap:
         """``fit``, optionally on given (e.g. spatially restricted) kNN lists of ``X``.
 
-        ``neighbors`` is ``(dist, ind)`` or a function of the (possibly rescaled,
-        see ``docs/paths-and-diffusion.md``) features returning them.
+        ``neighbors`` is ``(dist, ind)`` or a function of ``X`` returning them
+        (:func:`~geoforest.diffusion._kernel_graph.fit_graph`); ``owner`` is
+        named in errors.
         """
         self._validate_params()
-        if graph_input(self) in ("features", "forest"):
+        if not takes_graph(self):
             X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
-            K, W = fit_graph(self, X, neighbors)
-        else:
-            K, W = fit_graph(self, X)
+        graph = fit_graph(self, X, neighbors, owner=owner)
+        K, W = graph.K, graph.W
+        if takes_graph(self):
             self.n_features_in_ = K.shape[0]
+        self.geometry_ = graph.geometry
+        self.forest_ = getattr(graph.geometry, "forest_", None)
+        self.sigma_ = graph.sigma
+        self._local_scale = graph.local_scale
+        self.n_bridges_ = graph.n_bridges
+        if graph.knn_indices is not None:
+            self.knn_distances_, self.knn_indices_ = graph.knn_distances, graph.knn_indices
         n = W.shape[0]
         if self.n_components > n:
             raise ValueError(f"n_components={self.n_components} exceeds n_samples={n}")
@@ -426,9 +437,9 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     def _validate_query(self, X, estimator) -> np.ndarray | sp.csr_matrix:
         """``X`` of a query, checked against the fit; errors name ``estimator``."""
-        if self._kind in ("features", "forest"):
+        if not takes_graph(self):
             return validate_data(estimator, X, dtype=np.float64, order="C", reset=False)
-        kind = "affinity" if self._kind == "affinity" else "distance graph"
+        kind = "affinity" if self.geometry_ is None else "distance graph"
         return check_query_graph(X, self.eigenvectors_.shape[0], kind, estimator)
 
     def _extend(self, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -470,32 +481,55 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         return idx % n
 
     def kneighbors(
-        self, t: float | None = None, n_neighbors: int = 10, return_distance: bool = True
+        self,
+        X=None,
+        n_neighbors: int = 10,
+        return_distance: bool = True,
+        *,
+        t: float | None = None,
     ) -> tuple[np.ndarray, np.ndarray] | np.ndarray:
-        """The ``n_neighbors`` nearest training points of every training point in ``D_t``.
+        """The ``n_neighbors`` ``D_t``-nearest training points of the training points or of ``X``.
 
         Exact: a K-d tree (scikit-learn's ``NearestNeighbors``) on ``Psi_t``,
-        whose Euclidean distances are ``D_t``; nothing is ``n x n``.
+        whose Euclidean distances are ``D_t``; nothing is ``n x n``.  New
+        points are embedded first (:meth:`transform` at time ``t``).  The
+        signature is scikit-learn's, the time a keyword.
 
         Parameters
         ----------
+        X : array-like of shape (n_queries, n_features), or None
+            New points (as :meth:`transform` takes them); ``None``: every
+            training point, itself excluded.  A number here is the time of
+            the former ``kneighbors(t, n_neighbors)`` (deprecated: pass
+            ``t=``).
+        n_neighbors : int, default=10
+            Neighbours per point (``< n_samples`` for the training points,
+            ``<= n_samples`` for new points).
+        return_distance : bool, default=True
         t : float or None, default=None
             Diffusion time; ``None`` is the fitted map's ``t``.
-        n_neighbors : int, default=10
-            Neighbours per point, itself excluded (``< n_samples``).
-        return_distance : bool, default=True
 
         Returns
         -------
-        dist : ndarray of shape (n_samples, n_neighbors)
-            Only with ``return_distance=True``.
-        ind : ndarray of shape (n_samples, n_neighbors)
+        dist : ndarray of shape (n_queries, n_neighbors)
+            ``D_t``, ascending; only with ``return_distance=True``.
+        ind : ndarray of shape (n_queries, n_neighbors)
         """
+        if isinstance(X, numbers.Real) and not isinstance(X, bool):
+            warnings.warn(
+                "DiffusionMap.kneighbors(t, n_neighbors) is deprecated and will be removed "
+                "in the next release: the first argument is now X (None: the training "
+                "points), as in scikit-learn; pass the time as kneighbors(t=...)",
+                FutureWarning,
+                stacklevel=2,
+            )
+            X, t = None, X
         Y = self.embedding(t)
-        n = Y.shape[0]
-        if not isinstance(n_neighbors, numbers.Integral) or not 1 <= n_neighbors < n:
-            raise ValueError(f"n_neighbors must be in [1, {n - 1}], got {n_neighbors!r}")
-        dist, ind = knn(Y, int(n_neighbors))
+        if X is None:
+            dist, ind = fit_geometry(Y, n_neighbors=n_neighbors, owner=self).neighbors()
+        else:
+            Yq = self._extend(self._validate_query(X, self), self._time(t))[0]
+            dist, ind = fit_geometry(Y, n_neighbors=n_neighbors, owner=self).query(Yq)
         return (dist, ind) if return_distance else ind
 
     def nearest_neighbors(self, t: float | None = None) -> NearestNeighbors:

@@ -15,19 +15,11 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
-from sklearn.utils import check_random_state
 
-from ..graph._eigensolvers import (
-    _eigs_shift_invert,
-    _fix_signs,
-    _leading_eigs,
-    normalized_affinity,
-)
+from ..graph import AUTO_DENSE_MAX_N, walk_eigenpairs
 
 __all__ = ["AUTO_DENSE_MAX_N", "diffusion_eigenpairs"]
 
-#: ``eigen_solver="auto"`` is dense up to this many points, shift-invert ARPACK above.
-AUTO_DENSE_MAX_N = 1000
 #: Eigenvalues smaller than this (in absolute value) are not used to re-average ``psi``.
 _MIN_STABLE_EIGENVALUE = 1e-3
 
@@ -74,8 +66,7 @@ def diffusion_eigenpairs(
     n_graph_components : int
         Connected components of ``W``.
     """
-    n = W.shape[0]
-    M, degree = normalized_affinity(W)
+    degree = np.asarray(W.sum(axis=1)).ravel()
     if np.any(degree <= 0):
         raise ValueError(
             f"{int(np.sum(degree <= 0))} point(s) have no edge in the affinity; "
@@ -89,17 +80,9 @@ def diffusion_eigenpairs(
             UserWarning,
             stacklevel=3,
         )
-    solver = eigen_solver
-    if solver == "auto" or (solver != "dense" and n_components >= n):
-        solver = "dense" if n <= AUTO_DENSE_MAX_N or n_components >= n else "shift-invert"
-    if solver == "shift-invert":
-        # The top of a diffusion spectrum is crowded just below 1, where plain
-        # Lanczos needs thousands of restarts (docs/paths-and-diffusion.md).
-        v0 = check_random_state(random_state).uniform(-1.0, 1.0, n)
-        values, phi = _eigs_shift_invert(M, n_components, v0, eigen_tol)
-        phi = _fix_signs(phi)
-    else:
-        values, phi = _leading_eigs(M, degree, n_components, solver, random_state, eigen_tol)
+    values, phi, degree = walk_eigenpairs(
+        W, n_components, solver=eigen_solver, random_state=random_state, tol=eigen_tol
+    )
     if normalization == "symmetric":
         return values, phi, degree, n_graph_components
     psi = phi * np.sqrt(degree.sum() / degree)[:, None]

@@ -1,136 +1,167 @@
 """The graph of a :class:`~geoforest.DiffusionMap`: a Gaussian kNN graph from a geometry.
 
-The geometry (``metric``, ``forest``; :mod:`geoforest.graph`) gives each
-point's ``n_neighbors`` nearest others and their distances; one kernel rule
-turns any such lists into the graph: weights ``exp(-d^2 / sigma^2)`` with
-``sigma`` the median ``n_neighbors``-th distance, edges beyond ``cutoff *
-sigma`` dropped, components bridged by a minimum spanning forest in the same
-geometry.  ``"euclidean"`` reads the features (rescaled by a power of two
-when squared distances would leave float64), ``"forest"`` a forest's
-``kneighbors``, ``"precomputed"`` a given sparse distance graph (all its
-stored entries, the ``affinity="precomputed_distance"`` of old); a given
-affinity (``affinity="precomputed"``) is used as it is.
+The geometry (``metric``, ``forest``, ``n_neighbors``; fitted by
+:func:`geoforest.graph.fit_geometry`) gives each point's ``n_neighbors``
+nearest others and their distances, in the user's units; one kernel rule
+turns those lists into the graph, in every geometry: weights ``exp(-d^2 /
+sigma^2)`` with ``sigma`` the median ``n_neighbors``-th distance, edges beyond
+``cutoff * sigma`` dropped, components bridged by the geometry's own minimum
+spanning forest (a precomputed graph is not bridged: its components are the
+user's).  For a precomputed distance graph the lists are each row's
+``n_neighbors`` smallest stored entries, so a dense distance matrix gives the
+graph its features would.  A given affinity (``affinity="precomputed"``) has
+no geometry and is used as it is.
+
+:func:`fit_graph` returns everything a fit keeps as a :class:`KernelGraph`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.neighbors import NearestNeighbors
 
 from .._validation import check_not_complex
-from ..graph._connect import bridge_components
-from ..graph._geometry import (
-    EuclideanGeometry,
-    PrecomputedGeometry,
+from ..graph import (
+    Geometry,
     check_forest_metric,
     check_n_neighbors,
-    make_geometry,
+    check_sparse_graph,
+    fit_geometry,
+    symmetrize,
 )
-from ..graph._knn import check_sparse_graph, feature_scale, knn, symmetrize
 
-__all__ = ["graph_input", "fit_graph", "resolve_sigma"]
+__all__ = ["KernelGraph", "fit_graph", "geometry_metric", "resolve_sigma", "takes_graph"]
 
 
-def graph_input(est) -> str:
-    """What ``fit(X)`` of ``est`` reads: "features", "forest", "affinity" or "distance".
+class KernelGraph(NamedTuple):
+    """What :func:`fit_graph` builds.
 
-    Checks that ``metric``, ``forest`` and ``affinity`` agree; errors name ``est``.
+    Attributes
+    ----------
+    K : scipy.sparse.csr_matrix of shape (n, n)
+        The kernel's rows (each point's weighted list, before symmetrisation).
+    W : scipy.sparse.csr_matrix of shape (n, n)
+        The symmetric, connected affinity the random walk runs on.
+    geometry : Geometry or None
+        The fitted geometry (``None`` for a given affinity).
+    sigma : float
+        The kernel scale, in the geometry's units (NaN for a given affinity).
+    local_scale : ndarray of shape (n,) or None
+        The local scales of ``kernel="adaptive"``.
+    knn_distances, knn_indices : ndarray of shape (n, n_neighbors) or None
+        The neighbour lists the kernel weighs.
+    n_bridges : int
+        Edges added to join the components.
+    """
+
+    K: sp.csr_matrix
+    W: sp.csr_matrix
+    geometry: Geometry | None
+    sigma: float
+    local_scale: np.ndarray | None = None
+    knn_distances: np.ndarray | None = None
+    knn_indices: np.ndarray | None = None
+    n_bridges: int = 0
+
+
+def takes_graph(est) -> bool:
+    """Whether ``fit(X)`` of ``est`` reads a square graph (an affinity or distances)."""
+    return est.affinity != "gaussian" or est.metric == "precomputed"
+
+
+def geometry_metric(est) -> str | None:
+    """The ``metric`` of ``est``'s geometry, ``None`` for a given affinity.
+
+    ``affinity="precomputed_distance"`` is ``metric="precomputed"`` (with a
+    ``FutureWarning``).  Checks that ``metric``, ``forest`` and ``affinity``
+    agree; errors name ``est``.
     """
     name = type(est).__name__
     check_forest_metric(est)
-    if est.metric == "forest":
-        if est.affinity != "gaussian":
-            raise ValueError(
-                f"{name}: metric='forest' builds the Gaussian kNN graph from the features; "
-                f"affinity must be 'gaussian', got {est.affinity!r}"
-            )
-        return "forest"
+    if est.affinity != "gaussian" and est.metric == "forest":
+        raise ValueError(
+            f"{name}: metric='forest' builds the Gaussian kNN graph from the features; "
+            f"affinity must be 'gaussian', got {est.affinity!r}"
+        )
     if est.affinity == "precomputed":
-        return "affinity"
-    if est.affinity == "precomputed_distance" or est.metric == "precomputed":
-        return "distance"
-    return "features"
+        return None
+    if est.affinity == "precomputed_distance":
+        warnings.warn(
+            f"{name}: affinity='precomputed_distance' is deprecated and will be removed "
+            "in the next release; pass metric='precomputed' (with affinity='gaussian') "
+            "for a precomputed distance graph",
+            FutureWarning,
+            stacklevel=5,  # the user's fit (DiffusionMap.fit -> _fit -> fit_graph -> here)
+        )
+        return "precomputed"
+    return est.metric
 
 
 def fit_graph(
-    dm, X, neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None
-) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """The kernel ``K`` (kNN rows, before symmetrisation) and the affinity ``W`` of ``dm``.
+    dm,
+    X,
+    neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None,
+    *,
+    owner=None,
+) -> KernelGraph:
+    """The kernel ``K``, the affinity ``W`` and the geometry of ``dm`` on ``X``.
 
-    Sets the fitted geometry (``geometry_``, ``forest_``) and what :meth:`transform`
-    needs (``_kind``, ``_sigma``, ``_scale``, ``_nn``, ``_fit_X``, ``_local_scale``).
-    ``neighbors`` (features only): ``(dist, ind)``, or a function of the rescaled
-    features returning them.
+    Parameters
+    ----------
+    dm : DiffusionMap
+        Its parameters only are read.
+    X : ndarray or sparse matrix
+        Validated features, or the precomputed graph.
+    neighbors : (dist, ind), callable or None
+        Neighbour lists that replace the geometry's (LUND's pixel windows):
+        given, or a function of ``X`` returning them, in ``X``'s units.  The
+        geometry still bridges the components.
+    owner : estimator or None
+        Named in error messages (default ``dm``).
+
+    Returns
+    -------
+    KernelGraph
     """
-    dm._kind = kind = graph_input(dm)
-    dm._nn = dm._fit_X = dm._local_scale = None
-    dm._scale = 1.0
-    dm._sigma = float("nan")
-    dm.geometry_ = dm.forest_ = None
-    dm.n_bridges_ = 0
-    if kind in ("affinity", "distance"):
-        return _precomputed_graph(dm, X)
-    if kind == "forest":
-        geometry = make_geometry(
-            "forest", dm.forest, random_state=dm.random_state, n_jobs=dm.n_jobs
-        ).fit(X)
-        _check_n_neighbors(dm, geometry.n_samples_)
-        dist, ind = geometry.neighbors(int(dm.n_neighbors))
-        dm.geometry_, dm.forest_ = geometry, geometry.forest_
-        return _kernel_graph(dm, np.asarray(dist, dtype=np.float64), ind, 1.0, geometry.bridges)
-    n = X.shape[0]
-    _check_n_neighbors(dm, n)
-    # Everything below sees features divided by a power of two when squared
-    # distances would leave float64 (docs/paths-and-diffusion.md, "Extreme
-    # feature values").
-    scale = feature_scale(X)
-    if scale != 1.0:
-        X = X / scale
-    dm._scale = scale
-    dm._fit_X = X
-    dm._nn = NearestNeighbors(n_neighbors=int(dm.n_neighbors) + 1).fit(X)
-    if callable(neighbors):
-        neighbors = neighbors(X)
-    dist, ind = knn(X, dm.n_neighbors, dm._nn) if neighbors is None else neighbors
+    owner = dm if owner is None else owner
+    metric = geometry_metric(owner)
+    if metric is None:
+        return _affinity_graph(X, owner)
+    geometry = fit_geometry(
+        X,
+        metric,
+        forest=dm.forest,
+        n_neighbors=dm.n_neighbors,
+        random_state=dm.random_state,
+        n_jobs=dm.n_jobs,
+        owner=owner,
+    )
+    if neighbors is None:
+        dist, ind = geometry.neighbors()
+    else:
+        check_n_neighbors(dm.n_neighbors, geometry.n_samples_)
+        dist, ind = neighbors(X) if callable(neighbors) else neighbors
+    dist = np.asarray(dist, dtype=np.float64)
     if not np.all(np.isfinite(dist)):
         raise ValueError(
             "the distances between the rows of X overflow float64; rescale the features"
         )
-    dm.geometry_ = _euclidean_geometry(X, scale, dm._nn)
-    return _kernel_graph(dm, dist, ind, scale, lambda W, nb: bridge_components(X, W, nb))
+    return _kernel_graph(dm, geometry, dist, ind)
 
 
-def _check_n_neighbors(dm, n: int) -> None:
-    check_n_neighbors(dm.n_neighbors, n)
-
-
-def _euclidean_geometry(X_scaled: np.ndarray, scale: float, nn) -> EuclideanGeometry:
-    """The fitted Euclidean geometry of the (rescaled) features, sharing the graph's tree."""
-    geometry = EuclideanGeometry()
-    geometry.scale_, geometry.X_, geometry._nn = scale, X_scaled, nn
-    geometry.n_samples_ = X_scaled.shape[0]
-    return geometry
-
-
-def _kernel_graph(dm, dist, ind, scale: float, bridges) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """Gaussian (or adaptive) weights of kNN lists ``(dist, ind)``, cut off and bridged.
-
-    ``dist`` is in the units of the geometry divided by ``scale``; ``bridges(W,
-    (dist, ind))`` returns the pairs and lengths (same units) joining ``W``'s
-    components.
-    """
+def _kernel_graph(dm, geometry: Geometry, dist, ind) -> KernelGraph:
+    """Gaussian (or adaptive) weights of kNN lists ``(dist, ind)``, cut off and bridged."""
     n = ind.shape[0]
-    dm.knn_distances_, dm.knn_indices_ = dist * scale, ind
-    sigma = resolve_sigma(dm, dist[:, -1], scale)
-    dm._sigma = sigma  # in the divided units, for transform
+    sigma = resolve_sigma(dm.sigma, dist[:, -1])
     indptr = np.arange(0, ind.size + 1, ind.shape[1])
     K = sp.csr_matrix((np.exp(-((dist / sigma) ** 2)).ravel(), ind.ravel(), indptr), (n, n))
+    local = None
     if dm.kernel == "adaptive":
         local = np.maximum(dist[:, min(dm.local_scale_neighbor, dist.shape[1]) - 1], 1e-300)
-        dm._local_scale = local
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             w = np.exp(-(dist**2) / (local[:, None] * local[ind]))
             # Copies (local scale floored near 0) underflow the product to 0 / 0;
@@ -138,60 +169,53 @@ def _kernel_graph(dm, dist, ind, scale: float, bridges) -> tuple[sp.csr_matrix, 
             bad = ~np.isfinite(w)
             w[bad] = np.exp(-(dist / local[:, None])[bad] * (dist / local[ind])[bad])
         G = sp.csr_matrix((w.ravel(), ind.ravel(), indptr), shape=(n, n))
-        return K, _connect(dm, symmetrize(G), sigma, (dist, ind), bridges)
-    G = K.copy()
-    if dm.cutoff is not None:
-        # Edges longer than cutoff * sigma carry (almost) no weight; keeping them
-        # leaves far points nearly isolated (eigenvalue ~1, localised eigenvectors).
-        G.data[G.data < np.exp(-(float(dm.cutoff) ** 2))] = 0.0
-        G.eliminate_zeros()
-    return K, _connect(dm, symmetrize(G), sigma, (dist, ind), bridges)
+    else:
+        G = K.copy()
+        if dm.cutoff is not None:
+            # Edges longer than cutoff * sigma carry (almost) no weight; keeping them
+            # leaves far points nearly isolated (eigenvalue ~1, localised eigenvectors).
+            G.data[G.data < np.exp(-(float(dm.cutoff) ** 2))] = 0.0
+            G.eliminate_zeros()
+    W, n_bridges = _connect(dm, geometry, symmetrize(G), sigma, (dist, ind))
+    return KernelGraph(K, W, geometry, sigma, local, dist, ind, n_bridges)
 
 
-def resolve_sigma(dm, kth: np.ndarray, scale: float = 1.0) -> float:
-    """``sigma`` in the units of ``kth`` (features divided by ``scale``); sets ``sigma_``."""
-    if dm.sigma != "auto":
-        dm.sigma_ = float(dm.sigma)
-        return dm.sigma_ / scale
-    sigma = float(np.median(kth))
-    if not sigma > 0:
+def resolve_sigma(sigma, kth: np.ndarray) -> float:
+    """The kernel scale: ``sigma`` itself, or for ``"auto"`` the median of ``kth``.
+
+    ``kth``: each point's ``n_neighbors``-th distance; zeros (copies) are
+    left out when the median is 0.
+    """
+    if sigma != "auto":
+        return float(sigma)
+    value = float(np.median(kth))
+    if not value > 0:
         positive = kth[kth > 0]
         if positive.size == 0:
             raise ValueError(
                 "every point coincides with its neighbours (all kNN distances are 0); "
                 "sigma cannot be estimated — pass sigma or remove duplicates"
             )
-        sigma = float(np.median(positive))
-    dm.sigma_ = sigma * scale
-    return sigma
+        value = float(np.median(positive))
+    return value
 
 
-def _connect(dm, W: sp.csr_matrix, sigma: float, neighbors, bridges) -> sp.csr_matrix:
+def _connect(dm, geometry: Geometry, W, sigma: float, neighbors) -> tuple[sp.csr_matrix, int]:
+    """``W`` with the geometry's bridges between its components, and their number."""
     if not dm.connect:
-        return W
-    pairs, lengths = bridges(W, neighbors)
+        return W, 0
+    pairs, lengths = geometry.bridges(W, neighbors)
     if lengths.size == 0:
-        return W
+        return W, 0
     c = 1.0 if dm.cutoff is None else float(dm.cutoff)
     w = np.exp(-(np.minimum(lengths / sigma, c) ** 2))
     n = W.shape[0]
     B = sp.csr_matrix((w, (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    dm.n_bridges_ = int(lengths.size)
-    return symmetrize(W + B + B.T)
+    return symmetrize(W + B + B.T), int(lengths.size)
 
 
-def _precomputed_graph(dm, G) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    check_not_complex(G, dm)  # a float64 cast would drop the imaginary part
-    if dm._kind == "affinity":
-        K = check_sparse_graph(G, "affinity")
-        dm.sigma_ = float("nan")
-        return K, symmetrize(K)
-    D = check_sparse_graph(G, "distance graph", distances=True)
-    row_max = np.zeros(D.shape[0])
-    np.maximum.at(row_max, np.repeat(np.arange(D.shape[0]), np.diff(D.indptr)), D.data)
-    sigma = resolve_sigma(dm, row_max[np.diff(D.indptr) > 0])
-    dm._sigma = sigma
-    K = D.copy()
-    K.data = np.exp(-((K.data / sigma) ** 2))  # explicit zeros become weight 1
-    dm.geometry_ = PrecomputedGeometry().fit(D.copy())  # its fit edits the graph in place
-    return K, symmetrize(K)
+def _affinity_graph(G, owner) -> KernelGraph:
+    """A given affinity, used as ``max(W, W^T)``."""
+    check_not_complex(G, owner)  # a float64 cast would drop the imaginary part
+    K = check_sparse_graph(G, "affinity")
+    return KernelGraph(K, symmetrize(K), None, float("nan"))

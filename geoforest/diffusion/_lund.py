@@ -19,8 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import N_JOBS
-from ..graph._choice import explain_choice
-from ..graph._geometry import METRICS
+from ..graph import METRICS, explain_choice
 from ._diffusion_map import DiffusionMap
 from ._lund_active import active_queries
 from ._lund_graph import image_shape, lund_diffusion_map
@@ -83,8 +82,9 @@ class LUND(ClusterMixin, BaseEstimator):
     metric : {"euclidean", "forest", "precomputed"}, default="euclidean"
         The geometry of the graph, the density and :meth:`predict` (defined
         for every clusterer in :mod:`geoforest.graph`; see
-        :class:`~geoforest.DiffusionMap`).  The spatial options need
-        ``"euclidean"``.
+        :class:`~geoforest.DiffusionMap`); ``"precomputed"``: ``fit(G)`` with
+        a distance graph, whose rows' ``n_neighbors`` smallest entries are the
+        kNN lists.  The spatial options need ``"euclidean"``.
     forest : forest, ForestNeighborsTransformer or None, default=None
         The forest of ``metric="forest"`` (see :class:`~geoforest.DiffusionMap`).
     sigma : "auto" or float, default="auto"
@@ -93,8 +93,9 @@ class LUND(ClusterMixin, BaseEstimator):
     n_components : int, default=10
         Eigenpairs of the diffusion map.
     affinity : {"gaussian", "precomputed", "precomputed_distance"}, default="gaussian"
-        As in :class:`~geoforest.DiffusionMap`; with a precomputed graph the
-        density is the graph's row sum (its kernel density).
+        As in :class:`~geoforest.DiffusionMap`; with a given affinity
+        (``"precomputed"``) the density is the graph's row sum.
+        ``"precomputed_distance"`` is deprecated: pass ``metric="precomputed"``.
     normalization : {"textbook", "symmetric"}, default="textbook"
         Eigenvector normalisation, see :class:`~geoforest.DiffusionMap`.
     kernel : {"gaussian", "adaptive"}, default="gaussian"
@@ -116,8 +117,13 @@ class LUND(ClusterMixin, BaseEstimator):
         After labelling, each pixel takes the label held by a strict
         majority of its ``(2 r + 1)^2`` window, if any
         (:func:`spatial_majority_vote`).
+    connect : bool, default=True
+        Join the kNN graph's components by the geometry's minimum spanning
+        forest (see :class:`~geoforest.DiffusionMap`).
     eigen_solver : {"auto", "dense", "shift-invert", "arpack", "lobpcg"}, default="auto"
         See :class:`~geoforest.DiffusionMap`.
+    eigen_tol : float, default=1e-8
+        Tolerance of the iterative eigensolvers (see :class:`~geoforest.DiffusionMap`).
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolver (and :meth:`query`'s random tie order, and a
         forest grown for ``metric="forest"`` without a seed of its own).
@@ -207,7 +213,9 @@ class LUND(ClusterMixin, BaseEstimator):
         "image_shape": [tuple, list, None],
         "spatial_radius": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "spatial_vote_radius": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "connect": ["boolean"],
         "eigen_solver": [StrOptions({"auto", "dense", "shift-invert", "arpack", "lobpcg"})],
+        "eigen_tol": [Interval(numbers.Real, 0, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "metric": [StrOptions(set(METRICS))],
@@ -235,7 +243,9 @@ class LUND(ClusterMixin, BaseEstimator):
         image_shape: tuple[int, int] | None = None,
         spatial_radius: int | None = None,
         spatial_vote_radius: int | None = None,
+        connect: bool = True,
         eigen_solver: str = "auto",
+        eigen_tol: float = 1e-8,
         random_state=None,
         verbose: int = 0,
         n_jobs: int | None = None,
@@ -258,7 +268,9 @@ class LUND(ClusterMixin, BaseEstimator):
         self.image_shape = image_shape
         self.spatial_radius = spatial_radius
         self.spatial_vote_radius = spatial_vote_radius
+        self.connect = connect
         self.eigen_solver = eigen_solver
+        self.eigen_tol = eigen_tol
         self.random_state = random_state
         self.verbose = verbose
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_not_complex, validate_data
-from ..graph._knn import spatial_knn
+from ..graph import spatial_knn
 from ._diffusion_map import DiffusionMap
-from ._kernel_graph import graph_input
+from ._kernel_graph import takes_graph
 
 __all__ = ["image_shape", "lund_diffusion_map"]
 
@@ -46,24 +46,39 @@ def lund_diffusion_map(est, X) -> DiffusionMap:
         n_components=est.n_components,
         affinity=est.affinity,
         normalization=est.normalization,
+        connect=est.connect,
         eigen_solver=est.eigen_solver,
+        eigen_tol=est.eigen_tol,
         kernel=est.kernel,
         cutoff=est.cutoff,
         random_state=est.random_state,
         n_jobs=est.n_jobs,
     )
-    features = graph_input(est) in ("features", "forest")
+    features = not takes_graph(est)
     if est.spatial_radius is None:
         if features:
             # Validated here, so that errors name LUND and not the inner DiffusionMap.
             X = validate_data(est, X, dtype=np.float64, order="C", ensure_min_samples=2)
         else:
             check_not_complex(X, est)
-        return dm._fit(X)
+        return dm._fit(X, owner=est)
     if not features:
         raise ValueError("spatial_radius needs affinity='gaussian' (features per pixel)")
     X = validate_data(est, X, dtype=np.float64, order="C", ensure_min_samples=2)
     shape = image_shape(est, X.shape[0])
     radius, k = int(est.spatial_radius), int(est.n_neighbors)
-    # A function of the features, which DiffusionMap may rescale (extreme values).
-    return dm._fit(X, lambda Z: spatial_knn(Z, shape, radius, k))
+    # The pixel windows replace the geometry's lists; the geometry still bridges.
+    return dm._fit(X, lambda Z: _spatial_lists(Z, shape, radius, k), owner=est)
+
+
+def _spatial_lists(X: np.ndarray, shape, radius: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~geoforest.graph.spatial_knn` of ``X`` in its units, safe from overflow.
+
+    The features are divided by a power of two near ``max |X|`` and the
+    distances multiplied back: both exact, so squared distances of extreme
+    values (1e200) stay in float64 and ordinary ones are unchanged.
+    """
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    scale = float(2.0 ** np.round(np.log2(top))) if top > 0 and np.isfinite(top) else 1.0
+    dist, ind = spatial_knn(X / scale, shape, radius, k)
+    return dist * scale, ind

@@ -4,9 +4,9 @@ An eigenvector of the random walk ``P`` is its own neighbourhood average,
 ``psi_l(i) = (1 / lambda_l) sum_j P_ij psi_l(j)``; the right-hand side is
 defined for a new point ``x`` as soon as its random-walk row ``p(x, .)`` to
 the training points is (derived in ``docs/paths-and-diffusion.md``).
-:func:`query_rows` builds those rows from the fitted kernel, one way per kind
-of graph (geometry or precomputed), and :func:`nystrom_extend` turns them into
-``Psi_t(x)``.
+:func:`query_rows` builds those rows from the fitted kernel (from the
+geometry's neighbour lists of the queries, or a given affinity's rows), and
+:func:`nystrom_extend` turns them into ``Psi_t(x)``.
 :meth:`DiffusionMap.transform <geoforest.DiffusionMap.transform>` and
 :meth:`LUND.predict <geoforest.LUND.predict>` use both.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["nystrom_extend", "query_rows"]
+__all__ = ["nystrom_extend", "query_rows", "training_match"]
 
 
 def nystrom_extend(dm, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -64,8 +64,10 @@ def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray
     Parameters
     ----------
     dm : DiffusionMap
-        The fitted diffusion map, whose kernel (``affinity``, ``sigma``,
-        ``kernel``, ``cutoff``) weighs the edges from the queries.
+        The fitted diffusion map, whose geometry (``geometry_.query``: each
+        query's ``n_neighbors`` nearest training points, in every geometry)
+        and kernel (``sigma_``, ``kernel``, ``cutoff``) weigh the edges from
+        the queries; a given affinity's rows are used as they are.
     X : ndarray of shape (n_queries, n_features) or sparse (n_queries, n_samples)
         Queries already checked by ``dm._validate_query``.
 
@@ -79,11 +81,10 @@ def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray
         Kernel density (for a Gaussian kernel: over all ``n_neighbors``
         neighbours, before the cutoff).
     match : ndarray of shape (n_queries,) of int
-        The training point equal to each row (features only), ``-1`` for none.
+        The training point equal to each row (:func:`training_match`), ``-1`` for none.
     """
     m = X.shape[0]
-    match = np.full(m, -1, dtype=np.intp)
-    if dm._kind == "affinity":
+    if dm.geometry_ is None:  # a given affinity
         G = X
         rows = np.repeat(np.arange(m), np.diff(G.indptr))
         top = np.zeros(m)
@@ -93,16 +94,15 @@ def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray
         w = G.data / top[rows]
         P = sp.csr_matrix((w / np.bincount(rows, w, m)[rows], G.indices, G.indptr), G.shape)
         degree = np.asarray(G.sum(axis=1)).ravel()
-        return P, degree, degree.copy(), match
-    if dm._kind == "distance":
-        G = X
-        _refuse_empty_rows(np.diff(G.indptr) > 0, "no stored distance")
-        exponent = (G.data / dm._sigma) ** 2
-        rows = np.repeat(np.arange(m), np.diff(G.indptr))
-        degree = np.bincount(rows, np.exp(-exponent), m)
-        return _row_softmax(G, exponent), degree, degree.copy(), match
-    dist, ind = _query_neighbors(dm, X, match)
-    sigma = dm._sigma
+        return P, degree, degree.copy(), np.full(m, -1, dtype=np.intp)
+    dist, ind = dm.geometry_.query(X)
+    dist = np.asarray(dist, dtype=np.float64)
+    if not np.all(np.isfinite(dist)):
+        raise ValueError(
+            "X has values so far from the training data that their distances overflow float64"
+        )
+    match = training_match(dm.geometry_, X, dist, ind)
+    sigma = dm.sigma_
     exponent = (dist / sigma) ** 2
     density = np.exp(-exponent).sum(axis=1)
     keep = np.ones(dist.shape, dtype=bool)
@@ -123,32 +123,27 @@ def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray
     return _row_softmax(G, exponent[keep]), degree, density, match
 
 
-def _query_neighbors(dm, X, match: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ``n_neighbors`` nearest training points of every query in the fitted geometry.
+def training_match(geometry, X, dist: np.ndarray, ind: np.ndarray) -> np.ndarray:
+    """The training point each query equals, ``-1`` for none.
 
-    Distances are in the fitted kernel's units (features divided by ``dm._scale``);
-    ``match`` is set where a query equals a training point.
+    Among a query's listed neighbours (``geometry.query``), the first whose
+    coordinates equal the query's (compared exactly in the user's units: a
+    brute-force distance to itself can be 1e-7, not 0); for a graph without
+    coordinates (precomputed distances), the first at distance 0.
     """
-    if dm._kind == "forest":
-        dist, ind = dm.geometry_.query(X, int(dm.n_neighbors))
-        dist = np.asarray(dist, dtype=np.float64)
-        Xs, X_fit = np.asarray(X, dtype=dm.forest_._X_fit.dtype), dm.forest_._X_fit
-    else:
-        Xs = X / dm._scale if dm._scale != 1.0 else X
-        dist, ind = dm._nn.kneighbors(Xs, n_neighbors=int(dm.n_neighbors))
-        X_fit = dm._fit_X
-    if not np.all(np.isfinite(dist)):
-        raise ValueError(
-            "X has values so far from the training data that their distances overflow float64"
-        )
-    # Rows equal to a training point (compared exactly: a brute-force distance to
-    # itself can be 1e-7, not 0; a forest's is 0).
+    match = np.full(dist.shape[0], -1, dtype=np.intp)
     near = np.flatnonzero(dist[:, 0] <= 1e-6 * dist[:, -1])
-    if near.size:
-        equal = np.all(Xs[near, None, :] == X_fit[ind[near]], axis=2)
-        found = equal.any(axis=1)
-        match[near[found]] = ind[near[found], np.argmax(equal[found], axis=1)]
-    return dist, ind
+    if near.size == 0:
+        return match
+    try:
+        points = geometry.training_points(ind[near])
+    except NotImplementedError:  # distances only: a stored 0 is a copy
+        equal = dist[near] == 0
+    else:
+        equal = np.all(np.asarray(X)[near, None, :] == points, axis=2)
+    found = equal.any(axis=1)
+    match[near[found]] = ind[near[found], np.argmax(equal[found], axis=1)]
+    return match
 
 
 def _refuse_empty_rows(ok: np.ndarray, what: str) -> None:
