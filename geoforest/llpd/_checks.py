@@ -1,10 +1,22 @@
-"""Checks of LLPD's inputs: coordinates whose squared distances fit float64, neighbour ranks."""
+"""Checks of LLPD's inputs: feature data or a graph, coordinates, neighbour ranks.
+
+The two facts LLPD needs beyond what its geometry answers are read here and
+nowhere else: whether ``fit`` was given a graph rather than feature data (the
+user's declaration, ``metric="precomputed"``), and whether the geometry's
+legs are the Euclidean distances of every pair of training points (the exact
+EMST, the out-of-sample K-d tree search, the tie-break by coordinates and
+``mscale`` need those coordinates).  Everything else asks the fitted geometry.
+"""
 
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
+
+from .._validation import validate_data
+from ..graph import Geometry, check_query_graph
 
 __all__ = ["MAX_MAGNITUDE"]
 
@@ -35,3 +47,48 @@ def _check_k(k, n: int, name: str) -> int:
     if not 1 <= k <= n - 1:
         raise ValueError(f"{name} must be in [1, n_samples - 1] = [1, {n - 1}], got {k}")
     return int(k)
+
+
+def _training_data(estimator, X, *, copy: bool = True):
+    """``fit``'s input: a graph as given (its geometry checks it), else validated features.
+
+    ``copy``: the model keeps its own rows, so a caller editing its array
+    does not change it.
+    """
+    if estimator.metric == "precomputed":
+        return X
+    X_in = X
+    X = validate_data(estimator, X, dtype=np.float64, order="C", ensure_min_samples=2)
+    return X.copy() if copy and (X is X_in or not X.flags.owndata) else X
+
+
+def _euclidean_points(geometry: Geometry, X):
+    """``X`` when every pair of training points is a leg at its Euclidean distance, else None.
+
+    The Euclidean geometry's graph is complete: LLPD's exact EMST, its
+    out-of-sample search and its tie-break read these coordinates.  A
+    forest's coordinates are not its metric's, and a graph has none.
+    """
+    return X if geometry.metric == "euclidean" else None
+
+
+def _takes_features(geometry: Geometry) -> bool:
+    """Whether the geometry's queries are points in features (not rows of a graph)."""
+    try:
+        geometry.training_points(np.zeros(0, dtype=np.int64))
+    except NotImplementedError:
+        return False
+    return True
+
+
+def _query_input(estimator, geometry: Geometry, X):
+    """New points validated as ``fit`` validated the training data.
+
+    Features: finite, the training data's number of columns.  A graph's
+    rows: non-negative, finite, one column per training point (a dense row
+    keeps its zeros, each an edge to a copy).
+    """
+    if _takes_features(geometry):
+        return validate_data(estimator, X, dtype=np.float64, order="C", reset=False)
+    rows = check_query_graph(X, geometry.n_samples_, "distance graph", estimator)
+    return rows if sp.issparse(X) else np.asarray(X, dtype=np.float64)

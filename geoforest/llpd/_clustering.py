@@ -5,7 +5,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils import check_random_state
@@ -13,18 +12,19 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import N_JOBS, validate_data
-from ..graph._choice import explain_choice
-from ..graph._eigensolvers import spectral_eigs
-from ..graph._geometry import METRICS, check_forest_metric
-from ..graph._knn import check_query_graph
-from ..graph._spectral import spectral_clustering
+from .._validation import N_JOBS
+from ..graph import METRICS, check_forest_metric, explain_choice, spectral_clustering, spectral_eigs
+from ._checks import _query_input, _takes_features, _training_data
 from ._llpd import LLPD
 
 __all__ = ["LLPDSpectralClustering", "sigma_grid"]
 
-#: ``eigen_solver="auto"`` materialises ``W`` only up to this many kept points.
-AUTO_DENSE_MAX_N = 200
+#: ``eigen_solver="auto"`` materialises LLPD's kernel ``W`` only up to this many
+#: kept points.  Not the graph layer's ``AUTO_DENSE_MAX_N`` (1000, a sparse or
+#: dense matrix already in memory): here ``W`` exists only as the dendrogram's
+#: ``O(n)`` operator, and materialising it costs ``n`` products, so ARPACK on
+#: the operator wins from far fewer points.
+LLPD_DENSE_MAX_N = 200
 
 
 def sigma_grid(heights: np.ndarray, max_clusters: int, *, min_ratio: float = 1.5) -> np.ndarray:
@@ -210,7 +210,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "metric": [StrOptions(set(METRICS))],
-        "forest": "no_validation",  # make_geometry checks it
+        "forest": "no_validation",  # fit_geometry checks it
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "k_nse": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -276,8 +276,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         """
         self._validate_params()
         check_forest_metric(self)
-        if self.metric != "precomputed":
-            X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
+        X = _training_data(self, X, copy=False)  # the LLPD keeps its own copy
         n = X.shape[0]
         rng = check_random_state(self.random_state)
         kept, theta, noise_llpd, full = self._denoise(X)
@@ -287,12 +286,9 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
                 f"denoising kept {n_kept} point(s) of {n} (threshold {theta:.4g}); "
                 "raise threshold or lower k_nse"
             )
-        if self.metric == "euclidean":
-            llpd = LLPD(mst_method=self.mst_method).fit(X[kept])
-        elif kept.all():
-            llpd = full
-        else:  # the kept points' graph in the same fitted geometry
-            llpd = self._llpd()._fit_subset(full, np.flatnonzero(kept))
+        # The kept points' LLPD, in the same fitted geometry (their exact EMST,
+        # or their graph): paths through removed points no longer count.
+        llpd = full if kept.all() else self._llpd()._fit_subset(full, np.flatnonzero(kept))
         sigmas = self._sigmas(llpd)
         max_k = int(self.max_clusters if self.n_clusters is None else self.n_clusters)
         n_eigs = min(max_k + 1, n_kept - 1 if n_kept > 2 else 2)
@@ -350,7 +346,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.kept_ = kept
         self.llpd_ = llpd
         self.noise_llpd_ = noise_llpd
-        self.geometry_ = (llpd if full is None else full).geometry_
+        self.geometry_ = full.geometry_
         return self
 
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -412,11 +408,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
                Learning Research 21, 2020.
         """
         check_is_fitted(self, "labels_")
-        if self.metric == "precomputed":
-            rows = check_query_graph(X, self.kept_.shape[0], "distance graph", self)
-            X = rows if sp.issparse(X) else np.asarray(X, dtype=np.float64)  # dense: 0s kept
-        else:
-            X = validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        X = _query_input(self, self.geometry_, X)
         labels = np.full(X.shape[0], -1, dtype=np.intp)
         candidates = np.arange(X.shape[0])
         if self.noise_llpd_ is not None and np.isfinite(self.threshold_):
@@ -428,7 +420,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         if not candidates.size:
             return labels
         kept = np.flatnonzero(self.kept_)
-        if self.metric == "euclidean":
+        if self.llpd_._X is not None:  # coordinates: ties to the Euclidean nearest
             _, nearest = self.llpd_._query_new(X[candidates], 1, euclidean=True)
             labels[candidates] = self.labels_[kept[nearest[:, 0]]]
         else:  # the LLPD-nearest kept point is the nearest in the geometry
@@ -446,21 +438,19 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
 
-    def _denoise(self, X) -> tuple[np.ndarray, float, LLPD | None, LLPD | None]:
-        """``(kept, threshold, noise LLPD, LLPD of all the points or None)``."""
+    def _denoise(self, X) -> tuple[np.ndarray, float, LLPD | None, LLPD]:
+        """``(kept, threshold, noise LLPD or None, LLPD of all the points)``."""
         n = X.shape[0]
-        graph = self.metric != "euclidean"
         if self.threshold is not None and self.k_nse > n - 1:  # before any LLPD is built
             raise ValueError(
                 f"k_nse must be in [1, n_samples - 1] = [1, {n - 1}], got {self.k_nse}; "
                 "lower k_nse, or pass threshold=None to keep every point"
             )
+        full = self._llpd().fit(X)
         if self.threshold is None:
-            full = self._llpd().fit(X) if graph else None
             return np.ones(n, dtype=bool), float("inf"), None, full
-        llpd = self._llpd().fit(X) if graph else LLPD(mst_method=self.mst_method).fit(X)
-        kept, theta = llpd.denoise(int(self.k_nse), self.threshold, return_threshold=True)
-        return kept, theta, llpd, llpd
+        kept, theta = full.denoise(int(self.k_nse), self.threshold, return_threshold=True)
+        return kept, theta, full, full
 
     def _sigmas(self, llpd: LLPD) -> np.ndarray:
         if self.sigma is None:
@@ -473,26 +463,19 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     def _solver(self, n: int) -> str:
         # The operator makes a product O(n), so ARPACK on it beats materialising W.
         if self.eigen_solver == "auto":
-            return "dense" if n <= AUTO_DENSE_MAX_N else "arpack"
+            return "dense" if n <= LLPD_DENSE_MAX_N else "arpack"
         return self.eigen_solver
 
 
 def _nearest_kept(geometry, X, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each query's nearest kept point in the geometry of the kept points' LLPD.
 
-    Returns ``(found, position)``: a sparse ``"precomputed"`` row with no entry
-    for a kept point has none (it is at LLPD ``inf`` from every kept point).
+    Returns ``(found, position)``.  A graph's row reaches the kept points
+    by its entries in their columns (ties: the lower index); a sparse row
+    with none is at LLPD ``inf`` from every kept point.
     """
-    if geometry.metric != "precomputed":
+    if _takes_features(geometry):
         _, ind = geometry.query(X, 1)
         return np.ones(ind.shape[0], dtype=bool), ind[:, 0]
-    if not sp.issparse(X):  # every entry an edge (ties: the lower index)
-        return np.ones(X.shape[0], dtype=bool), np.argmin(X[:, kept], axis=1)
-    rows = X[:, kept].tocsr()
-    rows.sort_indices()
-    found = np.diff(rows.indptr) > 0
-    position = np.zeros(rows.shape[0], dtype=np.intp)
-    for r in np.flatnonzero(found):
-        lo, hi = rows.indptr[r], rows.indptr[r + 1]
-        position[r] = rows.indices[lo:hi][np.argmin(rows.data[lo:hi])]  # ties: lower index
-    return found, position
+    _, ind, counts = geometry.query_edges(X[:, kept])
+    return counts > 0, ind[:, 0]

@@ -26,8 +26,7 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from .._jit import njit
-from ..graph._kdtree import insert_sorted, sq_dist
-from ..graph._unionfind import find_root
+from ..graph.kernels import find_root, insert_sorted, sq_dist
 
 __all__ = ["DENDROGRAM_DTYPE", "Dendrogram", "single_linkage"]
 

@@ -41,7 +41,7 @@ import numpy as np
 
 from .._engine.borrow import borrowed
 from .._jit import njit
-from ..graph._kdtree import insert_sorted, sq_dist
+from ..graph.kernels import insert_sorted, sq_dist
 
 __all__ = [
     "FirstHops",

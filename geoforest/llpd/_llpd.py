@@ -12,10 +12,15 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._limits import check_dense_size
-from .._validation import N_JOBS, validate_data  # sklearn's, with a one-line complex-data message
-from ..graph._geometry import METRICS, check_forest_metric, make_geometry
-from ..graph._mst import euclidean_mst
-from ._checks import _check_k, _check_magnitude
+from .._validation import N_JOBS
+from ..graph import METRICS, check_n_neighbors, fit_geometry
+from ._checks import (
+    _check_k,
+    _check_magnitude,
+    _euclidean_points,
+    _query_input,
+    _training_data,
+)
 from ._dendrogram import (
     affinity_operator,
     cophenetic_matrix,
@@ -23,7 +28,7 @@ from ._dendrogram import (
     llpd_kneighbors,
     single_linkage,
 )
-from ._graph import SubsetGeometry, graph_query, graph_tree, mscale_tree, query_hops
+from ._graph import graph_query, mscale_tree
 from ._noise import auto_noise_threshold
 from ._out_of_sample import build_query_index, llpd_query
 
@@ -140,7 +145,7 @@ class LLPD(BaseEstimator):
 
     _parameter_constraints: dict = {
         "metric": [StrOptions(set(METRICS))],
-        "forest": "no_validation",  # make_geometry checks it
+        "forest": "no_validation",  # fit_geometry checks it
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "mst_method": [StrOptions({"auto", "kdtree", "boruvka", "brute"})],
         "mscale": [Interval(numbers.Integral, 2, None, closed="left"), None],
@@ -192,57 +197,56 @@ class LLPD(BaseEstimator):
             not below ``n_samples`` with ``metric="forest"``.
         """
         self._validate_params()
-        self._check_geometry_params()
-        if self.metric == "precomputed":
-            geometry = make_geometry("precomputed").fit(X)
-            return self._fit_graph(geometry, None)
-        X_in = X
-        X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
-        # the model keeps its own rows: a caller editing its array must not change it
-        X_own = X.copy() if X is X_in or not X.flags.owndata else X
-        if self.metric == "forest":
-            _check_k(self.n_neighbors, X.shape[0], "n_neighbors")
-            geometry = make_geometry(
-                "forest", self.forest, random_state=self.random_state, n_jobs=self.n_jobs
-            ).fit(X_own)
-            return self._fit_graph(geometry, X_own)
-        _check_magnitude(X)
-        if self.mscale is None:
-            weights, edges = euclidean_mst(X, method=self.mst_method)
-        else:
-            weights, edges = mscale_tree(X, self.mscale_neighbors, self.mscale)
-        self._set_tree(weights, edges, X_own, make_geometry("euclidean").fit(X_own))
-        return self
+        X = _training_data(self, X)
+        geometry = fit_geometry(
+            X,
+            self.metric,
+            forest=self.forest,
+            n_neighbors=self.n_neighbors,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+            owner=self,
+        )
+        points = _euclidean_points(geometry, X)
+        if points is None and geometry.can_bridge:  # a graph of n_neighbors lists
+            check_n_neighbors(self.n_neighbors, geometry.n_samples_)
+        return self._fit_geometry(geometry, points)
 
-    def _check_geometry_params(self) -> None:
-        check_forest_metric(self)
-        if self.mscale is not None and self.metric != "euclidean":
+    def _fit_geometry(self, geometry, points) -> LLPD:
+        """Fit on a fitted geometry's spanning tree (``points``: Euclidean coordinates, or None).
+
+        With coordinates, the tree is the exact Euclidean MST of every pair
+        (or the m-scale approximation's); without, the geometry's own.
+        """
+        if points is not None:
+            _check_magnitude(points)
+            if self.mscale is None:
+                weights, edges = geometry.spanning_tree(method=self.mst_method)
+            else:
+                weights, edges = mscale_tree(points, self.mscale_neighbors, self.mscale)
+        elif self.mscale is not None:
             raise ValueError(
                 "mscale approximates the Euclidean LLPD (metric='euclidean'); the LLPD over "
                 f"the graph of metric={self.metric!r} is exact: drop mscale"
             )
-
-    def _fit_graph(self, geometry, X) -> LLPD:
-        """Fit on a fitted geometry's graph (``X``: its training data, or None)."""
-        n = geometry.n_samples_
-        k = min(int(self.n_neighbors), n - 1)  # a kept subset may be smaller than n_neighbors
-        weights, edges = graph_tree(geometry, k)
-        self._set_tree(weights, edges, X, geometry)
+        else:
+            weights, edges = geometry.spanning_tree()
+        self._set_tree(weights, edges, points, geometry)
         return self
 
     def _fit_subset(self, llpd: LLPD, rows: np.ndarray) -> LLPD:
-        """Fit on the points ``rows`` of a fitted graph ``llpd``, in its geometry (no refit).
+        """Fit on the points ``rows`` of a fitted ``llpd``, in its geometry (no refit).
 
-        ``"forest"``: the kept points' ``n_neighbors``-NN graph in the same
-        metric, bridged (:class:`~geoforest.llpd._graph.SubsetGeometry`);
-        ``"precomputed"``: the subgraph of the given graph.
+        With coordinates, the exact Euclidean MST of the kept points; over a
+        graph, the kept points' graph in the same fitted geometry
+        (:meth:`~geoforest.graph.Geometry.subset`: a forest's kept points'
+        ``n_neighbors``-NN graph, bridged; a given graph's subgraph).
         """
-        base = llpd.geometry_
-        if base.metric == "precomputed":
-            sub = base.graph_[rows][:, rows]
-            return self._fit_graph(make_geometry("precomputed").fit(sub), None)
-        self.n_features_in_ = llpd.n_features_in_
-        return self._fit_graph(SubsetGeometry(base, rows, llpd._X), llpd._X[rows])
+        if llpd._X is not None:
+            return self.fit(llpd._X[rows])
+        if hasattr(llpd, "n_features_in_"):
+            self.n_features_in_ = llpd.n_features_in_
+        return self._fit_geometry(llpd.geometry_.subset(rows), None)
 
     def _set_tree(self, weights, edges, X, geometry) -> None:
         self._X = X  # coordinates: the Euclidean tie-break and queries (None for a graph)
@@ -392,7 +396,7 @@ class LLPD(BaseEstimator):
         check_is_fitted(self, "dendrogram_")
         if tie_break not in ("auto", "euclidean", "tree"):
             raise ValueError(f"tie_break must be 'auto', 'euclidean' or 'tree', got {tie_break!r}")
-        graph = self.metric != "euclidean"
+        graph = self._X is None  # no coordinates to rank ties by
         if tie_break == "euclidean" and graph:
             raise ValueError(
                 f"tie_break='euclidean' ranks tied points by their coordinates; LLPD over the "
@@ -444,15 +448,12 @@ class LLPD(BaseEstimator):
 
     def _check_queries(self, X):
         """Query points validated as ``fit`` validated the training data."""
-        if self.metric == "precomputed":
-            return X  # rows of distances, checked by query_hops
-        return validate_data(self, X, dtype=np.float64, order="C", reset=False)
+        return _query_input(self, self.geometry_, X)
 
     def _query_new(self, X, k: int, *, euclidean: bool = True):
         """LLPD ``k``-neighbours of validated query points (float64, C order)."""
-        if self.metric != "euclidean":
-            hops = query_hops(self.geometry_, X, int(self.n_neighbors), self)
-            return graph_query(self.dendrogram_, hops, k)
+        if self._X is None:  # a graph: the new point's edges into it are its first hops
+            return graph_query(self.dendrogram_, self.geometry_.query_edges(X, self), k)
         _check_magnitude(X)  # every out-of-sample path (kneighbors, LLPD-SC's predict)
         index = getattr(self, "_query_index", None)
         if index is None:  # built on first use; a model never queried does not pay for it

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
-from ..graph._kdtree import box_dist2, insert_sorted, kdtree, push_children, sq_dist
+from ..graph.kernels import box_dist2, insert_sorted, kdtree, push_children, sq_dist
 from ._dendrogram_walk import FirstHops, dendrogram_walk, walk_index, walk_workspace, widened
 
 __all__ = ["QUERY_CHUNK", "QueryIndex", "build_query_index", "llpd_query"]
