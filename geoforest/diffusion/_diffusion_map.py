@@ -439,8 +439,19 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         """``X`` of a query, checked against the fit; errors name ``estimator``."""
         if not takes_graph(self):
             return validate_data(estimator, X, dtype=np.float64, order="C", reset=False)
-        kind = "affinity" if self.geometry_ is None else "distance graph"
-        return check_query_graph(X, self.eigenvectors_.shape[0], kind, estimator)
+        n = self.eigenvectors_.shape[0]
+        if self.geometry_ is None:
+            return check_query_graph(X, n, "affinity", estimator)
+        G = check_query_graph(X, n, "distance graph", estimator)
+        if sp.issparse(X):
+            return G
+        # Dense distance rows list every training point: a 0 is a copy (an edge of
+        # length 0, which a sparse conversion would drop), as in a dense fit.
+        D = np.asarray(X, dtype=np.float64)
+        m = D.shape[0]
+        return sp.csr_matrix(
+            (D.ravel(), np.tile(np.arange(n), m), np.arange(0, m * n + 1, n)), (m, n)
+        )
 
     def _extend(self, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Nyström ``Psi_t``, kernel density and training match of validated queries.

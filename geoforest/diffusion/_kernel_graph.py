@@ -6,10 +6,11 @@ nearest others and their distances, in the user's units; one kernel rule
 turns those lists into the graph, in every geometry: weights ``exp(-d^2 /
 sigma^2)`` with ``sigma`` the median ``n_neighbors``-th distance, edges beyond
 ``cutoff * sigma`` dropped, components bridged by the geometry's own minimum
-spanning forest (a precomputed graph is not bridged: its components are the
-user's).  For a precomputed distance graph the lists are each row's
-``n_neighbors`` smallest stored entries, so a dense distance matrix gives the
-graph its features would.  A given affinity (``affinity="precomputed"``) has
+spanning forest (a precomputed graph's own components are the user's: only
+those the cutoff split are rejoined, by the lists' shortest edges).  For a
+precomputed distance graph the lists are each row's ``n_neighbors`` smallest
+stored entries, so a dense distance matrix gives the graph its features
+would.  A given affinity (``affinity="precomputed"``) has
 no geometry and is used as it is.
 
 :func:`fit_graph` returns everything a fit keeps as a :class:`KernelGraph`.
@@ -23,6 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 from .._validation import check_not_complex
 from ..graph import (
@@ -31,6 +33,7 @@ from ..graph import (
     check_n_neighbors,
     check_sparse_graph,
     fit_geometry,
+    spanning_tree,
     symmetrize,
 )
 
@@ -204,7 +207,10 @@ def _connect(dm, geometry: Geometry, W, sigma: float, neighbors) -> tuple[sp.csr
     """``W`` with the geometry's bridges between its components, and their number."""
     if not dm.connect:
         return W, 0
-    pairs, lengths = geometry.bridges(W, neighbors)
+    if geometry.can_bridge:
+        pairs, lengths = geometry.bridges(W, neighbors)
+    else:
+        pairs, lengths = _list_bridges(W, *neighbors)
     if lengths.size == 0:
         return W, 0
     c = 1.0 if dm.cutoff is None else float(dm.cutoff)
@@ -212,6 +218,28 @@ def _connect(dm, geometry: Geometry, W, sigma: float, neighbors) -> tuple[sp.csr
     n = W.shape[0]
     B = sp.csr_matrix((w, (pairs[:, 0], pairs[:, 1])), shape=(n, n))
     return symmetrize(W + B + B.T), int(lengths.size)
+
+
+def _list_bridges(W, dist, ind) -> tuple[np.ndarray, np.ndarray]:
+    """The shortest listed edges rejoining what the cutoff split, for a graph not bridged.
+
+    A precomputed graph's own components (those of its neighbour lists) stay
+    apart: they are the user's.  The components of ``W`` within one of them
+    are joined by a minimum spanning forest of the listed edges (``W``'s
+    edges first, at length 0).
+    """
+    n = W.shape[0]
+    n_comp, comp = connected_components(W, directed=False)
+    if n_comp == 1:
+        return np.zeros((0, 2), dtype=np.intp), np.zeros(0)
+    Wc = W.tocoo()
+    rows = np.repeat(np.arange(n), ind.shape[1])
+    lengths = np.concatenate([np.zeros(Wc.nnz), dist.ravel()])
+    weights, edges = spanning_tree(
+        n, np.concatenate([Wc.row, rows]), np.concatenate([Wc.col, ind.ravel()]), lengths
+    )
+    cross = np.isfinite(weights) & (comp[edges[:, 0]] != comp[edges[:, 1]])
+    return edges[cross].astype(np.intp), weights[cross]
 
 
 def _affinity_graph(G, owner) -> KernelGraph:

@@ -91,25 +91,65 @@ def test_precomputed_affinity_and_distance_graph_match_gaussian():
     np.testing.assert_allclose(pre.distances(3), dm.distances(3), atol=1e-8)
     G = kneighbors_graph(X, 7, mode="distance")
     dist = DiffusionMap(
-        n_components=5, sigma=0.5, affinity="precomputed_distance", random_state=0
+        7, metric="precomputed", n_components=5, sigma=0.5, cutoff=None, random_state=0
     ).fit(G)
     # Without bridges (one component here) it is the same graph.
     assert connected_components(dm.affinity_)[0] == 1
     np.testing.assert_allclose(dist.distances(3), dm.distances(3), atol=1e-8)
+    # The former spelling still works, for one release, with a FutureWarning.
+    old = DiffusionMap(
+        7, n_components=5, sigma=0.5, cutoff=None, affinity="precomputed_distance", random_state=0
+    )
+    with pytest.warns(FutureWarning, match="metric='precomputed'"):
+        old.fit(G)
+    np.testing.assert_array_equal(old.embedding(), dist.embedding())
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "adaptive"])
+def test_precomputed_dense_distances_give_the_euclidean_map(kernel):
+    """Issue 53: ``n_neighbors`` means the same on a precomputed graph (each row's
+    ``n_neighbors`` smallest entries) as on features, and so do ``sigma`` (the
+    median ``n_neighbors``-th distance) and ``cutoff``: a dense distance matrix
+    gives the map of its features, fit and transform."""
+    X = _blobs(60, gap=1.0)
+    Z = X[:7] + 0.01
+    euc = DiffusionMap(n_components=5, kernel=kernel, random_state=0).fit(X)
+    assert euc.n_bridges_ == 0 and euc.n_graph_components_ == 1
+    pre = DiffusionMap(metric="precomputed", n_components=5, kernel=kernel, random_state=0)
+    Y = pre.fit_transform(cdist(X, X))
+    assert pre.sigma_ == pytest.approx(euc.sigma_, rel=1e-12)
+    np.testing.assert_allclose(pre.knn_distances_, euc.knn_distances_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(pre.knn_indices_, euc.knn_indices_)
+    np.testing.assert_allclose(np.abs(Y), np.abs(euc.embedding()), atol=1e-8)
+    signs = np.sign(Y[0]) * np.sign(euc.embedding()[0])
+    np.testing.assert_allclose(pre.transform(cdist(Z, X)) * signs, euc.transform(Z), atol=1e-8)
+    np.testing.assert_allclose(pre.transform(cdist(X, X)), Y, atol=0)  # the training rows
 
 
 def test_forest_kneighbors_graph_drives_a_diffusion_map():
     X = _blobs(200)
     forest = gf.UnsupervisedForest(n_estimators=20, random_state=0).fit(X)
     G = forest.kneighbors_graph(n_neighbors=10, mode="distance")
-    dm = DiffusionMap(n_components=4, affinity="precomputed_distance", random_state=0)
-    n_comp = connected_components(G, directed=False)[0]
+    dm = DiffusionMap(10, n_components=4, metric="precomputed", random_state=0)
+    # The lists are each row's 10 smallest entries (the forest's rows may hold
+    # more, tied); their graph's components are the user's: not bridged (only
+    # what the cutoff splits within one of them is rejoined).
+    order = [np.argsort(G[i].data, kind="stable")[:10] for i in range(200)]
+    lists = sp.csr_matrix(
+        (
+            np.ones(2000),
+            np.concatenate([G[i].indices[o] for i, o in enumerate(order)]),
+            np.arange(0, 2001, 10),
+        ),
+        shape=(200, 200),
+    )
+    n_comp = connected_components(lists, directed=False)[0]
     if n_comp > 1:  # the forest's graph may or may not be connected already
         with pytest.warns(UserWarning, match=f"{n_comp} connected components"):
             dm.fit(G)
     else:
         dm.fit(G)
-    assert dm.n_bridges_ == 0 and dm.n_graph_components_ == n_comp  # used as given
+    assert dm.n_graph_components_ == n_comp
     assert dm.sigma_ > 0
     same = dm.distances(256, rows=[0], cols=np.arange(1, 100)).max()
     other = dm.distances(256, rows=[0], cols=np.arange(100, 200)).min()
@@ -305,9 +345,10 @@ def test_transform_precomputed_rows():
         dm.transform(np.zeros((2, 50)))
     with pytest.raises(ValueError, match="negative"):
         dm.transform(-K)
-    # Distance rows: stored entries are edges, weighted exp(-d^2 / sigma_^2).
+    # Distance rows: their n_neighbors smallest stored entries are the edges,
+    # weighted exp(-d^2 / sigma_^2) as a feature's would be (cutoff None here).
     G = kneighbors_graph(X, 7, mode="distance")
-    dist = DiffusionMap(n_components=5, affinity="precomputed_distance").fit(G)
+    dist = DiffusionMap(7, n_components=5, metric="precomputed", cutoff=None).fit(G)
     from sklearn.neighbors import NearestNeighbors
 
     R = NearestNeighbors(n_neighbors=7).fit(X).kneighbors_graph(Z, mode="distance")

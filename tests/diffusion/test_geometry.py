@@ -138,15 +138,19 @@ def test_metric_precomputed_is_affinity_precomputed_distance():
     G = kneighbors_graph(X, 10, mode="distance")
     # Rows of distances from new points to the training points.
     Gq = NearestNeighbors().fit(X).kneighbors_graph(X[:5] + 0.05, 10, mode="distance")
-    old = DiffusionMap(affinity="precomputed_distance", n_components=4, random_state=0)
-    new = DiffusionMap(metric="precomputed", n_components=4, random_state=0)
-    np.testing.assert_array_equal(old.fit_transform(G), new.fit_transform(G))
+    old = DiffusionMap(10, affinity="precomputed_distance", n_components=4, random_state=0)
+    new = DiffusionMap(10, metric="precomputed", n_components=4, random_state=0)
+    with pytest.warns(FutureWarning, match="deprecated"):  # the former spelling, one release
+        old.fit(G)
+    np.testing.assert_array_equal(old.embedding(), new.fit_transform(G))
     np.testing.assert_array_equal(old.transform(Gq), new.transform(Gq))
     assert new.sigma_ == old.sigma_ and new.geometry_.metric == "precomputed"
     assert new.__sklearn_tags__().input_tags.pairwise
     G_before = G.copy()
-    lund_old = LUND(affinity="precomputed_distance", n_clusters=2, random_state=0).fit(G)
-    lund_new = LUND(metric="precomputed", n_clusters=2, random_state=0).fit(G)
+    lund_old = LUND(n_neighbors=10, affinity="precomputed_distance", n_clusters=2, random_state=0)
+    with pytest.warns(FutureWarning, match="deprecated"):
+        lund_old.fit(G)
+    lund_new = LUND(n_neighbors=10, metric="precomputed", n_clusters=2, random_state=0).fit(G)
     np.testing.assert_array_equal(lund_old.labels_, lund_new.labels_)
     np.testing.assert_array_equal(lund_old.predict(Gq), lund_new.predict(Gq))
     # The user's graph is not edited.
