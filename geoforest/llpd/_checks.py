@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import validate_data
+from .._validation import check_not_complex, validate_data
 from ..graph import Geometry, check_query_graph
 
 __all__ = ["MAX_MAGNITUDE"]
@@ -56,6 +56,7 @@ def _training_data(estimator, X, *, copy: bool = True):
     does not change it.
     """
     if estimator.metric == "precomputed":
+        check_not_complex(X, estimator)  # named here; the geometry checks the rest
         return X
     X_in = X
     X = validate_data(estimator, X, dtype=np.float64, order="C", ensure_min_samples=2)

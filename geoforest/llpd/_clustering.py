@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -13,7 +14,15 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import N_JOBS
-from ..graph import METRICS, check_forest_metric, explain_choice, spectral_clustering, spectral_eigs
+from ..graph import (
+    METRICS,
+    LabelFreeChoiceWarning,
+    check_forest_metric,
+    explain_choice,
+    min_cluster_size,
+    spectral_clustering,
+    spectral_eigs,
+)
 from ._checks import _query_input, _takes_features, _training_data
 from ._llpd import LLPD
 
@@ -335,6 +344,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             )
             labels[kept] = result.labels
             eigenvalues = table[best_s, :n_eigs]
+            if self.n_clusters is None:
+                _warn_tiny_clusters(type(self).__name__, k, result.labels)
         self.labels_ = labels
         self.n_clusters_ = k
         self.eigenvalues_ = eigenvalues
@@ -347,6 +358,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.llpd_ = llpd
         self.noise_llpd_ = noise_llpd
         self.geometry_ = full.geometry_
+        self._llpd_all = full  # kneighbors of the training points
         return self
 
     def predict(self, X: ArrayLike) -> np.ndarray:
@@ -428,6 +440,31 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             labels[candidates[found]] = self.labels_[kept[nearest[found]]]
         return labels
 
+    def kneighbors(self, X=None, n_neighbors=None, return_distance: bool = True):
+        """The ``n_neighbors`` nearest training points in LLPD (all of them, noise too).
+
+        :meth:`LLPD.kneighbors <geoforest.LLPD.kneighbors>` of the LLPD of
+        every training point, the one the denoising reads: ``X=None`` gives
+        the training points' neighbours, each excluding itself.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features) or None, default=None
+            New points (``metric="precomputed"``: their rows of distances
+            to the training points); ``None``: the training points.
+        n_neighbors : int or None, default=None
+            ``None``: the estimator's ``n_neighbors``.
+        return_distance : bool, default=True
+
+        Returns
+        -------
+        distances : ndarray of shape (n_queries, n_neighbors)
+            Only with ``return_distance``.
+        indices : ndarray of shape (n_queries, n_neighbors)
+        """
+        check_is_fitted(self, "labels_")
+        return self._llpd_all.kneighbors(X, n_neighbors, return_distance)
+
     def _llpd(self) -> LLPD:
         return LLPD(
             metric=self.metric,
@@ -465,6 +502,29 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         if self.eigen_solver == "auto":
             return "dense" if n <= LLPD_DENSE_MAX_N else "arpack"
         return self.eigen_solver
+
+
+def _warn_tiny_clusters(estimator: str, k: int, labels: np.ndarray) -> None:
+    """Warn when a label-free K >= 2 leaves a cluster below the smallest a choice accepts.
+
+    A scan over scales down to the smallest merge heights can find a large
+    eigengap at a ``K`` near the number of points: nearly every point its own
+    cluster, as on a dozen points of one Gaussian.  That is no evidence of
+    cluster structure.  A Gaussian reference (:func:`~geoforest.graph.spectral_excess`)
+    does not settle it here: LLPD's scale is chosen from the data's own merge
+    heights, so a reference at that scale finds the same spurious excess.
+    """
+    sizes = np.bincount(labels[labels >= 0], minlength=k)
+    floor = min_cluster_size(labels.size)
+    if sizes.min() < floor:
+        warnings.warn(
+            f"{estimator} chose K = {k} without labels, but its smallest cluster holds "
+            f"{int(sizes.min())} of {labels.size} points (fewer than {floor}): weak "
+            "evidence, the data may have no cluster structure. Pass n_clusters if you "
+            "expect clusters.",
+            LabelFreeChoiceWarning,
+            stacklevel=3,
+        )
 
 
 def _nearest_kept(geometry, X, kept: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -286,7 +286,7 @@ class LLPD(BaseEstimator):
     def kneighbors(
         self,
         X: ArrayLike | None = None,
-        n_neighbors: int = 10,
+        n_neighbors: int | None = None,
         return_distance: bool = True,
         *,
         tie_break: str = "auto",
@@ -328,8 +328,10 @@ class LLPD(BaseEstimator):
             ``kneighbors(k)`` with each point's own copy added.  An integer
             here is read as ``n_neighbors`` (the former signature) with a
             ``FutureWarning``.
-        n_neighbors : int, default=10
-            In ``[1, n_samples - 1]`` without ``X``, ``[1, n_samples]`` with it.
+        n_neighbors : int or None, default=None
+            In ``[1, n_samples - 1]`` without ``X``, ``[1, n_samples]`` with it;
+            ``None``: the estimator's ``n_neighbors`` (as scikit-learn's
+            ``kneighbors``; the default was 10 before).
         return_distance : bool, default=True
         tie_break : {"auto", "euclidean", "tree"}, default="auto"
             Order among points at the same LLPD: ``"euclidean"`` by Euclidean
@@ -404,7 +406,7 @@ class LLPD(BaseEstimator):
             )
         euclidean = tie_break != "tree" and not graph
         if isinstance(X, numbers.Integral) and not isinstance(X, bool):
-            if n_neighbors != 10:
+            if n_neighbors is not None:
                 raise TypeError(
                     "kneighbors(X, n_neighbors): X must be an array of query points; "
                     f"got the integer {X!r} and n_neighbors={n_neighbors!r}"
@@ -416,6 +418,8 @@ class LLPD(BaseEstimator):
                 stacklevel=2,
             )
             X, n_neighbors = None, X
+        if n_neighbors is None:
+            n_neighbors = self.n_neighbors
         t = self.dendrogram_
         if X is not None:
             return self._kneighbors_new(X, n_neighbors, return_distance, euclidean)
