@@ -14,32 +14,82 @@ K, when not given, is the largest relative gap of the graph's spectrum.  When
 no gap reaches the bar (many classes that touch fall gradually, like one
 blob), the spectrum is compared with those of Gaussian references of the
 data's mean and covariance in the same geometry
-(:mod:`geoforest.graph._reference`): K = 1 only if the data are no more
+(:func:`geoforest.graph.spectral_excess`): K = 1 only if the data are no more
 clustered than the reference.
 """
 
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
 
+from .._validation import validate_data
 from ..graph import (
+    MIN_EXCESS,
+    Geometry,
     LabelFreeChoiceWarning,
+    choose_by_excess,
     choose_by_relative_gap,
     explain_choice,
+    fit_geometry,
+    knn_affinity,
     n_components,
     score_partitions,
     spectral_clustering,
+    spectral_excess,
     spectral_partitions,
 )
-from ..graph._geometry import check_n_neighbors, make_geometry
-from ..graph._reference import MIN_EXCESS, choose_by_excess, spectral_excess
-from ..graph._weights import knn_affinity
 
-__all__ = ["fit_knn_spectral", "predict_knn_spectral"]
+__all__ = [
+    "GeometryNeighborsMixin",
+    "KnnGraph",
+    "KnnSpectralFit",
+    "fit_knn_spectral",
+    "knn_graph",
+    "predict_knn_spectral",
+    "reference_subset",
+    "training_coordinates",
+    "warn_if_structureless",
+]
+
+
+#: Points the label-free check of a K >= 2 compares with its references: a
+#: random subset of this many (the same pipeline rebuilt on it) when there are
+#: more, so that the check costs about three fits of this size at any n.
+REFERENCE_SAMPLES = 500
+
+
+def reference_subset(n: int, seed: int) -> np.ndarray | None:
+    """The rows the check of a label-free K >= 2 runs on (None: all ``n``)."""
+    if n <= REFERENCE_SAMPLES:
+        return None
+    return np.sort(np.random.RandomState(seed).choice(n, size=REFERENCE_SAMPLES, replace=False))
+
+
+class KnnGraph(NamedTuple):
+    """A fitted geometry and its weighted, connected neighbour graph."""
+
+    geometry: Geometry
+    affinity: sp.csr_matrix
+    n_bridges: int
+
+
+class KnnSpectralFit(NamedTuple):
+    """What :func:`fit_knn_spectral` finds; the estimator stores it as its attributes."""
+
+    geometry: Geometry
+    labels: np.ndarray
+    n_clusters: int
+    eigenvalues: np.ndarray
+    affinity: sp.csr_matrix
+    n_bridges: int
+    scores: np.ndarray
+    excess: np.ndarray | None
 
 
 def _connected_affinity(geometry, A, dist, ind) -> tuple[sp.csr_matrix, int]:
@@ -51,39 +101,96 @@ def _connected_affinity(geometry, A, dist, ind) -> tuple[sp.csr_matrix, int]:
     return (A + B + B.T).tocsr(), len(pairs)
 
 
-def _knn_graph(est, points, forest, seed):
-    """``(geometry, A, n_bridges)``: the fitted geometry of ``points`` and its weighted,
-    connected kNN graph, with the estimator's metric and neighbours."""
-    n = points.shape[0]  # rows: points, or a square precomputed graph
+def knn_graph(
+    X, metric: str, *, forest, n_neighbors: int, random_state, n_jobs=None, owner=None
+) -> KnnGraph:
+    """The fitted geometry of ``X`` and its Jaccard-weighted kNN graph, components bridged.
+
+    ``metric``, ``forest`` and ``n_neighbors`` are read by
+    :func:`~geoforest.graph.fit_geometry` alone (it checks them, once); the
+    graph joins each point to its ``n_neighbors`` nearest others.
+    """
+    geometry = fit_geometry(
+        X,
+        metric,
+        forest=forest,
+        n_neighbors=n_neighbors,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        owner=owner,
+    )
+    n = geometry.n_samples_
     if n < 2:
         raise ValueError(f"spectral clustering needs at least 2 samples, got n_samples={n}")
-    k = check_n_neighbors(est.n_neighbors, n)
-    geometry = make_geometry(est.metric, forest, random_state=seed, n_jobs=est.n_jobs)
-    dist, ind = geometry.fit(points).neighbors(k)
-    return (geometry, *_connected_affinity(geometry, knn_affinity(ind, n), dist, ind))
+    dist, ind = geometry.neighbors()
+    return KnnGraph(geometry, *_connected_affinity(geometry, knn_affinity(ind, n), dist, ind))
 
 
-def _excess_k(est, A, X, max_k: int, seed: int) -> tuple[int, np.ndarray]:
-    """K from the spectrum's excess over Gaussian references, and the excesses."""
+def training_coordinates(geometry: Geometry) -> np.ndarray | None:
+    """The training points in the user's coordinates, or None for a geometry without them.
+
+    The Gaussian references of :func:`~geoforest.graph.spectral_excess` are
+    drawn from the data's mean and covariance: a graph given as distances
+    (``metric="precomputed"``) has none.
+    """
+    try:
+        return np.asarray(geometry.training_points(np.arange(geometry.n_samples_)), np.float64)
+    except NotImplementedError:
+        return None
+
+
+def _excess(est, A, X, max_k: int, seed: int) -> np.ndarray:
+    """The excess of each K over Gaussian references (``max_clusters`` long, NaN at K = 1)."""
 
     def reference_graph(points, ref_seed):  # the same pipeline, a fresh forest
         forest = None if est.forest is None else clone(est.forest)
-        return _knn_graph(est, points, forest, ref_seed)[1]
+        return knn_graph(
+            points,
+            est.metric,
+            forest=forest,
+            n_neighbors=est.n_neighbors,
+            random_state=ref_seed,
+            n_jobs=est.n_jobs,
+        ).affinity
 
-    excess = spectral_excess(A, np.asarray(X, dtype=np.float64), reference_graph, max_k, seed)
-    k = choose_by_excess(excess)
+    excess = spectral_excess(A, X, reference_graph, max_k, seed)
     out = np.full(int(est.max_clusters), np.nan)
     out[1 : excess.size + 1] = excess
-    if k > 1:
-        warnings.warn(
-            f"{type(est).__name__}: no relative spectral gap reaches the bar, so K = {k} was "
-            "chosen as the last K whose spectrum lies clearly below that of structureless "
-            f"Gaussian data (excess {out[k - 1]:.2f} >= {MIN_EXCESS}; reference_excess_): "
-            "weaker evidence than a gap; pass n_clusters if you know K",
-            LabelFreeChoiceWarning,
-            stacklevel=5,  # the caller of ForestSpectralClustering.fit
-        )
-    return k, out
+    return out
+
+
+def warn_if_structureless(name: str, k: int, excess: np.ndarray, stacklevel: int) -> bool:
+    """Warn that a label-free ``K >= 2`` sits on data no more clustered than the reference.
+
+    ``excess`` holds ``s_K`` at entry ``K - 1`` (:func:`~geoforest.graph.spectral_excess`);
+    the warning is given when no K reaches :data:`~geoforest.graph.MIN_EXCESS`:
+    the graph's spectrum is nowhere clearly below that of one Gaussian of the
+    data's mean and covariance, so the K clusters may be noise.  The labels
+    stay as chosen.  Returns whether it warned.
+    """
+    if choose_by_excess(excess[1:]) > 1:
+        return False
+    top = np.nanmax(excess) if np.isfinite(excess).any() else np.nan
+    warnings.warn(
+        f"{name}: K = {k} was chosen without labels, but the data are no more clustered "
+        "than structureless Gaussian data of their mean and covariance (largest spectral "
+        f"excess {top:.2f} < {MIN_EXCESS}; reference_excess_): the {k} clusters may be "
+        "noise; pass n_clusters if you know K",
+        LabelFreeChoiceWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return True
+
+
+def _warn_excess_k(name: str, k: int, out: np.ndarray) -> None:
+    warnings.warn(
+        f"{name}: no relative spectral gap reaches the bar, so K = {k} was "
+        "chosen as the last K whose spectrum lies clearly below that of structureless "
+        f"Gaussian data (excess {out[k - 1]:.2f} >= {MIN_EXCESS}; reference_excess_): "
+        "weaker evidence than a gap; pass n_clusters if you know K",
+        LabelFreeChoiceWarning,
+        stacklevel=6,  # the caller of ForestSpectralClustering.fit
+    )
 
 
 def _relgap_k(est, A, max_k: int, seed: int) -> tuple[int, np.ndarray]:
@@ -98,22 +205,66 @@ def _relgap_k(est, A, max_k: int, seed: int) -> tuple[int, np.ndarray]:
     return k, out
 
 
-def fit_knn_spectral(est, X) -> None:
-    """Fit ``est`` (a :class:`~geoforest.ForestSpectralClustering`) on its kNN graph."""
-    geometry, A, n_bridges = _knn_graph(est, X, est.forest, est.random_state)
-    n = geometry.n_samples_
+def _label_free_k(est, graph: KnnGraph, max_k: int, seed: int):
+    """``(K, scores, excess, by_excess)`` chosen without labels.
+
+    The relative gap first; where it says K = 1 the excess over Gaussian
+    references may find K (with a warning); where it says K >= 2 the same
+    excess checks that the data are more clustered than the reference (a
+    warning if not, the labels unchanged).  A geometry without coordinates
+    (a precomputed graph) has no reference.
+    """
+    n_clusters, scores = _relgap_k(est, graph.affinity, max_k, seed)
+    coords = training_coordinates(graph.geometry) if max_k >= 2 else None
+    if coords is None:
+        return n_clusters, scores, None, False
+    name = type(est).__name__
+    if n_clusters == 1:
+        excess = _excess(est, graph.affinity, coords, max_k, seed)
+        n_clusters = choose_by_excess(excess[1:])
+        if n_clusters > 1:
+            _warn_excess_k(name, n_clusters, excess)
+        return n_clusters, scores, excess, True
+    sub = reference_subset(coords.shape[0], seed)
+    A = graph.affinity
+    if sub is not None:  # the same pipeline on a subset, so the check stays cheap
+        coords = coords[sub]
+        A = knn_graph(
+            coords,
+            est.metric,
+            forest=None if est.forest is None else clone(est.forest),
+            n_neighbors=est.n_neighbors,
+            random_state=seed,
+            n_jobs=est.n_jobs,
+        ).affinity
+    excess = _excess(est, A, coords, min(max_k, coords.shape[0] - 1), seed)
+    warn_if_structureless(name, n_clusters, excess, stacklevel=5)
+    return n_clusters, scores, excess, False
+
+
+def fit_knn_spectral(est, X) -> KnnSpectralFit:
+    """Cluster the kNN graph of ``X`` with the parameters of ``est`` (a
+    :class:`~geoforest.ForestSpectralClustering`); returns what was found."""
+    graph = knn_graph(
+        X,
+        est.metric,
+        forest=est.forest,
+        n_neighbors=est.n_neighbors,
+        random_state=est.random_state,
+        n_jobs=est.n_jobs,
+        owner=est,
+    )
+    A, n = graph.affinity, graph.geometry.n_samples_
     if est.n_clusters is not None and est.n_clusters > n:
         raise ValueError(f"n_clusters={est.n_clusters} exceeds n_samples={n}")
     seed = est._spectral_seed()
     max_k = int(min(est.max_clusters, n - 1))
     scores = np.full(int(est.max_clusters), np.nan)
-    excess = None
+    excess, by_excess = None, False
     if est.n_clusters is not None:
         n_clusters = int(est.n_clusters)
     else:
-        n_clusters, scores = _relgap_k(est, A, max_k, seed)
-        if n_clusters == 1 and est.metric != "precomputed" and max_k >= 2:
-            n_clusters, excess = _excess_k(est, A, X, max_k, seed)
+        n_clusters, scores, excess, by_excess = _label_free_k(est, graph, max_k, seed)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*connected components", category=UserWarning)
         res = spectral_clustering(
@@ -125,20 +276,19 @@ def fit_knn_spectral(est, X) -> None:
             random_state=seed,
             tol=est.eigen_tol,
         )
-    if est.n_clusters is None and (excess is None or res.n_clusters == 1):
+    if est.n_clusters is None and (not by_excess or res.n_clusters == 1):
         name, k = type(est).__name__, int(res.n_clusters)
         explain_choice(name, k, scores, criterion="relative gap", stacklevel=5)
-    est.geometry_ = geometry
-    est.forest_ = getattr(geometry, "forest_", None)
-    est.labels_ = res.labels
-    est.n_clusters_ = int(res.n_clusters)
-    est.eigenvalues_ = res.eigenvalues
-    est.affinity_matrix_ = A
-    est.n_bridges_ = n_bridges
-    est.n_clusters_scores_ = scores
-    est.reference_excess_ = excess
-    if est.metric != "precomputed":
-        est.n_features_in_ = X.shape[1]
+    return KnnSpectralFit(
+        graph.geometry,
+        res.labels,
+        int(res.n_clusters),
+        res.eigenvalues,
+        A,
+        graph.n_bridges,
+        scores,
+        excess,
+    )
 
 
 def predict_knn_spectral(est, X) -> np.ndarray:
@@ -156,3 +306,48 @@ def predict_knn_spectral(est, X) -> np.ndarray:
     top = votes == votes.max(axis=1, keepdims=True)
     eligible = np.take_along_axis(top, labels, axis=1)
     return labels[np.arange(labels.shape[0]), np.argmax(eligible, axis=1)]
+
+
+class GeometryNeighborsMixin:
+    """Input checks and :meth:`kneighbors` of an estimator with a fitted ``geometry_``."""
+
+    def _check_X(self, X, reset: bool):
+        """``X`` validated as this estimator's input: features, or a graph (``pairwise``)."""
+        if self.__sklearn_tags__().input_tags.pairwise:
+            if reset:  # a query graph is checked by the geometry
+                X = validate_data(
+                    self, X, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2
+                )
+            return X
+        if reset:
+            return validate_data(self, X, dtype="numeric", ensure_min_samples=2)
+        return validate_data(self, X, dtype="numeric", reset=False)
+
+    def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
+        """The training points nearest to each point, in the fitted geometry.
+
+        scikit-learn's semantics: ``X=None`` gives each training point's
+        nearest *other* training points (a point is not its own neighbour);
+        new points (rows of distances to the training points with
+        ``metric="precomputed"``) get their nearest training points.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features) or None, default=None
+        n_neighbors : int or None, default=None
+            ``None``: the estimator's ``n_neighbors``.
+        return_distance : bool, default=True
+
+        Returns
+        -------
+        dist : ndarray of shape (n_queries, n_neighbors)
+            Distances in the geometry (returned when ``return_distance``).
+        ind : ndarray of shape (n_queries, n_neighbors)
+            Indices of the training points, nearest first.
+        """
+        check_is_fitted(self, "geometry_")
+        if X is None:
+            dist, ind = self.geometry_.neighbors(n_neighbors)
+        else:
+            dist, ind = self.geometry_.query(self._check_X(X, reset=False), n_neighbors)
+        return (dist, ind) if return_distance else ind

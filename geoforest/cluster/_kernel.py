@@ -11,14 +11,15 @@ from sklearn.base import BaseEstimator, ClusterMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._validation import check_not_complex, validate_data
-from ..graph._choice import (
+from ..graph import (
     choose_by_relative_gap,
     eigengap_scores,
     explain_choice,
     n_components,
     score_partitions,
+    spectral_clustering,
+    spectral_partitions,
 )
-from ..graph._spectral import spectral_clustering, spectral_partitions
 
 #: Relative tolerance (to the largest entry) of the symmetry check.
 SYMMETRY_RTOL = 1e-8

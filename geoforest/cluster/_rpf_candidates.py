@@ -9,8 +9,7 @@ import scipy.sparse as sp
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ..graph._eigensolvers import AUTO_DENSE_MAX_N
-from ..graph._spectral import spectral_clustering
+from ..graph import AUTO_DENSE_MAX_N, spectral_clustering
 from ._rpf_kernel import _sharpen_kept, attach_by_kernel, sharpen_kernel
 
 __all__ = ["KernelCandidatesMixin"]

@@ -14,12 +14,16 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
-from .._validation import N_JOBS, validate_data
-from ..graph._choice import eigengap_scores, explain_choice
-from ..graph._geometry import METRICS, check_forest_metric
-from ._graph_spectral import fit_knn_spectral, predict_knn_spectral
+from .._validation import N_JOBS, with_seed_and_threads
+from ..graph import METRICS, eigengap_scores, explain_choice, fit_geometry
+from ._graph_spectral import GeometryNeighborsMixin, fit_knn_spectral, predict_knn_spectral
 from ._rpf_candidates import KernelCandidatesMixin
-from ._rpf_kernel import kept_by_threshold, kernel_vote, truncated_kernel
+from ._rpf_kernel import (
+    check_kernel_structure,
+    forest_kernel,
+    kept_by_threshold,
+    kernel_vote,
+)
 from ._rpf_selection import (
     RPF_SCALES,
     RPF_THRESHOLDS,
@@ -35,7 +39,9 @@ __all__ = ["ForestSpectralClustering"]
 PREDICT_CHUNK = 1024
 
 
-class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimator):
+class ForestSpectralClustering(
+    GeometryNeighborsMixin, KernelCandidatesMixin, ClusterMixin, BaseEstimator
+):
     """Spectral clustering on a forest's geometry: its neighbour graph, or rpfCluster's kernel.
 
     With ``affinity="knn"`` (the default) every point is joined to its
@@ -334,14 +340,32 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
             return "unfragmented"  # the rule chooses K; with K given, beta_2 as before
         return self.selection
 
-    def _make_forest(self):
+    def _kernel_forest(self):
+        """The forest of ``affinity="kernel"`` as given: the user's, or the paper's default."""
         from ..forest import RandomProjectionForest
-        from ..forest._growth import with_seed_and_threads
 
-        forest = (
-            RandomProjectionForest(n_estimators=200) if self.forest is None else clone(self.forest)
+        return RandomProjectionForest(n_estimators=200) if self.forest is None else self.forest
+
+    def _kernel_geometry(self, X):
+        """The forest geometry of ``affinity="kernel"`` (:func:`~geoforest.graph.fit_geometry`).
+
+        A fitted forest is used as it is when ``X`` is its training data and
+        refused in one line otherwise (or when it is no geoforest forest); an
+        unfitted one is cloned and grown on ``X``.
+        """
+        return fit_geometry(
+            X,
+            self.metric,
+            forest=self._kernel_forest(),
+            n_neighbors=self.n_neighbors,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+            owner=self,
         )
-        return with_seed_and_threads(forest, self.random_state, self.n_jobs)
+
+    def _make_forest(self):
+        """A fresh, unfitted forest like ``forest_`` (the selection subset's, stability's)."""
+        return with_seed_and_threads(clone(self.forest_), self.random_state, self.n_jobs)
 
     def _spectral_seed(self) -> int:
         """The spectral steps' seed (an int: every candidate gets the same)."""
@@ -358,12 +382,16 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
         return tags
 
     def _fit_knn(self, X):
-        check_forest_metric(self)
-        if self.metric == "precomputed":
-            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, ensure_min_samples=2)
-        else:
-            X = validate_data(self, X, dtype="numeric", ensure_min_samples=2)
-        fit_knn_spectral(self, X)
+        fitted = fit_knn_spectral(self, X)
+        self.geometry_ = fitted.geometry
+        self.forest_ = getattr(fitted.geometry, "forest_", None)
+        self.labels_ = fitted.labels
+        self.n_clusters_ = fitted.n_clusters
+        self.eigenvalues_ = fitted.eigenvalues
+        self.affinity_matrix_ = fitted.affinity
+        self.n_bridges_ = fitted.n_bridges
+        self.n_clusters_scores_ = fitted.scores
+        self.reference_excess_ = fitted.excess
         return self
 
     def fit(self, X, y=None):
@@ -382,36 +410,36 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
         self : object
         """
         self._validate_params()
+        if self.affinity == "kernel" and self.metric != "forest":
+            raise ValueError(
+                "affinity='kernel' is the forest's proximity kernel of feature data: it needs "
+                f"metric='forest', got metric={self.metric!r}; for feature data pass "
+                "metric='forest' (or affinity='knn' with metric='euclidean' or 'forest'), "
+                "for a precomputed graph affinity='knn'"
+            )
+        # Validated here, so that a bad X is reported as this estimator's input
+        # (not the inner forest's); "numeric" keeps the dtype the forest picks from.
+        X = self._check_X(X, reset=True)
         if self.affinity == "knn":
             return self._fit_knn(X)
-        if self.metric != "forest":
-            raise ValueError(
-                "affinity='kernel' is the forest's proximity kernel: it needs metric='forest', "
-                f"got metric={self.metric!r}"
-            )
-        # Validated here too, so that a bad X is reported as this estimator's input
-        # (not the inner forest's); "numeric" keeps the dtype the forest picks from.
-        X = validate_data(self, X, dtype="numeric", ensure_min_samples=2)
-        forest = self._make_forest().fit(X)
-        n = forest.inbag_counts_.shape[0]
+        geometry = self._kernel_geometry(X)
+        forest = geometry.forest_
+        n = geometry.n_samples_
         if self.n_clusters is not None and self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n}")
         if n < 2:
             raise ValueError(f"rpfCluster needs at least 2 samples, got n_samples={n}")
-        if self.kernel_neighbors is None:
-            S = sp.csr_array(forest.proximity())
-        else:
-            if self.kernel_neighbors > n - 1:
-                warnings.warn(
-                    f"kernel_neighbors={self.kernel_neighbors} is above n_samples - 1 = "
-                    f"{n - 1}; capped at {n - 1}, which keeps every co-leaf pair (the full "
-                    "kernel, as kernel_neighbors=None gives)",
-                    UserWarning,
-                    stacklevel=2,
-                )
-            S = truncated_kernel(forest, min(self.kernel_neighbors, n - 1))
+        if self.kernel_neighbors is not None and self.kernel_neighbors > n - 1:
+            warnings.warn(
+                f"kernel_neighbors={self.kernel_neighbors} is above n_samples - 1 = "
+                f"{n - 1}; capped at {n - 1}, which keeps every co-leaf pair (the full "
+                "kernel, as kernel_neighbors=None gives)",
+                UserWarning,
+                stacklevel=2,
+            )
+        S = forest_kernel(forest, self.kernel_neighbors, n)
+        self.geometry_ = geometry
         self.forest_ = forest
-        self.n_features_in_ = forest.n_features_in_
         self.kernel_ = S
         if self.threshold != "auto":
             thresholds = (float(self.threshold),)
@@ -433,11 +461,7 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
         m = self.max_selection_samples
         if len(grid) > 1 and m is not None and n > m:
             sub = np.sort(check_random_state(seed).choice(n, size=m, replace=False))
-            sub_forest = self._make_forest().fit(forest._X_fit[sub])
-            if self.kernel_neighbors is None:
-                S_sel = sp.csr_array(sub_forest.proximity())
-            else:
-                S_sel = truncated_kernel(sub_forest, min(self.kernel_neighbors, m - 1))
+            S_sel = forest_kernel(self._make_forest().fit(X[sub]), self.kernel_neighbors, m)
         else:
             sub = None
             S_sel = S
@@ -453,7 +477,7 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
                 for b1, b2 in progress(grid, len(grid), self.verbose, "rpfCluster scales")
             ]
             if self._selection == "stability" and len(grid) > 1:
-                X_sel = forest._X_fit if sub is None else forest._X_fit[sub]
+                X_sel = X if sub is None else X[sub]
                 _score_stability(self, candidates, grid, X_sel, seed)
             best = _select(self._selection, candidates)
             chosen = (
@@ -469,8 +493,13 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
         self.n_clusters_ = int(chosen["n_clusters"])
         self.eigenvalues_ = chosen["_res"].eigenvalues
         self.n_clusters_scores_ = k_scores
+        self.reference_excess_ = None
         if self.n_clusters is None:
             explain_choice(type(self).__name__, self.n_clusters_, k_scores, criterion=criterion)
+            if self.n_clusters_ >= 2:
+                self.reference_excess_ = check_kernel_structure(
+                    self, X, self.kernel_, chosen, seed, stacklevel=2
+                )
         self.affinity_matrix_ = chosen["_A"]
         self.threshold_ = chosen["threshold"]
         self.scale_ = chosen["scale"]
@@ -532,11 +561,9 @@ class ForestSpectralClustering(KernelCandidatesMixin, ClusterMixin, BaseEstimato
                (2019).
         """
         check_is_fitted(self, "labels_")
+        X = self._check_X(X, reset=False)
         if self.affinity == "knn":
-            if self.metric != "precomputed":
-                X = validate_data(self, X, dtype="numeric", reset=False)
             return predict_knn_spectral(self, X)
-        X = validate_data(self, X, dtype="numeric", reset=False)
         labels = np.asarray(self.labels_)
         n = labels.shape[0]
         voters = np.arange(n)

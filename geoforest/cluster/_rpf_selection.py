@@ -29,8 +29,13 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from .._progress import progress
-from ..graph._choice import choose_by_relative_gap, min_cluster_size, n_components, score_partitions
-from ..graph._spectral import spectral_partitions
+from ..graph import (
+    choose_by_relative_gap,
+    min_cluster_size,
+    n_components,
+    score_partitions,
+    spectral_partitions,
+)
 from ._rpf_kernel import _sharpen_kept, entries_from, kept_by_threshold, truncated_kernel
 
 __all__ = [
