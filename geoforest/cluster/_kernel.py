@@ -147,6 +147,11 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
     ``n_samples - 1``) raises ``ValueError`` too: raise ``max_clusters`` or
     pass ``n_clusters``.
 
+    There is no ``n_jobs``: the work is the eigensolver's sparse products
+    (threaded, if at all, by the BLAS and SciPy underneath, which a thread
+    count here would not reach) and scikit-learn's k-means, which takes no
+    thread count either; no step of this estimator runs in parallel on its own.
+
     References
     ----------
     .. [1] A. Y. Ng, M. I. Jordan and Y. Weiss, "On spectral clustering:
