@@ -11,7 +11,11 @@ compiles such kernels without the on-disk cache instead and says so once: they
 then compile on first use in every process, and ``NUMBA_CACHE_DIR`` pointed at
 a writable folder brings the cache back.
 
-Every kernel module imports :func:`njit` from here, never from numba.
+Every kernel module imports :func:`njit` from here, never from numba.  That
+makes importing this module the one moment before any kernel exists, when
+:mod:`geoforest._jitcache` drops the on-disk cache if a kernel module changed
+since it was written (numba checks only the file of the kernel it loads, not
+those of the kernels it calls).
 
 It also keeps numba from compiling a kernel once per *literal* argument.  A
 kernel called from another kernel with a constant (``_leaf(a, 0, n)``,
@@ -41,7 +45,13 @@ from typing import Any
 from numba import njit as _numba_njit
 from numba.core import types
 
-from . import _first_use  # the line printed at the first compilation
+from . import _first_use, _jitcache  # the first compilation's line; the stale-cache check
+
+# Before any kernel is defined or loaded from disk: numba's cache checks only a
+# kernel's own file, so cached callers of an edited callee in another module (an
+# editable install after ``git pull``) would run the old callee.  Where a kernel
+# module changed since the cache was written, the package's cache is dropped.
+_jitcache.check_at_import()
 
 
 class KernelCacheWarning(UserWarning):

@@ -1,9 +1,12 @@
 """Shared test set-up.
 
 Numba's on-disk cache does not notice an edited callee in another file, so a
-test run after editing a kernel could run stale machine code. The guard in
-``dev/jitcache.py`` clears geoforest's numba cache once per session when any
-kernel module changed; a user's ``import geoforest`` never does this.
+test run after editing a kernel could run stale machine code. ``import
+geoforest`` clears geoforest's numba cache when a kernel module changed
+(``geoforest/_jitcache.py``); ``dev/jitcache.py``, the same code loaded from
+this checkout's path, runs it once more here, before any test module imports
+a geoforest, so that the check covers this checkout even where another
+geoforest is installed.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""Kernels work where numba cannot write a cache.
+"""Kernels work where numba cannot write a cache, and never run stale code where it can.
 
 A package installed read-only, used by someone whose HOME is not writable,
 leaves numba no cache location; numba then refuses to decorate a
 ``cache=True`` function.  geoforest must fit anyway (compiling without the
-cache) and say so once.
+cache) and say so once.  Where numba does cache, a cached caller must not keep
+an edited callee's old code (issue 53).
 """
 
 from __future__ import annotations
@@ -165,3 +166,67 @@ def test_kernel_called_with_constants_compiles_once():
     assert [str(s) for s in window_sum.signatures] == [
         "(Array(float64, 1, 'C', False, aligned=True), int64, int64)"
     ]
+
+
+# Issue 53: a kernel calling a kernel of another module, cached on disk.  The
+# caller lives in another folder than the callee and the package's top level,
+# so its cache sits in a folder of its own.
+_CALLEE = "from .._jit import njit\n\n\n@njit(cache=True)\ndef shift(x):\n    return x + {}\n"
+_CALLER = (
+    "from .._chain_callee.shift import shift\nfrom .._jit import njit\n\n\n"
+    "@njit(cache=True)\ndef twice_shifted(x):\n    return 2 * shift(x)\n"
+)
+_CHAIN = """
+from geoforest import _first_use
+from geoforest._chain_caller.twice import twice_shifted
+print(twice_shifted(1), _first_use.compile_seconds() > 0)
+"""
+
+
+def _not_sources(folder: str, names: list[str]) -> list[str]:
+    return [n for n in names if not (n.endswith(".py") or os.path.isdir(os.path.join(folder, n)))]
+
+
+def test_cached_caller_recompiles_when_its_callee_in_another_module_changed(tmp_path):
+    """An editable install after ``git pull``: the callee's file changed, the caller's did not.
+
+    numba checks only the caller's own file, so without geoforest's check the
+    fresh process would run the caller's cached machine code with the old
+    callee inside.  The package is copied (its sources only, the top-level
+    ``__init__`` emptied so that only the tiny kernels compile) with its real
+    ``_jit``, cached in its own ``__pycache__`` folders as an editable install
+    is (``NUMBA_CACHE_DIR``: ``tests/dev/test_jitcache.py``); the last process
+    shows that an unchanged tree compiles nothing.
+    """
+    site = tmp_path / "site"
+    package = site / "geoforest"
+    shutil.copytree(PACKAGE, package, ignore=_not_sources)
+    (package / "__init__.py").write_text("")
+    for sub, name, source in [
+        ("_chain_callee", "shift.py", _CALLEE.format(1)),
+        ("_chain_caller", "twice.py", _CALLER),
+    ]:
+        (package / sub).mkdir()
+        (package / sub / "__init__.py").write_text("")
+        (package / sub / name).write_text(source)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NUMBA_", "PYTHON"))}
+    env.update(PYTHONPATH=str(site), GEOFOREST_COMPILE_NOTICE="0")
+
+    def run() -> tuple[str, str]:
+        out = subprocess.run(
+            [sys.executable, "-c", _CHAIN], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        result, compiled = out.stdout.split()
+        return result, compiled
+
+    assert run() == ("4", "True")
+    caller_cache = list((package / "_chain_caller" / "__pycache__").glob("*.nbi"))
+    assert caller_cache  # the caller is cached, in a folder of its own
+    callee = package / "_chain_callee" / "shift.py"
+    callee.write_text(_CALLEE.format(10))
+    mtime = callee.stat().st_mtime_ns + 2 * 10**9  # a pull seconds later, whatever the clock
+    os.utime(callee, ns=(mtime, mtime))
+    assert run() == ("22", "True")  # the caller recompiled with the new callee
+    assert run() == ("22", "False")  # and nothing compiles again on the unchanged tree
+    assert (package / "__pycache__" / "numba-sources.stamp").is_file()
