@@ -331,7 +331,7 @@ class LLPD(BaseEstimator):
         n_neighbors : int or None, default=None
             In ``[1, n_samples - 1]`` without ``X``, ``[1, n_samples]`` with it;
             ``None``: the estimator's ``n_neighbors`` (as scikit-learn's
-            ``kneighbors``; the default was 10 before).
+            ``kneighbors``).
         return_distance : bool, default=True
         tie_break : {"auto", "euclidean", "tree"}, default="auto"
             Order among points at the same LLPD: ``"euclidean"`` by Euclidean
