@@ -37,14 +37,30 @@ def test_families_reexport_the_same_objects(family):
         assert getattr(module, name) is getattr(gf.graph, name)
 
 
-#: The layer's own names: the geometries and the unit-free edge weights (issue 43).
+#: The layer's own names: the geometries and the unit-free edge weights (issue 43), the
+#: one entry, the geometries' classes and what the families share (issue 53).
 OWN = [
+    "AUTO_DENSE_MAX_N",
+    "EuclideanGeometry",
+    "ForestGeometry",
     "Geometry",
     "METRICS",
+    "MIN_EXCESS",
+    "PrecomputedGeometry",
+    "SubsetGeometry",
+    "check_forest_metric",
+    "check_n_neighbors",
+    "check_query_graph",
+    "check_sparse_graph",
     "choose_by_excess",
+    "fit_geometry",
     "knn_affinity",
     "make_geometry",
+    "sorted_rows",
+    "spanning_tree",
     "spectral_excess",
+    "symmetrize",
+    "walk_eigenpairs",
 ]
 
 
