@@ -1,6 +1,6 @@
 """Exact Euclidean MST engines by dimension: where does each win?
 
-Times :func:`geoforest.llpd.euclidean_mst` with ``method="kdtree"``
+Times :func:`geoforest.graph.euclidean_mst` with ``method="kdtree"``
 (quitefastmst's sesqui-tree Borůvka, d <= 20), ``"boruvka"`` (geoforest's
 component-pruned K-d tree Borůvka, numba, single thread) and ``"brute"``
 (quitefastmst's parallel Jarník-Prim) on two kinds of data:
@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from geoforest.datasets import make_ldln
-from geoforest.llpd import euclidean_mst
+from geoforest.graph import euclidean_mst
 
 
 def _data(kind: str, n: int, d: int, seed: int) -> np.ndarray:

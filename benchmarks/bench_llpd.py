@@ -6,7 +6,7 @@ On ``make_ldln(n, n_clusters=4, ambient_dim=5, intrinsic_dim="mixed",
 noise_fraction=0.2)`` (float64, d = 5), for every ``n`` of ``--sizes``, in a
 child process of its own:
 
-* ``mst``: exact Euclidean MST (:func:`geoforest.llpd.euclidean_mst`,
+* ``mst``: exact Euclidean MST (:func:`geoforest.graph.euclidean_mst`,
   ``method="auto"``, i.e. quitefastmst's K-d tree at d = 5);
 * ``dendrogram``: union-find single-linkage dendrogram and its leaf layout;
 * ``knn_distance``: LLPD to every point's k-th LLPD neighbour (k = ``--k``);

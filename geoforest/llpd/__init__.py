@@ -1,8 +1,5 @@
 """Longest-leg path distance (LLPD): exact Euclidean MST, single-linkage dendrogram, LLPD.
 
-* :func:`euclidean_mst` — exact EMST (quitefastmst K-d tree in low dimension,
-  its Prim above, component-pruned Borůvka for ``d = 1``), from the graph
-  layer (:mod:`geoforest.graph`);
 * :class:`Dendrogram`, :func:`single_linkage` — the union-find dendrogram as flat
   arrays, with ``to_scipy_linkage()``;
 * :func:`auto_noise_threshold` — the denoising rule (a jump, else two log-populations);
@@ -14,22 +11,23 @@
   through the library's one spectral module (:mod:`geoforest.graph`).
 """
 
-from ..graph import AUTO_KDTREE_MAX_DIM, euclidean_mst
+from .._moved import moved_to_graph
 from ._clustering import LLPDSpectralClustering, sigma_grid
 from ._dendrogram import DENDROGRAM_DTYPE, Dendrogram, single_linkage
 from ._llpd import LLPD
 from ._noise import auto_noise_threshold, jump_threshold, two_population_threshold
 
 __all__ = [
-    "AUTO_KDTREE_MAX_DIM",
     "DENDROGRAM_DTYPE",
     "LLPD",
     "LLPDSpectralClustering",
     "Dendrogram",
     "auto_noise_threshold",
-    "euclidean_mst",
     "jump_threshold",
     "sigma_grid",
     "single_linkage",
     "two_population_threshold",
 ]
+
+#: ``geoforest.llpd.euclidean_mst`` and ``AUTO_KDTREE_MAX_DIM``: :mod:`geoforest.graph`.
+__getattr__ = moved_to_graph(__name__, ["AUTO_KDTREE_MAX_DIM", "euclidean_mst"])

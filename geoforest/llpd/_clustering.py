@@ -147,7 +147,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         Tolerance of the iterative eigensolvers (the scan and the final
         embedding); ``0`` means machine precision.
     mst_method : {"auto", "kdtree", "boruvka", "brute"}, default="auto"
-        EMST engine (:func:`geoforest.llpd.euclidean_mst`).
+        EMST engine (:func:`geoforest.graph.euclidean_mst`).
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolvers, k-means and the forest (where its own is None).
     n_jobs : int or None, default=None

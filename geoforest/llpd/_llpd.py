@@ -72,7 +72,7 @@ class LLPD(BaseEstimator):
         ``metric="forest"``: neighbours per point of the graph, in
         ``[1, n_samples - 1]``, and edges from a new point into it.
     mst_method : {"auto", "kdtree", "boruvka", "brute"}, default="auto"
-        Exact EMST engine, see :func:`geoforest.llpd.euclidean_mst`.
+        Exact EMST engine, see :func:`geoforest.graph.euclidean_mst`.
     mscale : int or None, default=None
         ``None``: exact LLPD.  An integer ``m`` switches to the m-scale
         approximation of Little, Maggioni & Murphy (a fidelity option): LLPD on
