@@ -352,8 +352,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         tags = super().__sklearn_tags__()
         # A precomputed graph is n x n at fit and (n_queries, n) at transform, the
         # layout scikit-learn slices for "pairwise" estimators in cross-validation.
-        precomputed = self.affinity != "gaussian" or self.metric == "precomputed"
-        tags.input_tags.pairwise = tags.input_tags.sparse = precomputed
+        tags.input_tags.pairwise = tags.input_tags.sparse = takes_graph(self)
         return tags
 
     @property

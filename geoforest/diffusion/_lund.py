@@ -13,16 +13,19 @@ import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._progress import progress
 from .._validation import N_JOBS
 from ..graph import METRICS, explain_choice
 from ._diffusion_map import DiffusionMap
-from ._lund_active import active_queries
-from ._lund_graph import image_shape, lund_diffusion_map
+from ._kernel_graph import takes_graph
+from ._lund_active import active_queries, random_queries
+from ._lund_graph import (
+    check_structure,
+    image_shape,
+    lund_diffusion_map,
+)
 from ._lund_labels import (
     check_partial_labels,
     cluster_at_time,
@@ -32,7 +35,7 @@ from ._lund_labels import (
     semi_supervised_labels,
     spatial_majority_vote,
 )
-from ._lund_multiscale import medoid_clustering, multiscale_times
+from ._lund_multiscale import multiscale_fit
 from ._modes import _significant_mask, nearest_denser_to
 
 __all__ = ["LUND"]
@@ -156,6 +159,10 @@ class LUND(ClusterMixin, BaseEstimator):
         ratio ``S_K / S_(K+1)`` of the sorted scores (:func:`mode_ratios`); a
         :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when ``K = 1``
         was chosen or the runner-up scored within 10 % of the winner.
+    reference_excess_ : ndarray of shape (<= max_clusters,) or None
+        Label-free ``K >= 2`` only: entry ``K - 1`` is ``s_K`` of
+        :func:`~geoforest.graph.spectral_excess` on the diffusion kernel; none
+        reaching ``MIN_EXCESS`` warns that the clusters may be noise.
     t_ : float
         Diffusion time used.
     multiscale_ : dict or None
@@ -314,11 +321,18 @@ class LUND(ClusterMixin, BaseEstimator):
         self._rank = rank = density_rank(density)
         self._twin = densest_copies(dm, rank)
         if self.t == "multiscale":
-            self._fit_multiscale(dm, density, rank)
+            state, self.multiscale_ = multiscale_fit(
+                lambda t: self._at_time(dm, density, rank, t),
+                dm.eigenvalues_,
+                int(self.max_log2_t),
+                self.verbose,
+            )
+            self._set_state(state)
         else:
             self.multiscale_ = None
             self._set_state(self._at_time(dm, density, rank, float(self.t)))
         dm.set_params(t=self.t_)  # diffusion_map_.transform(X): Psi at the time used
+        self.reference_excess_ = None
         if self.n_clusters is None:
             explain_choice(
                 type(self).__name__,
@@ -327,6 +341,7 @@ class LUND(ClusterMixin, BaseEstimator):
                 criterion="mode-score ratio",
             )
         self.labels_ = self._final_labels(y_partial)
+        self.reference_excess_ = check_structure(self, dm)  # label-free K >= 2 only
         return self
 
     def _at_time(self, dm: DiffusionMap, density, rank, t: float) -> dict:
@@ -351,22 +366,6 @@ class LUND(ClusterMixin, BaseEstimator):
         self.n_clusters_ = state["k"]
         self.n_clusters_scores_ = state["ratios"]
         self._unsupervised_labels = state["labels"]
-
-    def _fit_multiscale(self, dm: DiffusionMap, density, rank) -> None:
-        times = multiscale_times(dm.eigenvalues_, int(self.max_log2_t))
-        states = [
-            self._at_time(dm, density, rank, t)
-            for t in progress(times, len(times), self.verbose, "LUND times")
-        ]
-        ks = np.array([s["k"] for s in states])
-        best, total = medoid_clustering([s["labels"] for s in states], ks)
-        self._set_state(states[best])
-        self.multiscale_ = {
-            "times": np.array(times),
-            "n_clusters": ks,
-            "vi_sum": total,
-            "labels": [s["labels"] for s in states],
-        }
 
     def _final_labels(self, y_partial: np.ndarray | None) -> np.ndarray:
         self._partial = y_partial  # the labels_ came from these; predict anchors on them
@@ -522,8 +521,7 @@ class LUND(ClusterMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # A precomputed graph is n x n at fit and (n_queries, n) at predict.
-        precomputed = self.affinity != "gaussian" or self.metric == "precomputed"
-        tags.input_tags.pairwise = tags.input_tags.sparse = precomputed
+        tags.input_tags.pairwise = tags.input_tags.sparse = takes_graph(self)
         return tags
 
     # --------------------------------------------------------- active learning
@@ -598,14 +596,5 @@ class LUND(ClusterMixin, BaseEstimator):
         ndarray of shape (n_queries,) of int
         """
         check_is_fitted(self, "modes_")
-        n = self._rank.size
-        y = check_partial_labels(y, n)
-        pool = np.arange(n) if y is None else np.flatnonzero(y < 0)
-        if pool.size == 0:
-            raise ValueError("random_query has nothing to draw: y labels every point")
-        if not isinstance(n_queries, numbers.Integral) or not 1 <= n_queries <= pool.size:
-            raise ValueError(
-                f"n_queries must be an integer in [1, {pool.size}] (the unlabelled points), "
-                f"got {n_queries!r}"
-            )
-        return check_random_state(self.random_state).choice(pool, int(n_queries), replace=False)
+        y = check_partial_labels(y, self._rank.size)
+        return random_queries(self._rank.size, y, n_queries, self.random_state)

@@ -14,8 +14,9 @@ import numbers
 
 import numpy as np
 from scipy.spatial.distance import cdist
+from sklearn.utils import check_random_state
 
-__all__ = ["active_queries", "free_subtree_sizes"]
+__all__ = ["active_queries", "free_subtree_sizes", "random_queries"]
 
 
 def free_subtree_sizes(rank: np.ndarray, parent: np.ndarray, is_seed: np.ndarray) -> np.ndarray:
@@ -124,3 +125,16 @@ def active_queries(
             j = parent[j]
         is_seed[i] = True
     return np.array(picked, dtype=np.intp)
+
+
+def random_queries(n: int, y, n_queries, random_state) -> np.ndarray:
+    """``n_queries`` of the ``n`` points unlabelled in ``y`` (``-1``), drawn uniformly."""
+    pool = np.arange(n) if y is None else np.flatnonzero(y < 0)
+    if pool.size == 0:
+        raise ValueError("random_query has nothing to draw: y labels every point")
+    if not isinstance(n_queries, numbers.Integral) or not 1 <= n_queries <= pool.size:
+        raise ValueError(
+            f"n_queries must be an integer in [1, {pool.size}] (the unlabelled points), "
+            f"got {n_queries!r}"
+        )
+    return check_random_state(random_state).choice(pool, int(n_queries), replace=False)

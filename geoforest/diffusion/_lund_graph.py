@@ -10,14 +10,30 @@ options restrict Euclidean neighbours to a pixel window and exist for
 
 from __future__ import annotations
 
+import numbers
+import warnings
+
 import numpy as np
+from sklearn.base import clone
 
 from .._validation import check_not_complex, validate_data
-from ..graph import spatial_knn
+from ..graph import (
+    MIN_EXCESS,
+    LabelFreeChoiceWarning,
+    choose_by_excess,
+    spatial_knn,
+    spectral_excess,
+)
 from ._diffusion_map import DiffusionMap
-from ._kernel_graph import takes_graph
+from ._kernel_graph import fit_graph, takes_graph
 
-__all__ = ["image_shape", "lund_diffusion_map"]
+__all__ = [
+    "check_structure",
+    "image_shape",
+    "lund_diffusion_map",
+    "structureless_excess",
+    "warn_if_structureless",
+]
 
 
 def image_shape(est, n: int) -> tuple[int, int]:
@@ -65,10 +81,17 @@ def lund_diffusion_map(est, X) -> DiffusionMap:
     if not features:
         raise ValueError("spatial_radius needs affinity='gaussian' (features per pixel)")
     X = validate_data(est, X, dtype=np.float64, order="C", ensure_min_samples=2)
-    shape = image_shape(est, X.shape[0])
-    radius, k = int(est.spatial_radius), int(est.n_neighbors)
     # The pixel windows replace the geometry's lists; the geometry still bridges.
-    return dm._fit(X, lambda Z: _spatial_lists(Z, shape, radius, k), owner=est)
+    return dm._fit(X, _pixel_windows(est, X.shape[0]), owner=est)
+
+
+def _pixel_windows(est, n: int):
+    """LUND's spatial neighbour lists as a function of the features, or None."""
+    if est.spatial_radius is None:
+        return None
+    shape = image_shape(est, n)
+    radius, k = int(est.spatial_radius), int(est.n_neighbors)
+    return lambda Z: _spatial_lists(Z, shape, radius, k)
 
 
 def _spatial_lists(X: np.ndarray, shape, radius: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -82,3 +105,71 @@ def _spatial_lists(X: np.ndarray, shape, radius: int, k: int) -> tuple[np.ndarra
     scale = float(2.0 ** np.round(np.log2(top))) if top > 0 and np.isfinite(top) else 1.0
     dist, ind = spatial_knn(X / scale, shape, radius, k)
     return dist * scale, ind
+
+
+def check_structure(est, dm: DiffusionMap) -> np.ndarray | None:
+    """``reference_excess_`` of a label-free LUND fit, warning when K >= 2 may be noise.
+
+    Called by ``fit`` right after it; the warning is attributed to the
+    caller of ``fit``.
+    """
+    if est.n_clusters is not None or est.n_clusters_ < 2:
+        return None
+    rs = est.random_state
+    seed = int(rs) if isinstance(rs, numbers.Integral) else 0
+    excess = structureless_excess(est, dm, est.max_clusters, seed)
+    warn_if_structureless(type(est).__name__, est.n_clusters_, excess, 3)
+    return excess
+
+
+def structureless_excess(est, dm: DiffusionMap, max_k: int, seed: int) -> np.ndarray | None:
+    """The excess of each K over Gaussian references of LUND's diffusion kernel ``W``.
+
+    :func:`~geoforest.graph.spectral_excess` of ``dm.affinity_`` against the
+    same graph (geometry, kernel, cutoff, bridges, pixel windows) built on
+    points drawn from one Gaussian of the data's mean and covariance.
+    ``None`` when the graph has no coordinates to draw references from (a
+    precomputed graph or affinity) or ``max_k < 2``.  Entry ``K - 1`` holds
+    ``s_K`` (NaN at K = 1).
+    """
+    n = dm.affinity_.shape[0]
+    max_k = min(int(max_k), n - 1)
+    if dm.geometry_ is None or max_k < 2:
+        return None
+    try:
+        X = np.asarray(dm.geometry_.training_points(np.arange(n)), dtype=np.float64)
+    except NotImplementedError:  # distances only: no mean and covariance
+        return None
+    windows = _pixel_windows(est, n)
+
+    def reference_graph(points, ref_seed):  # the same pipeline, a fresh forest
+        forest = None if dm.forest is None else clone(dm.forest)
+        ref = clone(dm).set_params(forest=forest, random_state=ref_seed)
+        return fit_graph(ref, points, windows, owner=est).W
+
+    excess = spectral_excess(dm.affinity_, X, reference_graph, max_k, seed)
+    out = np.full(max_k, np.nan)
+    out[1:] = excess
+    return out
+
+
+def warn_if_structureless(name: str, k: int, excess: np.ndarray | None, stacklevel: int) -> bool:
+    """Warn that a label-free ``K >= 2`` sits on data no more clustered than the reference.
+
+    No K's excess reaches :data:`~geoforest.graph.MIN_EXCESS`: the diffusion
+    kernel's spectrum is nowhere clearly below that of one Gaussian of the
+    data's mean and covariance, so the K clusters may be noise.  Only a
+    warning: the labels stay as chosen.  Returns whether it warned.
+    """
+    if excess is None or k < 2 or choose_by_excess(excess[1:]) > 1:
+        return False
+    top = np.nanmax(excess) if np.isfinite(excess).any() else np.nan
+    warnings.warn(
+        f"{name}: K = {k} was chosen without labels, but the data are no more clustered "
+        "than structureless Gaussian data of their mean and covariance (largest spectral "
+        f"excess {top:.2f} < {MIN_EXCESS}; reference_excess_): the {k} clusters may be "
+        "noise; pass n_clusters if you know K",
+        LabelFreeChoiceWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return True

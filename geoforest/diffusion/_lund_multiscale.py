@@ -7,9 +7,18 @@ others: the medoid in variation of information (:func:`medoid_clustering`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-__all__ = ["medoid_clustering", "multiscale_times", "variation_of_information"]
+from .._progress import progress
+
+__all__ = [
+    "medoid_clustering",
+    "multiscale_fit",
+    "multiscale_times",
+    "variation_of_information",
+]
 
 
 def variation_of_information(a, b) -> float:
@@ -101,3 +110,26 @@ def medoid_clustering(labels: list[np.ndarray], n_clusters: np.ndarray) -> tuple
     total = np.full(m, np.nan)
     total[eligible] = vi_sum
     return best, total
+
+
+def multiscale_fit(
+    at_time: Callable[[float], dict], eigenvalues: np.ndarray, max_log2_t: int, verbose
+) -> tuple[dict, dict]:
+    """LUND at every time of :func:`multiscale_times`; the medoid clustering's state.
+
+    ``at_time(t)`` is LUND's state at time ``t`` (a dict with ``"k"`` and
+    ``"labels"``).  Returns that of the clustering with the smallest summed
+    variation of information to the others (:func:`medoid_clustering`), and
+    the ``multiscale_`` record: the times, their ``K``, the sums and labels.
+    """
+    times = multiscale_times(eigenvalues, int(max_log2_t))
+    states = [at_time(t) for t in progress(times, len(times), verbose, "LUND times")]
+    ks = np.array([s["k"] for s in states])
+    best, total = medoid_clustering([s["labels"] for s in states], ks)
+    record = {
+        "times": np.array(times),
+        "n_clusters": ks,
+        "vi_sum": total,
+        "labels": [s["labels"] for s in states],
+    }
+    return states[best], record

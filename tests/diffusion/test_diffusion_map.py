@@ -46,7 +46,7 @@ def test_diffusion_distance_matches_definition(t):
     np.testing.assert_allclose(
         dm.distances(t, rows=[3, 4], cols=[0, 29]), Dt[np.ix_([3, 4], [0, 29])], atol=1e-8
     )
-    dist, ind = dm.kneighbors(t, n_neighbors=4)
+    dist, ind = dm.kneighbors(n_neighbors=4, t=t)
     np.fill_diagonal(Dt, np.inf)
     np.testing.assert_allclose(dist, np.sort(Dt, axis=1)[:, :4], atol=1e-8)
 
@@ -197,7 +197,7 @@ def test_bad_precomputed_and_queries():
     with pytest.raises(ValueError, match="t must"):
         dm.embedding(-1)
     with pytest.raises(ValueError, match="n_neighbors"):
-        dm.kneighbors(1, n_neighbors=12)
+        dm.kneighbors(n_neighbors=12, t=1)
     with pytest.raises(IndexError):
         dm.distances(1, rows=[12])
 
@@ -382,7 +382,14 @@ def test_t_parameter_and_the_time_arguments():
     dm = DiffusionMap(n_neighbors=5, n_components=4, t=4.0, random_state=0).fit(X)
     np.testing.assert_array_equal(dm.embedding(), dm.embedding(4.0))
     np.testing.assert_array_equal(dm.distances(), dm.distances(4.0))
-    np.testing.assert_array_equal(dm.kneighbors(n_neighbors=3)[1], dm.kneighbors(4.0, 3)[1])
+    np.testing.assert_array_equal(dm.kneighbors(n_neighbors=3)[1], dm.kneighbors(None, 3, t=4.0)[1])
+    # The former kneighbors(t, n_neighbors) works for one release, with a FutureWarning.
+    with pytest.warns(FutureWarning, match=r"kneighbors\(t=\.\.\.\)"):
+        np.testing.assert_array_equal(dm.kneighbors(4.0, 3)[1], dm.kneighbors(n_neighbors=3)[1])
+    # New points: their D_t-nearest training points (a training row finds itself).
+    d, i = dm.kneighbors(X[:5], n_neighbors=3)
+    np.testing.assert_array_equal(i[:, 0], np.arange(5))
+    np.testing.assert_allclose(d[:, 0], 0.0, atol=1e-12)
     with pytest.raises(ValueError, match="t must"):
         dm.embedding(np.inf)
     with pytest.raises(ValueError, match="'t' parameter"):

@@ -1,5 +1,7 @@
 """LUND: rho_t, K estimate, labelling order, spatial options, active learning, errors."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
@@ -587,3 +589,34 @@ def test_labels_at_is_the_clustering_of_a_fit_at_that_time():
         np.testing.assert_array_equal(model.labels_at(t), refit.labels_)
     with pytest.raises(ValueError, match="t must be"):
         model.labels_at(-1.0)
+
+
+def test_label_free_k_on_structureless_data_warns():
+    """Issue 53: LUND gave K = 10 on 12 Gaussian points with no warning; a
+    label-free K >= 2 on data no more clustered than a Gaussian of their mean
+    and covariance now says so (labels unchanged); clustered data stay quiet."""
+    from geoforest.graph import LabelFreeChoiceWarning
+
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    with pytest.warns(LabelFreeChoiceWarning) as record:
+        model = LUND(n_neighbors=11, random_state=0).fit(X)
+    assert any("no more clustered" in str(w.message) for w in record)
+    assert model.n_clusters_ >= 2 and np.nanmax(model.reference_excess_) < 0.5
+    quiet = LUND(n_neighbors=11, n_clusters=model.n_clusters_, random_state=0).fit(X)
+    np.testing.assert_array_equal(quiet.labels_, model.labels_)  # only a warning
+    assert quiet.reference_excess_ is None
+    X, _ = make_multidensity_clusters(600, n_clusters=3, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LabelFreeChoiceWarning)
+        model = LUND(random_state=0).fit(X)
+    assert model.n_clusters_ == 3 and np.nanmax(model.reference_excess_) >= 0.5
+
+
+def test_connect_and_eigen_tol_reach_the_diffusion_map():
+    X, _ = make_multidensity_clusters(300, n_clusters=2, random_state=0)
+    model = LUND(n_clusters=2, t=8.0, connect=False, cutoff=None, eigen_tol=1e-5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # unbridged pieces are said
+        model.fit(X)
+    dm = model.diffusion_map_
+    assert dm.connect is False and dm.eigen_tol == 1e-5 and dm.n_bridges_ == 0
