@@ -1,10 +1,16 @@
 """Progress bars for the steps that can take long (tqdm, only when asked).
 
+An item counts as done when the loop over the bar asks for the next one, so the
+bar reaches its end when the work on the last item is over, not when that work
+starts.
+
 A first call on an empty numba cache compiles kernels while the first item is
 made; counted in the bar's rate, that compilation makes the time left absurd
-(minutes for a fit of seconds).  The bar restarts its clock after any item
-during which geoforest compiled (:func:`~geoforest._first_use.compile_seconds`),
-so its rate and time left count only the work.
+(minutes for a fit of seconds).  After any item during which geoforest compiled
+(:func:`~geoforest._first_use.compile_seconds`), the bar's clock is moved on by
+the time spent compiling, so its rate and time left (and the elapsed time it
+shows) count only the work.  The count itself only ever goes up: a log of the
+bar never shows it going back.
 """
 
 from __future__ import annotations
@@ -24,17 +30,28 @@ def progress(iterable: Iterable, total: int | None, verbose: int, desc: str) -> 
 
 
 def _counted(iterable: Iterable, bar) -> Iterator:
-    """Yield the items, advancing ``bar``; its clock restarts after a compilation."""
+    """Yield the items, advancing ``bar`` as each is done; compilation kept off its clock."""
     compiled = compile_seconds()
     try:
         for item in iterable:
-            bar.update()
+            yield item  # the caller's work on the item happens here
             now = compile_seconds()
-            if now > compiled:  # kernels compiled during this item: time only what follows
-                compiled, done = now, bar.n
-                bar.reset(total=bar.total)
-                bar.initial = bar.n = bar.last_print_n = done  # rate: (n - initial) / time
-                bar.refresh()
-            yield item
+            if now > compiled:  # kernels compiled during this item: time only the rest
+                _off_the_clock(bar, now - compiled)
+                compiled = now
+            bar.update()
     finally:
         bar.close()
+
+
+def _off_the_clock(bar, seconds: float) -> None:
+    """Move ``bar``'s clock on by ``seconds`` spent since it last printed, as tqdm's unpause.
+
+    Both the start (the average rate, the elapsed time) and the last print (the
+    smoothed rate of the next update) move, and nothing is redrawn.
+    """
+    if getattr(bar, "disable", False):
+        return
+    now = bar._time()
+    bar.start_t = min(bar.start_t + seconds, now)
+    bar.last_print_t = min(bar.last_print_t + seconds, now)

@@ -31,6 +31,46 @@ def test_demo_quick_writes_table_and_figure(tmp_path, capsys):
     assert (tmp_path / "demo_helix.csv").read_bytes() != before["demo_helix.csv"]
 
 
+def test_demo_progress_bar_is_full_when_the_work_is_and_never_goes_back(tmp_path, monkeypatch):
+    """In a log, the demo's bar counts a noise level once its row is computed, only upwards.
+
+    Issue 53: it was full while the slowest row still ran, and after the
+    compilation notice its log read 2/4, 0/4, 2/4.
+    """
+    import functools
+    import io
+    import re
+    import sys
+
+    import tqdm.auto
+    import tqdm.std
+
+    from geoforest import _progress, metrics
+
+    log = io.StringIO()  # stdout and stderr in one stream, in order, as in `demo > log 2>&1`
+    monkeypatch.setattr(sys, "stdout", log)
+    monkeypatch.setattr(sys, "stderr", log)
+    monkeypatch.setattr(tqdm.auto, "tqdm", functools.partial(tqdm.std.tqdm, mininterval=0))
+    seconds = iter([0.0] + [9.0] * 10)  # kernels compiled during the first noise level
+    monkeypatch.setattr(_progress, "compile_seconds", lambda: next(seconds))
+    precision = metrics.geodesic_precision_recall
+
+    def marked(*args, **kwargs):  # a mark in the log where a row's last step ends
+        result = precision(*args, **kwargs)
+        print("<row step done>", file=log)
+        return result
+
+    monkeypatch.setattr(metrics, "geodesic_precision_recall", marked)
+    assert main(["demo", "--quick", "--out", str(tmp_path)]) == 0
+    text = log.getvalue()
+    counts = [(m.start(), int(m[1])) for m in re.finditer(r"\| *(\d+)/3 \[", text)]
+    assert [n for _, n in counts] == sorted(n for _, n in counts)  # never backwards
+    last_step = text.rindex("<row step done>")
+    full = [at for at, n in counts if n == 3]
+    assert full and last_step < full[0] < text.index("noise dims")
+    assert all(n < 3 for at, n in counts if at < last_step)
+
+
 def test_parser_requires_a_command():
     parser = build_parser()
     assert parser.parse_args(["demo"]).out == "geoforest-demo"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -68,9 +69,41 @@ def test_the_time_left_does_not_count_a_compilation(monkeypatch):
     bar = tqdm(total=4, disable=False, mininterval=0, file=open(os.devnull, "w"))
     rates = []
     for _ in _progress._counted(items(), bar):
-        rates.append(bar.format_dict["rate"] or (bar.n - bar.initial) / bar.format_dict["elapsed"])
-    assert bar.initial == 1  # the clock restarted after the compiling item
+        if bar.n:
+            rates.append(bar.format_dict["rate"] or bar.n / bar.format_dict["elapsed"])
+    assert bar.n == 4
     assert rates[-1] > 10  # items per second of the work, not 4 / 0.53 s
+
+
+def _counts(log: str) -> list[int]:
+    """The ``n`` of every ``n/total`` a tqdm bar wrote to ``log``, in order."""
+    return [int(n) for n in re.findall(r"\| *(\d+)/\d+ \[", log)]
+
+
+def test_the_bar_counts_an_item_once_its_work_is_done_and_never_goes_back(monkeypatch):
+    """The bar is full only when the last item's work is over; its log never counts down.
+
+    The demo's bar (issue 53) was full while its slowest item still ran, and
+    after the compiling item its log read 2/4, 0/4, 2/4.
+    """
+    import io
+
+    from tqdm import tqdm
+
+    from geoforest import _progress
+
+    clock = {"compiled": 0.0}
+    monkeypatch.setattr(_progress, "compile_seconds", lambda: clock["compiled"])
+    log = io.StringIO()  # not a terminal: every redraw stays in it
+    bar = tqdm(total=4, disable=False, mininterval=0, file=log)
+    for i in _progress._counted(range(4), bar):
+        assert bar.n == i  # while the caller works on item i, only the i before it count
+        if i == 0:
+            clock["compiled"] = 20.0  # the first item's work compiled kernels
+    assert bar.n == 4
+    counts = _counts(log.getvalue())
+    assert counts == sorted(counts) and counts[-1] == 4
+    assert counts.count(0) == 1  # drawn at 0 once, at the start
 
 
 def test_the_first_compilation_says_so_once(monkeypatch, capsys):
