@@ -3,8 +3,9 @@
 On an empty numba cache (a fresh install, a new CI job, a fresh Dask worker)
 the first ``fit`` compiles the tree engine and the searches before any work is
 done, and a user would otherwise watch a silent prompt, or a progress bar at
-0, for most of a minute.  numba announces every compilation that its on-disk
-cache could not serve as a ``"numba:compile"`` event; the listener here prints
+0, while it lasts (:data:`NOTICE` says roughly how long).  numba announces
+every compilation that its on-disk cache could not serve as a
+``"numba:compile"`` event; the listener here prints
 one line to stderr at the first such compilation of a geoforest kernel in the
 process, and adds up the time spent compiling, so that progress bars can keep
 it out of their rates (:func:`compile_seconds`) and the demo can say whether
@@ -24,9 +25,11 @@ from numba.core import event
 
 __all__ = ["cache_unavailable", "compile_seconds", "notice"]
 
-#: What the line says: what happens, roughly how long, and that it happens once.
+#: What the line says: what happens, roughly how long, and that it happens once.  The
+#: time is the compiling in a cold ``geoforest demo`` (``docs/scale.md``, "Start-up"),
+#: the figure the README and the install page give too.
 NOTICE = (
-    "geoforest: compiling its numba kernels for their first use{where} (about 30-60 s "
+    "geoforest: compiling its numba kernels for their first use{where} (about 20 s "
     "on 2 cores; {after})"
 )
 

@@ -208,7 +208,14 @@ _ATTRIBUTES_DOC = """
         queries, ``inbag_counts_`` and every node's class distribution (not the
         training data).
     feature_importances_ : ndarray of shape (n_features,)
-        See ``importance``.
+        Sums to 1; ``importance`` chooses what it measures.  Unlike
+        scikit-learn's forests, the default (``importance="count"``) is not
+        the mean decrease in impurity but how many split nodes use each
+        feature, and the two can rank features very differently: a one-hot
+        column is cut at most once on a path, so it scores low by count
+        however much its cuts gain.  ``importance="impurity"`` gives the mean
+        decrease in impurity, scikit-learn's measure; it is read from the
+        fitted trees, so ``set_params(importance="impurity")`` needs no refit.
     oob_score_ : float
         With ``oob_score``: the accuracy of the out-of-bag predictions.
     oob_decision_function_ : ndarray of shape (n_samples, n_classes)

@@ -317,10 +317,16 @@ class SupervisedForest(BaseForest):
     def feature_importances_(self) -> np.ndarray:
         """Normalised feature importances (sum 1), as selected by ``importance``.
 
-        ``"count"`` (the manifold forests paper): for each feature, the number
-        of split nodes, over all trees, whose chosen projection uses it.
-        ``"impurity"``: the mean decrease in impurity (squared error for
-        regressors), shared among a projection's features.
+        ``"count"`` (the default, the manifold forests paper's): for each
+        feature, the number of split nodes, over all trees, whose chosen
+        projection uses it.  ``"impurity"``: the mean decrease in impurity
+        (squared error for regressors), shared among a projection's features.
+
+        Unlike scikit-learn's forests, the default is the count, not the
+        impurity decrease, and the two can disagree widely (a one-hot column
+        is cut at most once on a path, so it scores low by count).  For
+        scikit-learn's measure, ``set_params(importance="impurity")``: the
+        property reads the fitted trees, so no refit is needed.
         """
         check_is_fitted(self)
         if self.importance == "impurity":
@@ -377,8 +383,10 @@ def shared_doc(criterion: str, max_features: str) -> str:
     bootstrap : bool, default=True
         Draw each tree's rows with replacement.
     importance : {"count", "impurity"}, default="count"
-        What ``feature_importances_`` reports: the paper's projection counts
-        or the mean decrease in impurity.
+        What ``feature_importances_`` reports: the manifold forests paper's
+        projection counts (how many split nodes use each feature), or the mean
+        decrease in impurity that scikit-learn's forests report.  The default
+        is not scikit-learn's.
     oob_score : bool or callable, default=False
         Score each training row with the trees whose sample left it out, as
         scikit-learn's forests do: ``oob_score_`` (accuracy or R², or

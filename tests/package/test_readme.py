@@ -42,3 +42,23 @@ def test_readme_block_runs_alone_and_prints_what_it_says(i, tmp_path):
     assert run.returncode == 0, f"README block {i} fails on its own:\n{run.stderr[-3000:]}"
     printed = [line.strip() for line in run.stdout.splitlines() if line.strip()]
     assert printed == expected, f"README block {i}: printed {printed}, says {expected}"
+
+
+def test_the_graph_snippets_keep_the_distances():
+    """Every ``kneighbors_graph`` in the README passes ``mode="distance"``.
+
+    The default, ``mode="connectivity"``, puts 1 on every edge; fed to UMAP or
+    HDBSCAN such a graph loses how near each neighbour is (issue 53).
+    """
+    calls = re.findall(r"kneighbors_graph\(([^)]*)\)", "\n".join(BLOCKS))
+    assert calls and all('mode="distance"' in args for args in calls)
+
+
+def test_the_compile_time_is_one_figure_everywhere():
+    """The compile notice, the README and the install page give the same cold-start figure."""
+    from geoforest._first_use import NOTICE
+
+    seconds = re.search(r"about (\d+) s", NOTICE)[1]
+    said = f"about {seconds} s of it compiling"
+    for page in (README, README.parent / "docs" / "site" / "install.rst"):
+        assert said in " ".join(page.read_text().split()), f"{page.name} does not say {said!r}"
