@@ -52,23 +52,8 @@ __all__ = [
     "fit_knn_spectral",
     "knn_graph",
     "predict_knn_spectral",
-    "reference_subset",
     "training_coordinates",
-    "warn_if_structureless",
 ]
-
-
-#: Points the label-free check of a K >= 2 compares with its references: a
-#: random subset of this many (the same pipeline rebuilt on it) when there are
-#: more, so that the check costs about three fits of this size at any n.
-REFERENCE_SAMPLES = 500
-
-
-def reference_subset(n: int, seed: int) -> np.ndarray | None:
-    """The rows the check of a label-free K >= 2 runs on (None: all ``n``)."""
-    if n <= REFERENCE_SAMPLES:
-        return None
-    return np.sort(np.random.RandomState(seed).choice(n, size=REFERENCE_SAMPLES, replace=False))
 
 
 class KnnGraph(NamedTuple):
@@ -159,29 +144,6 @@ def _excess(est, A, X, max_k: int, seed: int) -> np.ndarray:
     return out
 
 
-def warn_if_structureless(name: str, k: int, excess: np.ndarray, stacklevel: int) -> bool:
-    """Warn that a label-free ``K >= 2`` sits on data no more clustered than the reference.
-
-    ``excess`` holds ``s_K`` at entry ``K - 1`` (:func:`~geoforest.graph.spectral_excess`);
-    the warning is given when no K reaches :data:`~geoforest.graph.MIN_EXCESS`:
-    the graph's spectrum is nowhere clearly below that of one Gaussian of the
-    data's mean and covariance, so the K clusters may be noise.  The labels
-    stay as chosen.  Returns whether it warned.
-    """
-    if choose_by_excess(excess[1:]) > 1:
-        return False
-    top = np.nanmax(excess) if np.isfinite(excess).any() else np.nan
-    warnings.warn(
-        f"{name}: K = {k} was chosen without labels, but the data are no more clustered "
-        "than structureless Gaussian data of their mean and covariance (largest spectral "
-        f"excess {top:.2f} < {MIN_EXCESS}; reference_excess_): the {k} clusters may be "
-        "noise; pass n_clusters if you know K",
-        LabelFreeChoiceWarning,
-        stacklevel=stacklevel + 1,
-    )
-    return True
-
-
 def _warn_excess_k(name: str, k: int, out: np.ndarray) -> None:
     warnings.warn(
         f"{name}: no relative spectral gap reaches the bar, so K = {k} was "
@@ -218,28 +180,14 @@ def _label_free_k(est, graph: KnnGraph, max_k: int, seed: int):
     coords = training_coordinates(graph.geometry) if max_k >= 2 else None
     if coords is None:
         return n_clusters, scores, None, False
-    name = type(est).__name__
     if n_clusters == 1:
         excess = _excess(est, graph.affinity, coords, max_k, seed)
         n_clusters = choose_by_excess(excess[1:])
         if n_clusters > 1:
-            _warn_excess_k(name, n_clusters, excess)
+            _warn_excess_k(type(est).__name__, n_clusters, excess)
         return n_clusters, scores, excess, True
-    sub = reference_subset(coords.shape[0], seed)
-    A = graph.affinity
-    if sub is not None:  # the same pipeline on a subset, so the check stays cheap
-        coords = coords[sub]
-        A = knn_graph(
-            coords,
-            est.metric,
-            forest=None if est.forest is None else clone(est.forest),
-            n_neighbors=est.n_neighbors,
-            random_state=seed,
-            n_jobs=est.n_jobs,
-        ).affinity
-    excess = _excess(est, A, coords, min(max_k, coords.shape[0] - 1), seed)
-    warn_if_structureless(name, n_clusters, excess, stacklevel=5)
-    return n_clusters, scores, excess, False
+    # A K >= 2 from a weak gap is reported by explain_choice, at no extra cost.
+    return n_clusters, scores, None, False
 
 
 def fit_knn_spectral(est, X) -> KnnSpectralFit:

@@ -19,7 +19,6 @@ from ..graph import METRICS, eigengap_scores, explain_choice, fit_geometry
 from ._graph_spectral import GeometryNeighborsMixin, fit_knn_spectral, predict_knn_spectral
 from ._rpf_candidates import KernelCandidatesMixin
 from ._rpf_kernel import (
-    check_kernel_structure,
     forest_kernel,
     kept_by_threshold,
     kernel_vote,
@@ -496,10 +495,6 @@ class ForestSpectralClustering(
         self.reference_excess_ = None
         if self.n_clusters is None:
             explain_choice(type(self).__name__, self.n_clusters_, k_scores, criterion=criterion)
-            if self.n_clusters_ >= 2:
-                self.reference_excess_ = check_kernel_structure(
-                    self, X, self.kernel_, chosen, seed, stacklevel=2
-                )
         self.affinity_matrix_ = chosen["_A"]
         self.threshold_ = chosen["threshold"]
         self.scale_ = chosen["scale"]

@@ -15,13 +15,11 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from ..graph import canonical_labels, spectral_excess
+from ..graph import canonical_labels
 
 __all__ = [
     "attach_by_kernel",
-    "check_kernel_structure",
     "forest_kernel",
-    "kernel_excess",
     "kernel_vote",
     "sharpen_kernel",
     "truncated_kernel",
@@ -228,83 +226,9 @@ def kernel_vote(S_rows, labels: np.ndarray, clustered: np.ndarray) -> tuple[np.n
     return np.argmax(scores, axis=1), scores.max(axis=1) > 0
 
 
-def kernel_excess(
-    S, A, X, make_forest, threshold: float, scale: float, kernel_neighbors, max_k: int, seed: int
-) -> np.ndarray:
-    """The excess of rpfCluster's kernel over Gaussian references of ``X``, raw and sharpened.
-
-    Each reference runs the pipeline that gave the kernel ``S`` (a forest from
-    ``make_forest()``, its kernel, truncated to ``kernel_neighbors`` when set)
-    on points drawn from one Gaussian of the data's mean and covariance
-    (:func:`~geoforest.graph.spectral_excess`).  The excess is taken twice:
-    of ``S`` itself, and of the clustered affinity ``A`` (``S`` cut at
-    ``threshold`` and sharpened by ``scale``, the references likewise).  A
-    threshold chosen for the data can shatter a reference, and a sharpened
-    kernel can hide structure the raw one shows, so the larger of the two
-    excesses at each K is returned; both references share their forests.
-
-    Returns
-    -------
-    ndarray of shape (max_k - 1,)
-        Entry ``K - 2`` is ``s_K``.
-    """
-    kernels: dict[int, sp.csr_array] = {}
-
-    def reference_kernel(points, ref_seed):
-        if ref_seed not in kernels:
-            forest = make_forest().set_params(random_state=ref_seed).fit(points)
-            kernels[ref_seed] = forest_kernel(forest, kernel_neighbors, points.shape[0])
-        return kernels[ref_seed]
-
-    raw = spectral_excess(S, X, reference_kernel, max_k, seed)
-    sharp = spectral_excess(
-        A,
-        X,
-        lambda points, s: sharpen_kernel(reference_kernel(points, s), threshold, scale),
-        max_k,
-        seed,
-    )
-    return np.fmax(raw, sharp)
-
-
 def forest_kernel(forest, kernel_neighbors, n: int) -> sp.csr_array:
     """The proximity kernel of a forest fitted on ``n`` points, truncated to
     ``kernel_neighbors`` (at most ``n - 1``) when set."""
     if kernel_neighbors is None:
         return sp.csr_array(forest.proximity())
     return truncated_kernel(forest, min(int(kernel_neighbors), n - 1))
-
-
-def check_kernel_structure(model, X, S, chosen, seed: int, stacklevel: int) -> np.ndarray:
-    """The excess of a fitted rpfCluster over Gaussian references; warns when it has none.
-
-    ``model`` chose ``chosen`` (its candidate: ``threshold``, ``scale``, the
-    affinity ``_A``) from the kernel ``S`` of ``X`` without labels.  On more
-    than :data:`~geoforest.cluster._graph_spectral.REFERENCE_SAMPLES` points
-    the check runs the same pipeline on a random subset of that many, so it
-    costs a few small forests at any n (:func:`kernel_excess`).  The labels
-    stay as chosen; the warning is
-    :func:`~geoforest.cluster._graph_spectral.warn_if_structureless`'s.
-
-    Returns
-    -------
-    ndarray of shape (max_clusters,)
-        ``s_K`` at entry ``K - 1`` (NaN at K = 1).
-    """
-    from ._graph_spectral import reference_subset, warn_if_structureless
-
-    X = np.asarray(X, dtype=np.float64)
-    b1, b2 = chosen["threshold"], chosen["scale"]
-    A = chosen["_A"]
-    sub = reference_subset(X.shape[0], seed)
-    if sub is not None:  # the same pipeline on a subset, so the check stays cheap
-        X = X[sub]
-        forest = model._make_forest().set_params(random_state=seed).fit(X)
-        S = forest_kernel(forest, model.kernel_neighbors, X.shape[0])
-        A = sharpen_kernel(S, b1, b2)
-    max_k = int(min(model.max_clusters, X.shape[0] - 1))
-    excess = kernel_excess(S, A, X, model._make_forest, b1, b2, model.kernel_neighbors, max_k, seed)
-    out = np.full(int(model.max_clusters), np.nan)
-    out[1 : excess.size + 1] = excess
-    warn_if_structureless(type(model).__name__, model.n_clusters_, out, stacklevel + 1)
-    return out

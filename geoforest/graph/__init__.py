@@ -71,6 +71,7 @@ modules; the numba steps their own kernels call come from
 
 from ._choice import (
     MIN_RELATIVE_GAP,
+    STRONG_RELATIVE_GAP,
     LabelFreeChoiceWarning,
     choose_by_relative_gap,
     eigengap_scores,
@@ -116,6 +117,7 @@ __all__ = [
     "MIN_EXCESS",
     "MIN_RELATIVE_GAP",
     "PrecomputedGeometry",
+    "STRONG_RELATIVE_GAP",
     "SubsetGeometry",
     "bridge_components",
     "canonical_labels",

@@ -33,6 +33,7 @@ import numpy as np
 __all__ = [
     "CLOSE_FRACTION",
     "MIN_RELATIVE_GAP",
+    "STRONG_RELATIVE_GAP",
     "LabelFreeChoiceWarning",
     "choose_by_relative_gap",
     "eigengap_scores",
@@ -48,6 +49,12 @@ CLOSE_FRACTION = 0.9
 #: Smallest relative gap ``mu_(K+1) / mu_K`` taken as ``K``-cluster structure; above
 #: what one Gaussian blob gives (docs/defaults.md).
 MIN_RELATIVE_GAP = 2.0
+#: A label-free ``K >= 2`` whose relative gap is below this is weak evidence, and
+#: :func:`explain_choice` says so: structureless controls (uniform squares,
+#: Gaussian clouds) reach 1.5-2.1 at their chosen K, separated blobs 3.5 and
+#: more, at no cost beyond the gaps already computed (``docs/defaults.md``,
+#: "Weak label-free evidence").
+STRONG_RELATIVE_GAP = 3.0
 #: Laplacian eigenvalues below this count as 0 (connected components) in the ratios.
 _MU_FLOOR = 1e-6
 
@@ -234,7 +241,10 @@ def explain_choice(
     close: float = CLOSE_FRACTION,
     stacklevel: int = 3,
 ) -> int | None:
-    """Warn when an estimated ``K`` is 1 or has a close runner-up; return the runner-up.
+    """Warn when an estimated ``K`` is 1, weak or has a close runner-up; return the runner-up.
+
+    Weak: a ``K >= 2`` chosen by a relative gap below
+    :data:`STRONG_RELATIVE_GAP`, which structureless data reach.
 
     Parameters
     ----------
@@ -285,6 +295,22 @@ def explain_choice(
         warnings.warn(
             f"{estimator} found no cluster structure: K = 1, every point in one cluster "
             f"({why}). Pass n_clusters if you expect clusters.",
+            LabelFreeChoiceWarning,
+            stacklevel=stacklevel,
+        )
+    elif (
+        "relative" in criterion
+        and np.isfinite(chosen)
+        and chosen < STRONG_RELATIVE_GAP
+        and np.isfinite(s[: k - 1]).any()
+    ):
+        # The bar was reached, barely: structureless data do as much.  (With every
+        # smaller K unscored, K is the affinity's number of components: those are
+        # clusters whatever the gaps say.)
+        warnings.warn(
+            f"{estimator} chose K = {k} without labels from weak evidence ({criterion} "
+            f"{chosen:.3g}, below {STRONG_RELATIVE_GAP}): data with no cluster structure "
+            "(a uniform or Gaussian cloud) reach such gaps; pass n_clusters if you know K.",
             LabelFreeChoiceWarning,
             stacklevel=stacklevel,
         )
