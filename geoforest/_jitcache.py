@@ -1,9 +1,10 @@
-"""Drop numba's cached kernels when a kernel module changed, before any kernel loads (issue 53).
+"""Drop numba's cached kernels when a kernel module changed, before any kernel loads.
 
 numba's ``cache=True`` checks only the source file of the function it loads.
 ``build_tree`` (``_engine/builder.py``) is compiled with ``sort_values``
 (``_engine/sorting.py``) linked in; when ``sorting.py`` changes and
-``builder.py`` does not, the cached ``build_tree`` keeps running the old sort.
+``builder.py`` does not, the cached ``build_tree`` keeps running the sort it was
+compiled with.
 A fresh install has no cache yet, but an editable install (``pip install -e
 .``, the README's) keeps its ``__pycache__`` across ``git pull``, and so does a
 ``NUMBA_CACHE_DIR`` or numba's user-wide cache folder across an upgrade: stale
@@ -35,7 +36,7 @@ after every cache file went and only if no source changed while it was read,
 so a check cut short is repeated by the next process.  Two processes
 starting together can both clear: the cost is a recompilation, never stale
 code.  What it cannot see: a process that imported the old sources and writes
-its cache after the check (a long-running session during a ``git pull``); an
+its cache after the check (a long-running process during a ``git pull``); an
 edit that keeps a file's size and modification time; and a constant that a
 kernel reads from a module without kernels (numba freezes such globals into
 the machine code; keep them in kernel modules).
