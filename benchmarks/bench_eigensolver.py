@@ -22,8 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
-from geoforest.cluster import normalized_affinity, sharpen_kernel, spectral_eigs
+from geoforest.cluster import sharpen_kernel
 from geoforest.forest import RandomProjectionForest
+from geoforest.graph import normalized_affinity, spectral_eigs
 from geoforest_experiments import rpf_cluster
 
 

@@ -50,7 +50,8 @@ def child(n: int, k: int, kneighbors_max_n: int) -> dict:
     from sklearn.neighbors import KDTree
 
     from geoforest.datasets import make_ldln
-    from geoforest.llpd import LLPD, LLPDSpectralClustering, euclidean_mst, single_linkage
+    from geoforest.graph import euclidean_mst
+    from geoforest.llpd import LLPD, LLPDSpectralClustering, single_linkage
     from geoforest.metrics import clustering_accuracy
 
     warm, _ = make_ldln(300, ambient_dim=5, random_state=1)

@@ -34,7 +34,7 @@ Metrics: ``accuracy`` (Hungarian; predicted noise and true background each
 count as a cluster of their own), ``ari``, ``ami``, ``k_hat``, ``abs_k_err``,
 ``noise_fraction`` (predicted ``-1``), ``accuracy_core`` (on true cluster
 points the method kept), ``seconds``, and ``warning``: ``k=1`` or ``close``
-when the estimator raised a :class:`~geoforest.cluster.LabelFreeChoiceWarning`
+when the estimator raised a :class:`~geoforest.graph.LabelFreeChoiceWarning`
 (no structure found, or a close runner-up).  A method that raises gives a
 row with its ``error`` and NaN scores.
 """
@@ -50,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from geoforest import datasets, metrics
-from geoforest.cluster import LabelFreeChoiceWarning
+from geoforest.graph import LabelFreeChoiceWarning
 
 from ._runner import ExperimentConfig, ExperimentResult, progress, write_csv
 

@@ -264,7 +264,7 @@ def _balls_figure(plt, config: ExperimentConfig):
 
 def _eigen_figure(plt, config: ExperimentConfig):
     """Normalised Laplacian eigenvalues ``1 - lambda(M)`` at every scale of the grid."""
-    from geoforest.cluster import spectral_eigs
+    from geoforest.graph import spectral_eigs
     from geoforest.llpd import LLPDSpectralClustering
 
     X, _ = datasets.make_ldln(

@@ -246,7 +246,8 @@ def _save_sweep(path, model, sweep, y: np.ndarray, K: int) -> None:
     """
     from scipy.sparse.csgraph import connected_components
 
-    from geoforest.cluster import RPF_SCALES, spectral_eigs
+    from geoforest.cluster import RPF_SCALES
+    from geoforest.graph import spectral_eigs
 
     pairs = list(sweep)
     default = np.array([b2 in RPF_SCALES for _, b2 in pairs])

@@ -23,9 +23,11 @@ from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
 from geoforest.cluster import (
+    sharpen_kernel,
+)
+from geoforest.graph import (
     min_cluster_size,
     n_components,
-    sharpen_kernel,
     spectral_eigs,
     spectral_embedding_njw,
 )

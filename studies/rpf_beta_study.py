@@ -33,11 +33,13 @@ import geoforest as gf
 from geoforest.cluster import (
     RPF_SCALES,
     RPF_THRESHOLDS,
-    normalized_affinity,
     sharpen_kernel,
+)
+from geoforest.graph import (
+    normalized_affinity,
     spectral_eigs,
 )
-from geoforest.cluster import spectral_embedding_njw as njw
+from geoforest.graph import spectral_embedding_njw as njw
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
 from geoforest_experiments.rpf_cluster import prepare
 

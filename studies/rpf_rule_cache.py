@@ -25,7 +25,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from geoforest import ForestSpectralClustering, RandomProjectionForest
-from geoforest.cluster import RPF_SCALES, RPF_THRESHOLDS, sharpen_kernel, spectral_eigs
+from geoforest.cluster import RPF_SCALES, RPF_THRESHOLDS, sharpen_kernel
+from geoforest.graph import spectral_eigs
 from geoforest_experiments.rpf_cluster import ORACLE_SCALES, prepare
 
 MAX_K = 10

@@ -41,7 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from geoforest.cluster import estimate_n_clusters, select_best
+from geoforest.cluster import select_best
+from geoforest.graph import estimate_n_clusters
 from geoforest.metrics import clustering_accuracy, cocluster_accuracy
 
 

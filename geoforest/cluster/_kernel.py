@@ -74,10 +74,10 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
     ``selection``: the largest relative gap ``mu_(K+1) / mu_K`` of the
     normalised Laplacian among the ``K`` whose partition has no cluster under
     ``max(5, 2 % of n)`` points, or 1 when none reaches 2 (``"relgap"``,
-    :func:`~geoforest.cluster.choose_by_relative_gap`), or the largest gap
+    :func:`~geoforest.graph.choose_by_relative_gap`), or the largest gap
     ``lambda_K - lambda_(K+1)`` (``"eigengap"``).  This is the estimator
     behind every spectral method of geoforest (forest kernels, longest-leg path
-    distances); see :func:`~geoforest.cluster.spectral_clustering`.
+    distances); see :func:`~geoforest.graph.spectral_clustering`.
 
     Parameters
     ----------
@@ -95,7 +95,7 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
     n_init : int, default=10
         Number of k-means restarts.
     eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
-        Eigensolver, see :func:`~geoforest.cluster.spectral_eigs`; ``"auto"``
+        Eigensolver, see :func:`~geoforest.graph.spectral_eigs`; ``"auto"``
         is dense up to 1000 points and ARPACK beyond.
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolver start and k-means.
@@ -129,7 +129,7 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
 
     See Also
     --------
-    geoforest.cluster.spectral_clustering : The same method as a function.
+    geoforest.graph.spectral_clustering : The same method as a function.
     sklearn.cluster.SpectralClustering : scikit-learn's spectral clustering.
 
     Notes

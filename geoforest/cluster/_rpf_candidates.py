@@ -62,7 +62,7 @@ class KernelCandidatesMixin:
         Returns
         -------
         Bunch
-            What :func:`~geoforest.cluster.spectral_clustering` returns
+            What :func:`~geoforest.graph.spectral_clustering` returns
             (``labels``, ``n_clusters``, ``eigenvalues``, ``embedding``,
             ``isolated``, ``unembedded``), the labels with the cut-off points
             attached, plus ``affinity`` (the sharpened kernel that was

@@ -15,7 +15,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._progress import progress
 from .._validation import N_JOBS, with_seed_and_threads
-from ..graph import METRICS, eigengap_scores, explain_choice, fit_geometry
+from ..graph import (
+    METRICS,
+    check_metric_in,
+    eigengap_scores,
+    explain_choice,
+    fit_geometry,
+    takes_graph,
+)
 from ._graph_spectral import GeometryNeighborsMixin, fit_knn_spectral, predict_knn_spectral
 from ._rpf_candidates import KernelCandidatesMixin
 from ._rpf_kernel import (
@@ -48,10 +55,10 @@ class ForestSpectralClustering(
     neighbours of an :class:`~geoforest.UnsupervisedForest`), each edge
     weighted by the overlap of the two points' neighbour lists (Jaccard),
     components joined by a minimum spanning forest in the same geometry
-    (:func:`~geoforest.cluster.knn_affinity`, :mod:`geoforest.graph`), and
+    (:func:`~geoforest.graph.knn_affinity`, :mod:`geoforest.graph`), and
     the graph is clustered by normalised spectral clustering; ``K`` is, when
     not given, the largest relative gap of its spectrum
-    (:func:`~geoforest.cluster.choose_by_relative_gap`).  New points join
+    (:func:`~geoforest.graph.choose_by_relative_gap`).  New points join
     the majority cluster of their ``n_neighbors`` nearest training points.
     This default was chosen on the selection half of the clustering suite
     (``docs/defaults.md``, "The geometry of each clusterer").
@@ -63,7 +70,7 @@ class ForestSpectralClustering(
     removes entries below ``threshold`` (the paper's beta_1), maps the kept
     entries by ``exp(S / scale)`` (beta_2; zeros stay zero, see
     :func:`sharpen_kernel`) and runs normalised spectral clustering
-    (:func:`~geoforest.cluster.spectral_clustering`).
+    (:func:`~geoforest.graph.spectral_clustering`).
 
     When ``threshold`` or ``scale`` is ``"auto"``, the pairs of the grids
     :data:`RPF_THRESHOLDS` x :data:`RPF_SCALES` are clustered and one is chosen
@@ -75,7 +82,7 @@ class ForestSpectralClustering(
       together, by the largest relative spectral gap ``mu_(K+1) / mu_K``
       over the scales and ``K = 2 .. max_clusters`` among partitions without
       a cluster under ``max(5, 2 % of n)`` points, ``K = 1`` when no gap
-      reaches 2 (:func:`~geoforest.cluster.choose_by_relative_gap`, the
+      reaches 2 (:func:`~geoforest.graph.choose_by_relative_gap`, the
       library's shared label-free rule).  Connected components of the
       thresholded kernel that persist at the next lower grid threshold are
       clusters in any case; the gaps judge finer splits.  With ``n_clusters``
@@ -211,10 +218,10 @@ class ForestSpectralClustering(
     n_clusters_scores_ : ndarray of shape (max_clusters,)
         The evidence behind ``n_clusters_``: with ``"relgap"`` the best
         relative gap of each ``K`` over the scales (the entry of the base
-        ``K`` holds the bar, 2; :func:`~geoforest.cluster.choose_by_relative_gap`),
+        ``K`` holds the bar, 2; :func:`~geoforest.graph.choose_by_relative_gap`),
         otherwise the eigengaps of the chosen affinity
-        (:func:`~geoforest.cluster.eigengap_scores`); NaN where not computed.
-        A :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when
+        (:func:`~geoforest.graph.eigengap_scores`); NaN where not computed.
+        A :class:`~geoforest.graph.LabelFreeChoiceWarning` says when
         ``K = 1`` was chosen or the runner-up scored within 10 % of the winner.
 
     Notes
@@ -375,7 +382,7 @@ class ForestSpectralClustering(
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        precomputed = self.affinity == "knn" and self.metric == "precomputed"
+        precomputed = self.affinity == "knn" and takes_graph(self.metric)
         tags.input_tags.pairwise = precomputed
         tags.input_tags.sparse = precomputed
         return tags
@@ -409,12 +416,14 @@ class ForestSpectralClustering(
         self : object
         """
         self._validate_params()
-        if self.affinity == "kernel" and self.metric != "forest":
-            raise ValueError(
-                "affinity='kernel' is the forest's proximity kernel of feature data: it needs "
-                f"metric='forest', got metric={self.metric!r}; for feature data pass "
-                "metric='forest' (or affinity='knn' with metric='euclidean' or 'forest'), "
-                "for a precomputed graph affinity='knn'"
+        if self.affinity == "kernel":
+            check_metric_in(
+                self.metric,
+                ("forest",),
+                type(self).__name__,
+                "affinity='kernel' (the forest's proximity kernel of feature data)",
+                "for feature data pass metric='forest' (or affinity='knn' with "
+                "metric='euclidean' or 'forest'), for a precomputed graph affinity='knn'",
             )
         # Validated here, so that a bad X is reported as this estimator's input
         # (not the inner forest's); "numeric" keeps the dtype the forest picks from.

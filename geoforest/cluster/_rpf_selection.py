@@ -10,7 +10,7 @@ rules of ``ForestSpectralClustering(selection=..., affinity="kernel")`` live her
   ties broken towards the smoothest affinity (:func:`select_best`);
 * the stability of each scale's partition across redrawn forests;
 * beta_2 and K together by the relative spectral gap (the library's shared
-  label-free rule, :func:`~geoforest.cluster.choose_by_relative_gap`), with
+  label-free rule, :func:`~geoforest.graph.choose_by_relative_gap`), with
   the connected components that persist one grid threshold lower counted as
   clusters;
 * the eigengap of each candidate.

@@ -11,7 +11,7 @@ Both build their graph in the geometry of :mod:`geoforest.graph` (``metric``:
 Euclidean features, a forest's learned distance, or a precomputed graph).
 """
 
-from ..graph import bridge_components, spatial_knn
+from .._moved import moved_to_graph
 from ._diffusion_map import DiffusionMap
 from ._lund import LUND
 from ._lund_multiscale import variation_of_information
@@ -19,7 +19,8 @@ from ._lund_multiscale import variation_of_information
 __all__ = [
     "DiffusionMap",
     "LUND",
-    "bridge_components",
-    "spatial_knn",
     "variation_of_information",
 ]
+
+#: ``bridge_components`` and ``spatial_knn``: :mod:`geoforest.graph`.
+__getattr__ = moved_to_graph(__name__, ["bridge_components", "spatial_knn"])

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import N_JOBS, validate_data
 from ..graph import METRICS, check_query_graph, fit_geometry
 from ._eigenpairs import diffusion_eigenpairs
-from ._kernel_graph import fit_graph, takes_graph
+from ._kernel_graph import fit_graph, takes_square_input
 from ._nystrom import nystrom_extend
 
 __all__ = ["DiffusionMap"]
@@ -110,7 +110,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     eigen_solver : {"auto", "dense", "shift-invert", "arpack", "lobpcg"}, default="auto"
         ``"shift-invert"``: ARPACK on ``(M - (1 + 1e-6) I)^-1`` (sparse LU),
         fast on the crowded top of a diffusion spectrum; the others as in
-        :func:`geoforest.cluster.spectral_eigs`.  ``"auto"``: dense up to
+        :func:`geoforest.graph.spectral_eigs`.  ``"auto"``: dense up to
         1,000 points, shift-invert above.
     eigen_tol : float, default=1e-8
         Tolerance of the iterative eigensolvers.
@@ -314,11 +314,11 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         named in errors.
         """
         self._validate_params()
-        if not takes_graph(self):
+        if not takes_square_input(self):
             X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
         graph = fit_graph(self, X, neighbors, owner=owner)
         K, W = graph.K, graph.W
-        if takes_graph(self):
+        if takes_square_input(self):
             self.n_features_in_ = K.shape[0]
         self.geometry_ = graph.geometry
         self.forest_ = getattr(graph.geometry, "forest_", None)
@@ -352,7 +352,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         tags = super().__sklearn_tags__()
         # A precomputed graph is n x n at fit and (n_queries, n) at transform, the
         # layout scikit-learn slices for "pairwise" estimators in cross-validation.
-        tags.input_tags.pairwise = tags.input_tags.sparse = takes_graph(self)
+        tags.input_tags.pairwise = tags.input_tags.sparse = takes_square_input(self)
         return tags
 
     @property
@@ -436,7 +436,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
 
     def _validate_query(self, X, estimator) -> np.ndarray | sp.csr_matrix:
         """``X`` of a query, checked against the fit; errors name ``estimator``."""
-        if not takes_graph(self):
+        if not takes_square_input(self):
             return validate_data(estimator, X, dtype=np.float64, order="C", reset=False)
         n = self.eigenvectors_.shape[0]
         if self.geometry_ is None:

@@ -30,14 +30,16 @@ from .._validation import check_not_complex
 from ..graph import (
     Geometry,
     check_forest_metric,
+    check_metric_in,
     check_n_neighbors,
     check_sparse_graph,
     fit_geometry,
     spanning_tree,
     symmetrize,
+    takes_graph,
 )
 
-__all__ = ["KernelGraph", "fit_graph", "geometry_metric", "resolve_sigma", "takes_graph"]
+__all__ = ["KernelGraph", "fit_graph", "geometry_metric", "resolve_sigma", "takes_square_input"]
 
 
 class KernelGraph(NamedTuple):
@@ -71,9 +73,9 @@ class KernelGraph(NamedTuple):
     n_bridges: int = 0
 
 
-def takes_graph(est) -> bool:
+def takes_square_input(est) -> bool:
     """Whether ``fit(X)`` of ``est`` reads a square graph (an affinity or distances)."""
-    return est.affinity != "gaussian" or est.metric == "precomputed"
+    return est.affinity != "gaussian" or takes_graph(est.metric)
 
 
 def geometry_metric(est) -> str | None:
@@ -85,10 +87,14 @@ def geometry_metric(est) -> str | None:
     """
     name = type(est).__name__
     check_forest_metric(est)
-    if est.affinity != "gaussian" and est.metric == "forest":
-        raise ValueError(
-            f"{name}: metric='forest' builds the Gaussian kNN graph from the features; "
-            f"affinity must be 'gaussian', got {est.affinity!r}"
+    if est.affinity != "gaussian":
+        check_metric_in(
+            est.metric,
+            ("euclidean", "precomputed"),
+            name,
+            f"affinity={est.affinity!r} (a given graph)",
+            "metric='forest' builds the Gaussian kNN graph from the features: "
+            "affinity must be 'gaussian'",
         )
     if est.affinity == "precomputed":
         return None

@@ -19,7 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import N_JOBS
 from ..graph import METRICS, explain_choice
 from ._diffusion_map import DiffusionMap
-from ._kernel_graph import takes_graph
+from ._kernel_graph import takes_square_input
 from ._lund_active import active_queries, random_queries
 from ._lund_graph import (
     check_structure,
@@ -157,7 +157,7 @@ class LUND(ClusterMixin, BaseEstimator):
     n_clusters_scores_ : ndarray of shape (max_clusters,)
         The evidence behind ``n_clusters_`` at ``t_``: entry ``K - 1`` is the
         ratio ``S_K / S_(K+1)`` of the sorted scores (:func:`mode_ratios`); a
-        :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when ``K = 1``
+        :class:`~geoforest.graph.LabelFreeChoiceWarning` says when ``K = 1``
         was chosen or the runner-up scored within 10 % of the winner.
     reference_excess_ : ndarray of shape (<= max_clusters,) or None
         Label-free ``K >= 2`` only: entry ``K - 1`` is ``s_K`` of
@@ -521,7 +521,7 @@ class LUND(ClusterMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # A precomputed graph is n x n at fit and (n_queries, n) at predict.
-        tags.input_tags.pairwise = tags.input_tags.sparse = takes_graph(self)
+        tags.input_tags.pairwise = tags.input_tags.sparse = takes_square_input(self)
         return tags
 
     # --------------------------------------------------------- active learning

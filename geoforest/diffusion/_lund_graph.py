@@ -20,12 +20,13 @@ from .._validation import check_not_complex, validate_data
 from ..graph import (
     MIN_EXCESS,
     LabelFreeChoiceWarning,
+    check_metric_in,
     choose_by_excess,
     spatial_knn,
     spectral_excess,
 )
 from ._diffusion_map import DiffusionMap
-from ._kernel_graph import fit_graph, takes_graph
+from ._kernel_graph import fit_graph, takes_square_input
 
 __all__ = [
     "check_structure",
@@ -49,10 +50,13 @@ def image_shape(est, n: int) -> tuple[int, int]:
 def lund_diffusion_map(est, X) -> DiffusionMap:
     """The fitted :class:`DiffusionMap` of LUND ``est`` on ``X`` (errors name LUND)."""
     spatial = (est.image_shape, est.spatial_radius, est.spatial_vote_radius)
-    if est.metric != "euclidean" and any(s is not None for s in spatial):
-        raise ValueError(
-            "image_shape, spatial_radius and spatial_vote_radius restrict Euclidean "
-            f"neighbours to a pixel window: they need metric='euclidean', got {est.metric!r}"
+    if any(s is not None for s in spatial):
+        check_metric_in(
+            est.metric,
+            ("euclidean",),
+            type(est).__name__,
+            "image_shape, spatial_radius and spatial_vote_radius (a pixel window of "
+            "Euclidean neighbours)",
         )
     dm = DiffusionMap(
         est.n_neighbors,
@@ -70,7 +74,7 @@ def lund_diffusion_map(est, X) -> DiffusionMap:
         random_state=est.random_state,
         n_jobs=est.n_jobs,
     )
-    features = not takes_graph(est)
+    features = not takes_square_input(est)
     if est.spatial_radius is None:
         if features:
             # Validated here, so that errors name LUND and not the inner DiffusionMap.

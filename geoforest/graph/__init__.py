@@ -89,8 +89,10 @@ from ._geometries import (
     ForestGeometry,
     PrecomputedGeometry,
     check_forest_metric,
+    check_metric_in,
     fit_geometry,
     make_geometry,
+    takes_graph,
 )
 from ._geometry import Geometry, SubsetGeometry, check_n_neighbors, sorted_rows
 from ._knn import check_query_graph, check_sparse_graph, spatial_knn, symmetrize
@@ -122,6 +124,7 @@ __all__ = [
     "bridge_components",
     "canonical_labels",
     "check_forest_metric",
+    "check_metric_in",
     "check_n_neighbors",
     "check_query_graph",
     "check_sparse_graph",
@@ -148,5 +151,6 @@ __all__ = [
     "spectral_excess",
     "spectral_partitions",
     "symmetrize",
+    "takes_graph",
     "walk_eigenpairs",
 ]

@@ -120,7 +120,7 @@ def score_partitions(partitions, max_clusters: int) -> tuple[np.ndarray, np.ndar
     ----------
     partitions : Bunch
         ``eigenvalues``, ``rows`` and ``labels`` (dict ``K ->`` labels), as
-        returned by :func:`~geoforest.cluster.spectral_partitions`.
+        returned by :func:`~geoforest.graph.spectral_partitions`.
     max_clusters : int
 
     Returns

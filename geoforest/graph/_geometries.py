@@ -48,12 +48,33 @@ __all__ = [
     "ForestGeometry",
     "PrecomputedGeometry",
     "check_forest_metric",
+    "check_metric_in",
     "fit_geometry",
     "make_geometry",
+    "takes_graph",
 ]
 
 #: The geometries every clusterer accepts as ``metric``.
 METRICS = ("euclidean", "forest", "precomputed")
+
+
+def takes_graph(metric) -> bool:
+    """Whether ``fit(X)`` under ``metric`` reads a square distance graph, not features."""
+    return metric == "precomputed"
+
+
+def check_metric_in(
+    metric, allowed: tuple[str, ...], owner: str, what: str, hint: str = ""
+) -> None:
+    """Refuse a ``metric`` that an option of ``owner`` (``what``) cannot use.
+
+    The families state what an option needs (``allowed``) and leave the
+    metric's names to this layer; ``hint`` says what to do instead.
+    """
+    if metric not in allowed:
+        wanted = " or ".join(repr(m) for m in allowed)
+        tail = f"; {hint}" if hint else ""
+        raise ValueError(f"{owner}: {what} needs metric={wanted}, got metric={metric!r}{tail}")
 
 
 def check_forest_metric(estimator) -> None:
@@ -75,6 +96,7 @@ class EuclideanGeometry(Geometry):
     """Nearest neighbours in the features (exact, scikit-learn's trees)."""
 
     metric = "euclidean"
+    euclidean_coordinates = True
 
     def fit(self, X) -> EuclideanGeometry:
         X = np.asarray(X, dtype=np.float64)
@@ -173,6 +195,10 @@ class PrecomputedGeometry(Geometry):
 
     def _query(self, X, k: int):
         G = check_query_graph(X, self.n_samples_, "distance graph", self)
+        if not sp.issparse(X):  # a dense row lists every training point, its zeros too
+            D = np.asarray(X, dtype=np.float64)
+            ind = np.argsort(D, axis=1, kind="stable")[:, :k]
+            return np.take_along_axis(D, ind, axis=1), ind.astype(np.intp)
         return _row_smallest(G, k, "query")
 
     def spanning_tree(self):

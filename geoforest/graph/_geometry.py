@@ -80,6 +80,9 @@ class Geometry(ABC):
     metric = ""
     #: ``False``: the graph is used as given, its components are not bridged.
     can_bridge = True
+    #: ``True``: every pair of training points is an edge at the Euclidean distance
+    #: of their :meth:`training_points` (what LLPD's exact EMST and K-d tree need).
+    euclidean_coordinates = False
     n_neighbors: int | None = None
 
     @abstractmethod

@@ -377,7 +377,7 @@ def spectral_partitions(
 
     One eigensolve of ``max_clusters + 1`` pairs, then k-means on the first
     ``K`` eigenvectors for each ``K``: what a label-free choice of ``K``
-    needs to judge the candidates (:func:`~geoforest.cluster.choose_by_relative_gap`).
+    needs to judge the candidates (:func:`~geoforest.graph.choose_by_relative_gap`).
     Above ``max_samples`` points the k-means runs on a random subset of the
     rows (the cluster *sizes* are what is judged; 5,000 rows estimate them
     to about 1 %).

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._validation import check_not_complex, validate_data
-from ..graph import Geometry, check_query_graph
+from ..graph import Geometry, check_query_graph, takes_graph
 
 __all__ = ["MAX_MAGNITUDE"]
 
@@ -55,7 +55,7 @@ def _training_data(estimator, X, *, copy: bool = True):
     ``copy``: the model keeps its own rows, so a caller editing its array
     does not change it.
     """
-    if estimator.metric == "precomputed":
+    if takes_graph(estimator.metric):
         check_not_complex(X, estimator)  # named here; the geometry checks the rest
         return X
     X_in = X
@@ -70,7 +70,7 @@ def _euclidean_points(geometry: Geometry, X):
     out-of-sample search and its tie-break read these coordinates.  A
     forest's coordinates are not its metric's, and a graph has none.
     """
-    return X if geometry.metric == "euclidean" else None
+    return X if geometry.euclidean_coordinates else None
 
 
 def _takes_features(geometry: Geometry) -> bool:

@@ -109,7 +109,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
        (only ``K = n_clusters`` when given; ties to the larger ``sigma``, then
        the smaller ``K``);
     6. NJW spectral clustering with that ``sigma`` and ``K``
-       (:func:`geoforest.cluster.spectral_clustering`).
+       (:func:`geoforest.graph.spectral_clustering`).
 
     Parameters
     ----------
@@ -141,7 +141,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     n_init : int, default=10
         k-means restarts.
     eigen_solver : {"auto", "dense", "arpack", "lobpcg"}, default="auto"
-        See :func:`geoforest.cluster.spectral_eigs`; ``"auto"`` is dense up to
+        See :func:`geoforest.graph.spectral_eigs`; ``"auto"`` is dense up to
         200 kept points and ARPACK (through the ``O(n)`` operator) above.
     eigen_tol : float, default=1e-7
         Tolerance of the iterative eigensolvers (the scan and the final
@@ -176,7 +176,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     n_clusters_scores_ : ndarray of shape (max_clusters,)
         The evidence behind ``n_clusters_``: entry ``K - 1`` is the largest
         eigengap after ``K`` over the scales (NaN where not computed); a
-        :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when ``K = 1``
+        :class:`~geoforest.graph.LabelFreeChoiceWarning` says when ``K = 1``
         was chosen or the runner-up scored within 10 % of the winner.
     eigengaps_ : ndarray of shape (len(``sigmas_``), max_clusters)
         ``eigengaps_[s, K - 1] = lambda_K - lambda_(K+1)`` at ``sigmas_[s]``

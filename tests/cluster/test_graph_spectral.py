@@ -11,7 +11,7 @@ from sklearn.metrics import adjusted_rand_score
 from sklearn.neighbors import NearestNeighbors, kneighbors_graph
 
 import geoforest as gf
-from geoforest.cluster import knn_affinity
+from geoforest.graph import knn_affinity
 
 
 def _blobs(seed=0, n=60, noise_cols=0):

@@ -11,7 +11,8 @@ from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
-from geoforest.cluster import LabelFreeChoiceWarning, n_components, sharpen_kernel
+from geoforest.cluster import sharpen_kernel
+from geoforest.graph import LabelFreeChoiceWarning, n_components
 
 
 def _blobs(n=300, k=3, seed=0):
@@ -87,7 +88,7 @@ def test_rpfcluster_relgap_scores_recomputed_independently():
             assert cand["score"] == pytest.approx(mu[k] / mu[k - 1], rel=1e-4)
     gaps = [c["score"] for c in model.candidates_ if c["n_clusters"] == 3]
     if np.isnan(gaps).all():  # three persistent components: K = 3 is the base answer
-        assert model.n_clusters_scores_[2] == gf.cluster.MIN_RELATIVE_GAP
+        assert model.n_clusters_scores_[2] == gf.graph.MIN_RELATIVE_GAP
     else:
         assert model.n_clusters_scores_[2] == pytest.approx(np.nanmax(gaps))
 

@@ -16,15 +16,17 @@ from geoforest.cluster import (
     RPF_SCALES,
     RPF_THRESHOLDS,
     consensus_scores,
-    normalized_affinity,
     select_best,
     sharpen_kernel,
-    spectral_clustering,
     truncated_kernel,
     unfragmented_threshold,
 )
 from geoforest.cluster._rpf_kernel import _sharpen_kept, attach_by_kernel, kept_by_threshold
 from geoforest.cluster._rpf_selection import _pairwise_ari
+from geoforest.graph import (
+    normalized_affinity,
+    spectral_clustering,
+)
 
 
 def _kernel(n=120, seed=0):

@@ -231,5 +231,5 @@ def test_lund_spatial_options_need_euclidean():
         dict(image_shape=(6, 6), spatial_radius=2),
         dict(spatial_vote_radius=1),
     ):
-        with pytest.raises(ValueError, match="need metric='euclidean', got 'forest'"):
+        with pytest.raises(ValueError, match="needs metric='euclidean', got metric='forest'"):
             LUND(metric="forest", n_neighbors=5, **params).fit(X)

@@ -579,7 +579,7 @@ def test_lund_experiment_quick(tmp_path):
     assert "active" in result.summary
 
 
-@pytest.mark.filterwarnings("ignore::geoforest.cluster.LabelFreeChoiceWarning")  # K = 1 at t = 64
+@pytest.mark.filterwarnings("ignore::geoforest.graph.LabelFreeChoiceWarning")  # K = 1 at t = 64
 def test_labels_at_is_the_clustering_of_a_fit_at_that_time():
     X, _ = make_multidensity_clusters(500, n_clusters=3, random_state=1)
     model = LUND(random_state=0).fit(X)

@@ -195,7 +195,7 @@ def test_rpf_kernel_quick(tmp_path):
     assert sim["rpf-kernel", "setosa", "virginica"] < 0.01
 
 
-@pytest.mark.filterwarnings("ignore::geoforest.cluster.LabelFreeChoiceWarning")  # close calls
+@pytest.mark.filterwarnings("ignore::geoforest.graph.LabelFreeChoiceWarning")  # close calls
 def test_llpd_quick(tmp_path):
     result = _run("llpd", tmp_path)
     rows = _read(tmp_path / "llpd.csv")

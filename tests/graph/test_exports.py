@@ -1,4 +1,4 @@
-"""The graph layer's names keep working from the families that exported them first."""
+"""The graph layer's names: one public path, the families' old paths warning for a release."""
 
 import pytest
 
@@ -30,11 +30,14 @@ REEXPORTED = {
 
 
 @pytest.mark.parametrize("family", sorted(REEXPORTED))
-def test_families_reexport_the_same_objects(family):
+def test_families_old_paths_warn_and_give_the_same_objects(family):
     module = getattr(gf, family)
     for name in REEXPORTED[family]:
-        assert name in module.__all__
-        assert getattr(module, name) is getattr(gf.graph, name)
+        assert name not in module.__all__  # one public path: geoforest.graph
+        with pytest.warns(FutureWarning, match=f"geoforest.graph.{name}"):
+            assert getattr(module, name) is getattr(gf.graph, name)
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
 
 
 #: The layer's own names: the geometries and the unit-free edge weights (issue 43), the
@@ -49,6 +52,7 @@ OWN = [
     "PrecomputedGeometry",
     "SubsetGeometry",
     "check_forest_metric",
+    "check_metric_in",
     "check_n_neighbors",
     "check_query_graph",
     "check_sparse_graph",
@@ -59,7 +63,9 @@ OWN = [
     "sorted_rows",
     "spanning_tree",
     "spectral_excess",
+    "STRONG_RELATIVE_GAP",
     "symmetrize",
+    "takes_graph",
     "walk_eigenpairs",
 ]
 
@@ -67,5 +73,4 @@ OWN = [
 def test_every_graph_name_is_public_somewhere_before_or_new():
     before = [n for names in REEXPORTED.values() for n in names]
     assert sorted(gf.graph.__all__) == sorted(before + OWN)
-    assert gf.cluster.knn_affinity is gf.graph.knn_affinity
     assert "graph" in gf.__all__ and gf.graph.__doc__.startswith("The graph layer")

@@ -57,7 +57,7 @@ def test_the_estimator_falls_back_to_the_excess_when_no_gap_reaches_the_bar(monk
 
     monkeypatch.setattr(_graph_spectral, "choose_by_relative_gap", no_gap)
     model = gf.ForestSpectralClustering(metric="euclidean", random_state=0)
-    with pytest.warns(gf.cluster.LabelFreeChoiceWarning, match="Gaussian data"):
+    with pytest.warns(gf.graph.LabelFreeChoiceWarning, match="Gaussian data"):
         model.fit(X)
     assert model.n_clusters_ == 5 and adjusted_rand_score(y, model.labels_) > 0.95
     assert model.reference_excess_.shape == (10,) and np.isnan(model.reference_excess_[0])

@@ -165,3 +165,12 @@ def test_spanning_tree_refuses_bad_edges():
         spanning_tree(3, [0, 3], [1, 2], [1.0, 2.0])
     with pytest.raises(ValueError, match="non-negative"):
         spanning_tree(3, [0, 1], [1, 2], [1.0, np.nan])
+
+
+def test_a_dense_query_row_keeps_its_zeros_as_copies():
+    X = _blobs(5, n=20)
+    D = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    g = fit_geometry(D, "precomputed", n_neighbors=3)
+    d, i = g.query(D[:4], 2)  # each row is a training point: itself at distance 0 first
+    np.testing.assert_array_equal(i[:, 0], np.arange(4))
+    np.testing.assert_array_equal(d[:, 0], 0.0)

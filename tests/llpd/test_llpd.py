@@ -10,12 +10,14 @@ from sklearn.exceptions import NotFittedError
 
 import geoforest as gf
 from geoforest.datasets import make_ldln
+from geoforest.graph import (
+    euclidean_mst,
+)
 from geoforest.llpd import (
     DENDROGRAM_DTYPE,
     LLPD,
     LLPDSpectralClustering,
     auto_noise_threshold,
-    euclidean_mst,
     jump_threshold,
     sigma_grid,
     single_linkage,
@@ -246,7 +248,7 @@ def test_in_plane_circles_in_ten_dimensions():
 
 def test_one_gaussian_blob_is_one_cluster():
     X = np.random.default_rng(0).standard_normal((1500, 5))
-    with pytest.warns(gf.cluster.LabelFreeChoiceWarning, match="no cluster structure: K = 1"):
+    with pytest.warns(gf.graph.LabelFreeChoiceWarning, match="no cluster structure: K = 1"):
         model = LLPDSpectralClustering(random_state=0).fit(X)
     assert model.n_clusters_ == 1
     assert model.kept_.all()
@@ -363,7 +365,7 @@ def test_query_validation():
         LLPDSpectralClustering(sigma=[1.0, -2.0]).fit(np.random.default_rng(0).random((20, 2)))
 
 
-@pytest.mark.filterwarnings("ignore::geoforest.cluster.LabelFreeChoiceWarning")
+@pytest.mark.filterwarnings("ignore::geoforest.graph.LabelFreeChoiceWarning")
 def test_k_nse_above_n_minus_1_refused_like_denoise():
     """Issue 23: k_nse=1000 on 60 points was capped silently where LLPD.denoise refused it."""
     X = np.random.default_rng(0).random((60, 2))

@@ -68,7 +68,7 @@ EXPECTED_FAILED_CHECKS: dict = {
 
 # The checks fit random data: no cluster structure (K = 1) and isolated points are
 # what the clusterers must say there, and do.
-@pytest.mark.filterwarnings("ignore::geoforest.cluster.LabelFreeChoiceWarning")
+@pytest.mark.filterwarnings("ignore::geoforest.graph.LabelFreeChoiceWarning")
 @pytest.mark.filterwarnings("ignore:.* zero degree .isolated in the affinity.:UserWarning")
 @parametrize_with_checks(
     [

@@ -28,7 +28,7 @@ import geoforest as gf
 # LUND estimates ``K`` and says when the call was close.
 X, y = gf.datasets.make_multidensity_clusters(1000, n_clusters=3, random_state=0)
 with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always", gf.cluster.LabelFreeChoiceWarning)
+    warnings.simplefilter("always", gf.graph.LabelFreeChoiceWarning)
     lund = gf.LUND(random_state=0).fit(X)
 for w in caught:
     print("warning:", w.message)

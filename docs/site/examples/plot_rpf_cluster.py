@@ -76,7 +76,7 @@ fig.tight_layout()
 # the scale and ``K`` together by the largest relative spectral gap, and
 # ``n_clusters_scores_`` holds the best gap of every ``K`` (the entry of
 # ``K = 1`` holds the bar a gap must reach, 2). A
-# :class:`~geoforest.cluster.LabelFreeChoiceWarning` says when the answer is
+# :class:`~geoforest.graph.LabelFreeChoiceWarning` says when the answer is
 # ``K = 1`` or a close call. On iris the estimate is the three species; on
 # the moons it splits each moon in two (``K = 4``): read the scores before
 # trusting an estimate (see :doc:`/guide/choosing-k`).
@@ -85,7 +85,7 @@ for ax, (name, X, y) in zip(
     axes, [("iris", X_iris, y_iris), ("moons", *data["moons"])], strict=True
 ):
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", gf.cluster.LabelFreeChoiceWarning)
+        warnings.simplefilter("always", gf.graph.LabelFreeChoiceWarning)
         model = gf.ForestSpectralClustering(random_state=0, affinity="kernel").fit(X)
     acc = gf.metrics.clustering_accuracy(y, model.labels_)
     print(
