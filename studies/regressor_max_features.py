@@ -4,7 +4,7 @@ Candidates per node for the SPORF regressor: 1.0 (``n_features``, scikit-learn's
 ``RandomForestRegressor`` default), 0.5 and 1/3 (faster), on the regression
 selection half (``geoforest_experiments/_regression_data.py``), clean and with
 10 appended N(0, sigma^2) noise columns (sigma the median column spread), as
-DESIGN 2.11 asks of a forest default.  Rows capped at 3,000 (the first rows of
+a forest default must hold under (`docs/defaults.md`).  Rows capped at 3,000 (the first rows of
 a fixed permutation), 3 random 70/30 splits, 100 trees, one thread; test R²
 and fit seconds, with scikit-learn's random forest as the reference.
 

@@ -493,7 +493,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
     def kneighbors(
         self,
         X=None,
-        n_neighbors: int = 10,
+        n_neighbors: int | None = None,
         return_distance: bool = True,
         *,
         t: float | None = None,
@@ -512,9 +512,11 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             training point, itself excluded.  A number here is the time of
             the former ``kneighbors(t, n_neighbors)`` (deprecated: pass
             ``t=``).
-        n_neighbors : int, default=10
+        n_neighbors : int or None, default=None
             Neighbours per point (``< n_samples`` for the training points,
-            ``<= n_samples`` for new points).
+            ``<= n_samples`` for new points); ``None``: the map's own
+            ``n_neighbors``, as scikit-learn's estimators do (the former
+            default was 10: pass it for the former result).
         return_distance : bool, default=True
         t : float or None, default=None
             Diffusion time; ``None`` is the fitted map's ``t``.
@@ -534,6 +536,8 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
                 stacklevel=2,
             )
             X, t = None, X
+        if n_neighbors is None:
+            n_neighbors = self.n_neighbors
         Y = self.embedding(t)
         if X is None:
             dist, ind = fit_geometry(Y, n_neighbors=n_neighbors, owner=self).neighbors()

