@@ -247,7 +247,9 @@ def invalidate_stale_caches(root: Path = PACKAGE) -> bool:
     -------
     bool
         True when cache files were deleted (the kernel modules changed, or no
-        stamp told when the cache was written), else False.
+        stamp told when the cache was written and a source is newer than it),
+        else False.  With nothing cached nothing is written: importing a
+        fresh install writes and deletes nothing.
 
     Raises
     ------
@@ -269,18 +271,46 @@ def invalidate_stale_caches(root: Path = PACKAGE) -> bool:
     kernels = _kernel_sources(root)
     sources = _digest(kernels)
     stable = _stats_key(_python_files(root)) == stats  # no file changed while being read
+    # numba's cache folder depends on the source's folder: ask once per folder
+    # holding kernels (elsewhere, cache files belong to no kernel numba can load)
+    representatives = {os.path.dirname(path): path for _, path, _ in kernels}
+    folders = {f for f in (cache_folder(path) for path in representatives.values()) if f}
+    cached = _cache_times(folders)
+    if not cached:
+        # Nothing cached, nothing stale: an import of a fresh install writes nothing;
+        # the first import that finds cached kernels stamps them.
+        return False
     removed = False
-    if recorded.get("sources") != sources:
-        # numba's cache folder depends on the source's folder: ask once per folder
-        # holding kernels (elsewhere, cache files belong to no kernel numba can load)
-        representatives = {os.path.dirname(path): path for _, path, _ in kernels}
-        folders = {cache_folder(path) for path in representatives.values()}
-        removed, complete = _clear({f for f in folders if f is not None})
+    if recorded.get("sources") != sources and not (not recorded and _written_after(cached, files)):
+        removed, complete = _clear(folders)
         if not complete:  # a stale file stayed: no stamp, so the next process tries again
             return removed
     if stable:
         _write_stamp(stamp, stats, sources)
     return removed
+
+
+def _cache_times(folders: set[Path]) -> list[int]:
+    """Modification times (ns) of numba's cache files in ``folders``."""
+    times = []
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(_CACHE_SUFFIXES):
+                try:
+                    times.append(entry.stat().st_mtime_ns)
+                except FileNotFoundError:
+                    pass
+    return times
+
+
+def _written_after(cached: list[int], files: list[tuple[str, str, int, int]]) -> bool:
+    """Whether every cache file is newer than every source: a cache with no stamp yet
+    (written by the processes before the first stamp) compiled from these sources."""
+    return min(cached) > max(mtime for _, _, _, mtime in files)
 
 
 def check_at_import() -> None:

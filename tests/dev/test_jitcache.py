@@ -50,14 +50,21 @@ def _package(tmp_path: Path) -> Path:
     return root
 
 
-def _cache_files(root: Path) -> list[Path]:
-    """numba index and data files where numba puts them for each folder of ``root``."""
+def _cache_files(root: Path, *, newer: bool = False) -> list[Path]:
+    """numba index and data files where numba puts them for each folder of ``root``.
+
+    Older than every source unless ``newer``: a cache of unknown age, or one
+    compiled from these very sources.
+    """
     files = []
+    sources = [p.stat().st_mtime_ns for p in root.rglob("*.py")]
+    when = max(sources) + 10**9 if newer else min(sources) - 10 * 10**9
     for sub in ("", "_engine", "other"):
         folder = library.cache_folder(next((root / sub).glob("*.py")))
         for name in ("k-3.py311.nbi", "k-3.py311.1.nbc"):
             path = folder / f"{sub or 'top'}.{name}"
             path.write_bytes(b"x")
+            os.utime(path, ns=(when, when))
             files.append(path)
     return files
 
@@ -67,6 +74,21 @@ def _edit(path: Path, text: str) -> None:
     mtime = path.stat().st_mtime_ns + 2 * 10**9
     path.write_text(text)
     os.utime(path, ns=(mtime, mtime))
+
+
+def test_nothing_cached_writes_nothing_and_a_cache_newer_than_its_sources_is_kept(tmp_path):
+    root = _package(tmp_path)
+    before = sorted(p for p in tmp_path.rglob("*") if p.is_file())
+    assert not library.invalidate_stale_caches(root)  # a fresh install: no stamp written
+    assert sorted(p for p in tmp_path.rglob("*") if p.is_file()) == before
+    files = _cache_files(root, newer=True)  # compiled by the processes before any stamp
+    assert not library.invalidate_stale_caches(root)
+    assert all(f.exists() for f in files)
+    assert (root / "__pycache__" / library.STAMP_NAME).exists()
+    sorting = root / "_engine" / "sorting.py"
+    _edit(sorting, "from .._jit import njit\n\ndef f(): return 2\n")
+    assert library.invalidate_stale_caches(root)
+    assert not any(f.exists() for f in files)
 
 
 def test_the_checkout_script_is_the_library():
