@@ -56,8 +56,8 @@ from ._growth import (
     fit_facts,
     fit_tree,
     may_tie,
-    resolve_max_samples,
     tree_limits,
+    tree_sample_size,
     tree_seeds,
 )
 from ._input import (
@@ -195,7 +195,7 @@ class BaseForest(NeighborSearchMixin, BaseEstimator, metaclass=ABCMeta):
         cfg = self._engine_config(n_features)
         if X_build is None and cfg.projection != GAUSSIAN:
             X_build = np.asfortranarray(X)
-        n_draw = resolve_max_samples(self.max_samples, n_samples)
+        n_draw = tree_sample_size(self, n_samples, stacklevel=3)
         order = canonical_order(X if order_data is None else order_data)
         draw_order, back = order, None
         if n_classes > 0 or targets.shape[1] > 0:

@@ -11,6 +11,7 @@ scikit-learn parameters.
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,9 @@ __all__ = [
     "fit_facts",
     "grow_tree",
     "may_tie",
+    "split_size",
     "tree_limits",
+    "tree_sample_size",
 ]
 
 
@@ -107,6 +110,50 @@ def resolve_max_samples(max_samples: Any, n_samples: int) -> int:
             )
         return int(max_samples)
     return max(1, int(round(float(max_samples) * n_samples)))
+
+
+def split_size(forest) -> int:
+    """Fewest samples a node of ``forest``'s trees needs to be split:
+    ``min_samples_split``, and room for two leaves of ``min_samples_leaf``
+    (the engine's stop checks, :func:`~geoforest._engine.builder.build_tree`)."""
+    return max(int(forest.min_samples_split), 2 * int(forest.min_samples_leaf))
+
+
+def tree_sample_size(forest, n_samples: int, stacklevel: int = 1, warn: bool = True) -> int:
+    """Rows drawn for each of ``forest``'s trees from ``n_samples``.
+
+    :func:`resolve_max_samples`, raised to :func:`split_size` where a
+    fraction ``max_samples`` gives fewer rows than a split needs and the data
+    hold that many.  Why: a fraction is chosen for large data (the unsupervised
+    forest's 0.5 against its ``min_samples_split=45``), and on small data it
+    left every tree a single leaf (below about 90 rows there), so that every
+    training point was as close as any other and the neighbours were decided
+    by ties; with the floor a tree splits wherever the data allow, and nothing
+    changes where the fraction already gave enough rows.  An explicit
+    integer ``max_samples`` is the caller's: kept, with a warning naming the
+    cause when it is too small to split data that could be.  Below
+    ``split_size`` rows nothing is raised: no sample of them can be split.
+    ``stacklevel``: the warning's, counted from the caller (1: the caller);
+    ``warn=False``: the size only (the fit warns).
+    """
+    n_draw = resolve_max_samples(forest.max_samples, n_samples)
+    need = split_size(forest)
+    if n_draw >= need or need > n_samples:
+        return n_draw
+    if not isinstance(forest.max_samples, numbers.Integral):  # a fraction
+        return need
+    if warn:
+        warnings.warn(
+            f"max_samples={forest.max_samples} draws fewer rows per tree than the {need} a "
+            f"node needs to be split (min_samples_split={forest.min_samples_split}, "
+            f"min_samples_leaf={forest.min_samples_leaf}): every tree is a single leaf and "
+            f"every training point is as close as any other. Pass max_samples >= {need} (or "
+            "a fraction, raised to that where it gives fewer rows), or a smaller "
+            "min_samples_split.",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return n_draw
 
 
 def tree_seeds(random_state, n_estimators: int) -> np.ndarray:

@@ -197,7 +197,9 @@ class ForestNeighborsTransformer(ClassNamePrefixFeaturesOutMixin, TransformerMix
         """Sparse graph from each row of ``X`` to its nearest training points.
 
         Row by row, as scikit-learn's ``KNeighborsTransformer``: a training
-        point as a query finds itself first (distance 0).
+        point as a query finds itself first (distance 0; a duplicated row,
+        the lowest index of its copies), on small data too (the forest's
+        :meth:`kneighbors`).
 
         Parameters
         ----------

@@ -41,7 +41,10 @@ class RandomProjectionForest(TransformerMixin, BaseForest):
         Maximum depth of a tree (``None``: unlimited).
     max_samples : int, float or None, default=None
         Rows drawn for each tree: ``None`` (default) uses every row, as the
-        paper does; an int or a fraction subsamples.
+        paper does; an int or a fraction subsamples.  A fraction is raised
+        to the rows a node needs to be split (``max(min_samples_split, 2 *
+        min_samples_leaf)``) where it gives fewer and the data hold that
+        many; an int that small is kept, with a warning.
     bootstrap : bool, default=False
         Draw each tree's rows with replacement.
     n_jobs : int or None, default=None

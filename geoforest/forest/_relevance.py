@@ -339,6 +339,12 @@ def estimate_metric(forest, order: np.ndarray | None) -> LearnedMetric:
         neighbors, dist = drop_self(ind, dist, rows, pool)
         # Proximity distances are 1 - proximity: those below 1 share a leaf.
         n_shared = (dist < 1.0).sum(axis=1)
+    if not (forest._flat.left >= 0).any():
+        # No tree split (fewer rows than min_samples_split): every point shares
+        # each tree's one leaf with every other, so a pool's order, and with it
+        # which neighbours are "near", is the order the rows were numbered in,
+        # not the forest's.  Nothing was learned, whatever the numbering.
+        n_shared = np.zeros_like(n_shared)
     rho, weights, kind = relevance(X, rows, neighbors, n_shared, var, near)
     return LearnedMetric(rho, weights, kind)
 

@@ -69,14 +69,25 @@ def warn_search_cost(ptr: np.ndarray, n_train: int, n_queries: int, n_trees: int
     )
 
 
+#: Most (query, listed training point) pairs :func:`_lowest_twins` compares at a time.
+TWIN_PAIRS = 1 << 16
+
+
 class _SearchIndex(NamedTuple):
     """Everything a block of queries needs to find its forest neighbours: the
     queries (their leaves, tree masks and visiting order), the training
-    points' leaf lists, and whether the queries are the training points."""
+    points' leaf lists, and whether the queries are the training points.
+
+    ``Xq`` and ``Xref``: new queries' float32 rows and the training rows, to
+    list a training row equal to a query first (:func:`_twins_first`);
+    ``None`` for the training points, who exclude themselves.
+    """
 
     queries: Queries
     index: LeafIndex
     is_train: bool
+    Xq: np.ndarray | None = None
+    Xref: np.ndarray | None = None
 
     def top(self, lo: int, hi: int, k: int):
         """``(ind, sim)``: the ``k`` highest-proximity training points of queries
@@ -99,12 +110,100 @@ class _SearchIndex(NamedTuple):
 
 def _search_block(index: _SearchIndex, lo: int, hi: int, k: int, ranker):
     """One block of queries (``qorder[lo:hi]``): their ``k`` highest-proximity
-    points, or the candidates ``ranker`` asks for, ranked; ``(ind, dist)``."""
+    points, or the candidates ``ranker`` asks for, ranked; ``(ind, dist)``.
+
+    New queries equal to a training row then list it first
+    (:func:`_twins_first`), checked only where it may not be: where a
+    training point shares every leaf with the query (``sim`` 1, as its equal
+    does) and either the first neighbour is at distance 0 (not necessarily
+    the equal row) or the candidates were cut among points sharing every
+    leaf (``n_request`` of them, the equal row possibly beyond the cut).
+    """
     if ranker is None:
         ind, sim = index.top(lo, hi, k)
-        return ind, 1.0 - sim
-    cand, sim, n_out = index.candidates(lo, hi, ranker.n_cand, ranker.n_request)
-    return ranker.rank(index.queries.order[lo:hi], cand, sim, n_out)
+        dist = 1.0 - sim
+        maybe = dist[:, 0] == 0.0
+    else:
+        cand, sim, n_out = index.candidates(lo, hi, ranker.n_cand, ranker.n_request)
+        ind, dist = ranker.rank(index.queries.order[lo:hi], cand, sim, n_out)
+        last = sim[np.arange(hi - lo), n_out - 1]
+        cut = (n_out == ranker.n_request) & (last == 1.0) & (ranker.n_request < index.index.n_ref)
+        maybe = (sim[:, 0] == 1.0) & ((dist[:, 0] == 0.0) | cut)
+    if index.Xq is not None:  # new points, not the training points themselves
+        _twins_first(index, lo, hi, maybe, ind, dist)
+    return ind, dist
+
+
+def _twins_first(index: _SearchIndex, lo: int, hi: int, maybe, ind, dist) -> None:
+    """Put each new query's *twin*, the lowest-index training row equal to it
+    (every float32 value), first in its row of ``ind`` (distance 0), in place.
+
+    Why: a training row given as a query must find itself first, as
+    scikit-learn's neighbours do and ``kneighbors(X_train, k + 1)`` promises,
+    but two tie-breaks could keep it from that.  The candidates of a query
+    are cut among equal proximities by index (``_ranking.TIE_LIMIT``; and
+    the ``k`` best by proximity, ties to the lower index), so where more
+    points share every leaf with the query than are kept — all of them in a
+    forest of one-leaf trees — the equal row could be cut; and a learned
+    metric that gives some feature no weight puts rows differing only there
+    at distance 0 too, the lower index first.  The twin shares every leaf
+    with the query, so it is at proximity 1 and distance 0: first, with
+    every distance still ascending.  Of duplicated rows the lowest index is
+    the twin: identical queries get identical answers, whichever of the
+    rows the caller meant.  Only rows ``maybe`` flags are looked at
+    (:func:`_search_block`); a row whose first neighbour is already an equal
+    row keeps it (the lowest-index one, by the same tie-breaks).
+    """
+    Xq, Xref = index.Xq, index.Xref
+    rows = np.flatnonzero(maybe)
+    if rows.size == 0:
+        return
+    queries = index.queries.order[lo:hi][rows]
+    first = ind[rows, 0]
+    done = (dist[rows, 0] == 0.0) & (Xref[first] == Xq[queries]).all(axis=1)
+    rows, queries = rows[~done], queries[~done]
+    if rows.size == 0:
+        return
+    twins = _lowest_twins(index, queries)
+    for row, twin in zip(rows[twins >= 0], twins[twins >= 0], strict=True):
+        at = np.flatnonzero(ind[row] == twin)
+        p = at[0] if at.size else ind.shape[1] - 1  # absent: the last one goes
+        ind[row, 1 : p + 1] = ind[row, :p].copy()
+        dist[row, 1 : p + 1] = dist[row, :p].copy()
+        ind[row, 0], dist[row, 0] = twin, 0.0
+
+
+def _lowest_twins(index: _SearchIndex, queries: np.ndarray) -> np.ndarray:
+    """For each of the ``queries`` (rows of ``index.Xq``), the lowest index of a
+    training row equal to it, ``-1`` if none.
+
+    An equal row falls in the query's leaf in every tree, so each query
+    compares itself with the training points listed in its smallest leaf
+    only, a few queries at a time (at most :data:`TWIN_PAIRS` pairs, or one
+    query's whole list).
+    """
+    Xq, Xref = index.Xq, index.Xref
+    node_offset, ptr, members, ref_index = index.index[:4]
+    g = index.queries.leaves[queries] + node_offset[:-1].astype(np.int64)
+    sizes = ptr[g + 1] - ptr[g]
+    pick = np.arange(queries.shape[0]), sizes.argmin(axis=1)
+    start, size = ptr[g[pick]], sizes[pick]
+    out = np.full(queries.shape[0], -1, dtype=np.int64)
+    ends = np.cumsum(size)
+    lo = 0
+    while lo < queries.shape[0]:
+        base = ends[lo] - size[lo]
+        hi = max(lo + 1, int(np.searchsorted(ends, base + TWIN_PAIRS, side="right")))
+        n = size[lo:hi]
+        owner = np.repeat(np.arange(lo, hi), n)
+        pos = np.arange(ends[hi - 1] - base) - np.repeat(ends[lo:hi] - n - base - start[lo:hi], n)
+        listed = ref_index[members[pos]].astype(np.int64)
+        equal = (Xref[listed] == Xq[queries[owner]]).all(axis=1)
+        found = np.full(hi - lo, np.iinfo(np.int64).max)
+        np.minimum.at(found, owner[equal] - lo, listed[equal])
+        out[lo:hi] = np.where(found < np.iinfo(np.int64).max, found, -1)
+        lo = hi
+    return out
 
 
 class NeighborSearchMixin:
@@ -157,7 +256,13 @@ class NeighborSearchMixin:
             last of them; a training point counts itself among them, so
             ``kneighbors(X_train, k + 1)`` is each point and its
             ``kneighbors(None, k)``), equal distances in proximity order, and
-            points sharing no leaf with the query come last.  With a
+            points sharing no leaf with the query come last.  Either way a
+            query equal to a training row (every value, as the forest's
+            float32) lists that row first, at distance 0, whatever the ties
+            among the points sharing every leaf with it; of duplicated
+            training rows, the lowest index (equal queries, equal answers);
+            a forest grown from a Dask array does not yet look for the equal
+            row and keeps the ties by index.  With a
             ``dask.array.Array`` ``X``, ``dist`` and ``ind`` are Dask arrays with
             ``X``'s row chunks, computed block by block on the workers
             (``docs/scale.md``).  A forest grown from a Dask array answers
@@ -209,7 +314,8 @@ class NeighborSearchMixin:
         )
         # The training points' masks are the queries' (masks only with X=None).
         index = LeafIndex(node_offset, ptr, members, ref_order, qmask, n_train)
-        search = _SearchIndex(Queries(qleaves, qmask, qorder), index, is_train)
+        rows = (None, None) if is_train else (Xq, self._X_fit)
+        search = _SearchIndex(Queries(qleaves, qmask, qorder), index, is_train, *rows)
         blocks = parallel(
             delayed(_search_block)(search, lo, hi, n_neighbors, ranker) for lo, hi in chunks
         )

@@ -28,7 +28,7 @@ from .._limits import check_dense_size
 from .._validation import check_n_neighbors, is_dask_array, validate_data
 from ._base import BaseForest
 from ._dask import refuse
-from ._growth import EngineConfig, resolve_max_features
+from ._growth import EngineConfig, resolve_max_features, tree_sample_size
 from ._input import check_float32_range, input_dtype, warn_if_constant
 from ._rfgap import rfgap_proximity, top_k_rows
 
@@ -207,10 +207,17 @@ class SupervisedForest(BaseForest):
         check_float32_range(sample_weight, "sample_weight")
         if not sample_weight.sum() > 0:
             raise ValueError("sample_weight sums to zero: no sample can vote")
-        if self.oob_score and not self.bootstrap and self.max_samples in (None, 1.0, X.shape[0]):
+        # The rows each tree draws as the fit resolves them: a fraction near 1, or
+        # one raised to the rows a split needs, can come to every row.
+        if (
+            self.oob_score
+            and not self.bootstrap
+            and (n_draw := tree_sample_size(self, X.shape[0], warn=False)) >= X.shape[0]
+        ):
             raise ValueError(
                 "out-of-bag estimates need rows left out of the trees' samples: "
-                "bootstrap=True, or max_samples below the number of rows"
+                "bootstrap=True, or max_samples below the number of rows (each tree "
+                f"draws {n_draw} of {X.shape[0]})"
             )
         return X, y, sample_weight
 
@@ -379,7 +386,10 @@ def shared_doc(criterion: str, max_features: str) -> str:
         ``N_t / N * (impurity - N_t_R / N_t * right_impurity - N_t_L / N_t *
         left_impurity)``).
     max_samples : int, float or None, default=None
-        Rows drawn per tree (``None``: ``n_samples``).
+        Rows drawn per tree (``None``: ``n_samples``).  A fraction is raised
+        to the rows a node needs to be split (``max(min_samples_split, 2 *
+        min_samples_leaf)``) where it gives fewer and the data hold that
+        many; an int that small is kept, with a warning.
     bootstrap : bool, default=True
         Draw each tree's rows with replacement.
     importance : {"count", "impurity"}, default="count"

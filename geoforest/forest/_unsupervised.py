@@ -80,6 +80,10 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         the same for all.
     min_samples_split : int, default=45
         Nodes with fewer samples become leaves (the paper's *minparent*).
+        On fewer training points than this every tree is a single leaf:
+        every point is then as close as any other by proximity,
+        ``feature_relevance_`` is 0 and :meth:`kneighbors` ranks by the
+        z-scored Euclidean distance.  Pass a smaller value on such data.
     min_samples_leaf : int, default=1
         Minimum samples on each side of a cut.
     max_depth : int or None, default=None
@@ -92,7 +96,11 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         absolute ``max_samples`` on large data makes ``kneighbors`` the
         dominant cost (it warns above about 10**10 co-leaf points per call);
         keep it a fraction when every point's neighbours are needed
-        (``docs/scale.md``).
+        (``docs/scale.md``).  A fraction that gives fewer rows than a node
+        needs to be split (``max(min_samples_split, 2 * min_samples_leaf)``)
+        is raised to that many where the data hold them: 0.5 of fewer than 90
+        rows would otherwise leave every tree a single leaf.  An int that
+        small is kept, with a warning.
     bootstrap : bool, default=False
         Draw each tree's rows with replacement.
     min_gain : float or None, default=None

@@ -304,7 +304,9 @@ def test_search_cost_warning_counts_the_co_leaf_points_met(monkeypatch):
     import geoforest.forest._search as search
 
     X = np.random.default_rng(0).normal(size=(400, 3))
-    forest = gf.UnsupervisedForest(n_estimators=5, max_samples=40, random_state=0).fit(X)
+    # One-leaf trees of 40 rows on purpose: every leaf holds all 400 points.
+    with pytest.warns(UserWarning, match="max_samples=40 draws fewer rows per tree"):
+        forest = gf.UnsupervisedForest(n_estimators=5, max_samples=40, random_state=0).fit(X)
     leaves = forest.apply(X)
     # what the training points meet, by definition: their leaves' sizes
     met = sum((leaves[:, t][:, None] == leaves[:, t][None, :]).sum() for t in range(5))

@@ -46,7 +46,7 @@ from ..._engine.projections import GAUSSIAN
 from ..._engine.rng import make_state
 from ..._engine.sampling import draw_positions, row_hashes
 from ..._progress import progress
-from .._growth import grow_tree, resolve_max_samples, tree_limits, tree_seeds
+from .._growth import grow_tree, tree_limits, tree_sample_size, tree_seeds
 from .._input import (
     input_dtype,
     offset_from_range,
@@ -339,7 +339,7 @@ def fit_dask(forest, X):
     if np.all(lo32 == hi32):
         warn_if_constant(np.stack([lo32, hi32]))
     cfg = forest._engine_config(p)
-    n_draw = resolve_max_samples(forest.max_samples, n)
+    n_draw = tree_sample_size(forest, n, stacklevel=5)  # the caller of fit
     seeds = tree_seeds(forest.random_state, forest.n_estimators)
     fit = DaskFit(X, offset, seeds, n_draw, bool(forest.bootstrap), cfg, tree_limits(forest))
     trees, distinct = _compute_trees(fit, forest.verbose)
