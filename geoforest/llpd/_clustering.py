@@ -463,6 +463,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         indices : ndarray of shape (n_queries, n_neighbors)
         """
         check_is_fitted(self, "labels_")
+        if X is not None:  # checked here, so that a bad X is reported as this estimator's
+            X = _query_input(self, self.geometry_, X)
         return self._llpd_all.kneighbors(X, n_neighbors, return_distance)
 
     def _llpd(self) -> LLPD:
