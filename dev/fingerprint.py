@@ -51,7 +51,9 @@ def fingerprints() -> dict[str, str]:
         "urerf_gmm": gf.UnsupervisedForest(n_estimators=5, criterion="gmm", random_state=3),
         "urf_axis": gf.UnsupervisedForest(n_estimators=10, projection="axis", random_state=4),
         "rpf_uniform": gf.RandomProjectionForest(n_estimators=10, random_state=5),
-        "rpf_median": gf.RandomProjectionForest(n_estimators=10, split="median", random_state=6),
+        "rpf_median": gf.RandomProjectionForest(
+            n_estimators=10, criterion="median", random_state=6
+        ),
     }
     for name, f in forests.items():
         f.fit(X)

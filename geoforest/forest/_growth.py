@@ -161,22 +161,6 @@ def tree_seeds(random_state, n_estimators: int) -> np.ndarray:
     return check_random_state(random_state).randint(MAX_SEED, size=n_estimators)
 
 
-def with_seed_and_threads(forest, random_state, n_jobs):
-    """``forest`` with a wrapper's ``random_state`` / ``n_jobs`` where its own are None.
-
-    Estimators that grow a forest inside (rpfCluster, the neighbours transformer)
-    pass their seed and threads on without overriding what the user set on the
-    forest itself.
-    """
-    params = forest.get_params(deep=False)
-    updates = {}
-    if params.get("random_state", 0) is None:
-        updates["random_state"] = random_state
-    if params.get("n_jobs", 0) is None:
-        updates["n_jobs"] = n_jobs
-    return forest.set_params(**updates)
-
-
 def may_tie(X: np.ndarray) -> bool:
     """Whether some feature of ``X`` may hold one value three times or more.
 

@@ -16,9 +16,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._sparse import csr_from_rows, distance_data
-from .._validation import N_JOBS, validate_data
+from .._validation import N_JOBS, validate_data, with_seed_and_threads
 from ._base import BaseForest
-from ._growth import with_seed_and_threads
 
 __all__ = ["ForestNeighborsTransformer"]
 

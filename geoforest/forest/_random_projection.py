@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils._param_validation import StrOptions
@@ -18,8 +20,8 @@ class RandomProjectionForest(TransformerMixin, BaseForest):
     Every node of a random projection tree draws one direction uniformly on the
     unit sphere, projects its points on it and cuts at a threshold drawn
     uniformly between the smallest and largest projected value
-    (``split="uniform"``, Dasgupta & Freund's rpTree) or at the median
-    (``split="median"``).  The cut never looks at how well it separates the
+    (``criterion="uniform"``, Dasgupta & Freund's rpTree) or at the median
+    (``criterion="median"``).  The cut never looks at how well it separates the
     data.  Nodes with fewer than ``min_samples_split`` points are leaves, and
     every tree sees all the points (no bootstrap).  The fraction of trees in
     which two points share a leaf, ``proximity()``, is the rpf-kernel: positive
@@ -30,8 +32,12 @@ class RandomProjectionForest(TransformerMixin, BaseForest):
     ----------
     n_estimators : int, default=100
         Number of trees.
-    split : {"uniform", "median"}, default="uniform"
-        Where each node cuts its random projection.
+    criterion : {"uniform", "median"}, default="uniform"
+        Where each node cuts its random projection: the split rule, named
+        ``criterion`` as in every other forest.
+    split : {"uniform", "median"} or "deprecated", default="deprecated"
+        The former name of ``criterion``: still read until the next release,
+        with a ``FutureWarning``.
     min_samples_split : int, default=30
         Nodes with fewer samples become leaves (the paper's ``n_s``).
     min_samples_leaf : int, default=1
@@ -98,14 +104,16 @@ class RandomProjectionForest(TransformerMixin, BaseForest):
 
     _parameter_constraints: dict = {
         **BaseForest._parameter_constraints,
-        "split": [StrOptions(set(RANDOM_CUTS))],
+        "criterion": [StrOptions(set(RANDOM_CUTS))],
+        "split": [StrOptions(set(RANDOM_CUTS) | {"deprecated"})],
     }
 
     def __init__(
         self,
         n_estimators: int = 100,
         *,
-        split: str = "uniform",
+        criterion: str = "uniform",
+        split: str = "deprecated",
         min_samples_split: int = 30,
         min_samples_leaf: int = 1,
         max_depth: int | None = None,
@@ -116,6 +124,7 @@ class RandomProjectionForest(TransformerMixin, BaseForest):
         verbose: int = 0,
     ):
         self.n_estimators = n_estimators
+        self.criterion = criterion
         self.split = split
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -126,9 +135,21 @@ class RandomProjectionForest(TransformerMixin, BaseForest):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _criterion(self) -> str:
+        """``criterion``, or the deprecated ``split`` when it was given."""
+        if self.split == "deprecated":
+            return self.criterion
+        warnings.warn(
+            "RandomProjectionForest(split=...) is deprecated and will be removed in the next "
+            "release: pass criterion=..., the split rule's name in every forest",
+            FutureWarning,
+            stacklevel=4,
+        )
+        return self.split
+
     def _engine_config(self, n_features: int) -> EngineConfig:
         params = np.zeros(1)
-        rule = RANDOM_CUTS[self.split]
+        rule = RANDOM_CUTS[self._criterion()]
         return EngineConfig(
             projection=GAUSSIAN,
             projection_params=params,

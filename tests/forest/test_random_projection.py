@@ -127,7 +127,7 @@ def test_valid_position_matches_brute_force():
 @pytest.mark.parametrize("split", ["uniform", "median"])
 def test_forest_leaves_respect_min_samples_split(split):
     X, _ = gf.datasets.make_helix(400, random_state=0)
-    forest = gf.RandomProjectionForest(20, split=split, random_state=0).fit(X)
+    forest = gf.RandomProjectionForest(20, criterion=split, random_state=0).fit(X)
     leaves = forest.apply(X)
     for t, tree in enumerate(forest.trees_):
         sizes = np.bincount(leaves[:, t])
@@ -145,7 +145,7 @@ def test_forest_leaves_respect_min_samples_split(split):
 
 def test_median_trees_are_balanced():
     X = np.random.default_rng(0).normal(size=(480, 3))
-    forest = gf.RandomProjectionForest(5, split="median", random_state=0).fit(X)
+    forest = gf.RandomProjectionForest(5, criterion="median", random_state=0).fit(X)
     for tree in forest.trees_:
         sizes = tree.n_node_samples[tree.left == -1]
         # 480 -> 240 -> 120 -> 60 -> 30 -> 15: every leaf holds 15 points.
@@ -179,6 +179,14 @@ def test_rpf_kernel_separates_mixture_components():
     assert S[same].mean() > 5 * S[diff].mean()
 
 
-def test_bad_split_is_rejected():
-    with pytest.raises(ValueError, match="split"):
-        gf.RandomProjectionForest(split="gini").fit(np.ones((5, 2)))
+def test_bad_criterion_is_rejected():
+    with pytest.raises(ValueError, match="criterion"):
+        gf.RandomProjectionForest(criterion="gini").fit(np.ones((5, 2)))
+
+
+def test_split_is_the_former_name_of_criterion():
+    X = np.random.default_rng(0).normal(size=(80, 3))
+    new = gf.RandomProjectionForest(5, criterion="median", random_state=0).fit(X)
+    with pytest.warns(FutureWarning, match="criterion="):
+        old = gf.RandomProjectionForest(5, split="median", random_state=0).fit(X)
+    np.testing.assert_array_equal(new.apply(X), old.apply(X))
