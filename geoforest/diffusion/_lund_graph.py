@@ -111,6 +111,10 @@ def _spatial_lists(X: np.ndarray, shape, radius: int, k: int) -> tuple[np.ndarra
     return dist * scale, ind
 
 
+#: Above this many points the structure check runs on a random subset of this size.
+REFERENCE_SAMPLES = 500
+
+
 def check_structure(est, dm: DiffusionMap) -> np.ndarray | None:
     """``reference_excess_`` of a label-free LUND fit, warning when K >= 2 may be noise.
 
@@ -151,7 +155,14 @@ def structureless_excess(est, dm: DiffusionMap, max_k: int, seed: int) -> np.nda
         ref = clone(dm).set_params(forest=forest, random_state=ref_seed)
         return fit_graph(ref, points, windows, owner=est).W
 
-    excess = spectral_excess(dm.affinity_, X, reference_graph, max_k, seed)
+    W = dm.affinity_
+    if windows is None and n > REFERENCE_SAMPLES:
+        # The data's structure at a fixed size: the same pipeline on a random subset,
+        # so that the check costs the same at any n (pixel windows need every pixel).
+        X = X[np.sort(np.random.RandomState(seed).choice(n, REFERENCE_SAMPLES, replace=False))]
+        W = reference_graph(X, seed)
+        max_k = min(max_k, REFERENCE_SAMPLES - 1)
+    excess = spectral_excess(W, X, reference_graph, max_k, seed)
     out = np.full(max_k, np.nan)
     out[1:] = excess
     return out
