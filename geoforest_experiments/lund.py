@@ -129,7 +129,7 @@ def _labels(method: str, X: np.ndarray, k: int, seed: int, trees: int) -> np.nda
         # Pinned: the row measures LUND on forest distances 1 - proximity.
         forest = UnsupervisedForest(n_estimators=trees, random_state=seed, distance="proximity")
         G = forest.fit(X).kneighbors_graph(n_neighbors=15, mode="distance")
-        return LUND(affinity="precomputed_distance", random_state=seed).fit(G).labels_
+        return LUND(metric="precomputed", random_state=seed).fit(G).labels_
     if method == "k-means":
         return KMeans(k, n_init=10, random_state=seed).fit_predict(X)
     if method == "spectral":
