@@ -10,7 +10,7 @@ ranked by proximity (the default ranking before ``distance="auto"``), and
 the defaults (ranked by the learned metric, ``distance_ == "relevance"``):
 
 * ``LUND (forest graph)``: LUND on the forest's 15-NN distance graph
-  (``affinity="precomputed_distance"``), K estimated;
+  (``metric="precomputed"``), K estimated;
 * ``LUND (forest graph)|K``: the same with the true K;
 * ``forest spectral|K``: ``ForestSpectralClustering(forest=UnsupervisedForest(),
   affinity="kernel")``
@@ -52,7 +52,7 @@ def run(name: str, params: dict, spectral: dict, seed: int = 0) -> dict[str, tup
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for label, n_clusters in (("LUND (forest graph)", None), ("LUND (forest graph)|K", k)):
-            lund = gf.LUND(affinity="precomputed_distance", n_clusters=n_clusters,
+            lund = gf.LUND(metric="precomputed", n_clusters=n_clusters,
                            random_state=seed).fit(G)  # fmt: skip
             out[label] = (adjusted_rand_score(y, lund.labels_), lund.n_clusters_)
         fraction = forest.max_tied_fraction
