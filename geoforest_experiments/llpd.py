@@ -79,7 +79,7 @@ def _labels(method: str, X: np.ndarray, seed: int) -> tuple[np.ndarray, dict[str
 
     if method == "LLPD spectral":
         model = LLPDSpectralClustering(random_state=seed).fit(X)
-        return model.labels_, {"sigma": model.sigma_, "threshold": model.threshold_}
+        return model.labels_, {"sigma": model.sigma_, "threshold": model.noise_threshold_}
     if method == "Euclidean spectral":
         model = KernelSpectralClustering(
             eigen_solver="arpack", selection="eigengap", random_state=seed

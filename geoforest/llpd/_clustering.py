@@ -96,7 +96,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     1. LLPD of ``X`` (:class:`~geoforest.LLPD`: exact EMST and dendrogram,
        or the minimum spanning tree of ``metric``'s graph);
     2. denoising: points whose LLPD to their ``k_nse``-th neighbour exceeds
-       ``threshold`` get the label ``-1``;
+       ``noise_threshold`` get the label ``-1``;
     3. LLPD again on the kept points only (paths through removed points no
        longer count; over a graph, the kept points' graph in the same fitted
        geometry, never refitted);
@@ -129,13 +129,17 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         Neighbour rank of the denoising rule, in ``[1, n_samples - 1]`` as
         for :meth:`LLPD.denoise <geoforest.LLPD.denoise>` (a larger value
         raises ``ValueError``; on 10 points or fewer lower it, or pass
-        ``threshold=None``, which does not use it).
-    threshold : "auto", float or None, default="auto"
+        ``noise_threshold=None``, which does not use it).
+    noise_threshold : "auto", float or None, default="auto"
         Denoising threshold ``theta``: ``"auto"`` from the sorted
         ``k_nse``-th neighbour LLPDs (:func:`geoforest.llpd.auto_noise_threshold`:
         a jump of 2x, else two well separated log-populations with at most a
         third of the points above, else no noise), a float, or ``None`` to
-        keep every point.
+        keep every point.  (``threshold`` in :class:`~geoforest.ForestSpectralClustering`
+        is another quantity, the kernel truncation of rpfCluster.)
+    threshold : "auto", float, None or "deprecated", default="deprecated"
+        The former name of ``noise_threshold``: still read until the next
+        release, with a ``FutureWarning``.
     sigma : float, array-like of float or None, default=None
         Kernel scale(s) to consider; ``None`` uses :func:`sigma_grid`.
     n_init : int, default=10
@@ -167,8 +171,9 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         normalised Laplacian's smallest).
     sigma_ : float
         The scale chosen.
-    threshold_ : float
-        The denoising threshold used (``inf`` when ``threshold=None``).
+    noise_threshold_ : float
+        The denoising threshold used (``inf`` when ``noise_threshold=None``).
+        ``threshold_``, its former name, warns until the next release.
     kept_ : ndarray of shape (n_samples,), bool
         Points kept by the denoising.
     sigmas_ : ndarray
@@ -188,7 +193,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     noise_llpd_ : LLPD or None
         LLPD fitted on all the points, whose ``k_nse``-th neighbour LLPDs the
         denoising thresholds (kept for :meth:`predict`); ``None`` when
-        ``threshold=None``.
+        ``noise_threshold=None``.
     n_features_in_ : int
         Not set with ``metric="precomputed"``.
 
@@ -223,7 +228,16 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
         "k_nse": [Interval(numbers.Integral, 1, None, closed="left")],
-        "threshold": [StrOptions({"auto"}), Interval(numbers.Real, 0, None, closed="left"), None],
+        "noise_threshold": [
+            StrOptions({"auto"}),
+            Interval(numbers.Real, 0, None, closed="left"),
+            None,
+        ],
+        "threshold": [
+            StrOptions({"auto", "deprecated"}),
+            Interval(numbers.Real, 0, None, closed="left"),
+            None,
+        ],
         "sigma": [Interval(numbers.Real, 0, None, closed="neither"), "array-like", None],
         "n_init": [Interval(numbers.Integral, 1, None, closed="left")],
         "eigen_solver": [StrOptions({"auto", "dense", "arpack", "lobpcg"})],
@@ -243,7 +257,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         n_neighbors=15,
         max_clusters=10,
         k_nse=10,
-        threshold="auto",
+        noise_threshold="auto",
+        threshold="deprecated",
         sigma=None,
         n_init=10,
         eigen_solver="auto",
@@ -259,6 +274,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.n_neighbors = n_neighbors
         self.max_clusters = max_clusters
         self.k_nse = k_nse
+        self.noise_threshold = noise_threshold
         self.threshold = threshold
         self.sigma = sigma
         self.n_init = n_init
@@ -293,7 +309,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         if n_kept < 2:
             raise ValueError(
                 f"denoising kept {n_kept} point(s) of {n} (threshold {theta:.4g}); "
-                "raise threshold or lower k_nse"
+                "raise noise_threshold or lower k_nse"
             )
         # The kept points' LLPD, in the same fitted geometry (their exact EMST,
         # or their graph): paths through removed points no longer count.
@@ -353,7 +369,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         self.sigmas_ = sigmas
         self.eigengaps_ = gaps[:, :max_k]
         self.n_clusters_scores_ = k_scores
-        self.threshold_ = theta
+        self.noise_threshold_ = theta
         self.kept_ = kept
         self.llpd_ = llpd
         self.noise_llpd_ = noise_llpd
@@ -370,7 +386,7 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         1. noise: ``-1`` when the LLPD from the point to its ``k_nse``-th
            nearest training point (in :attr:`noise_llpd_`, the LLPD of all
            the training points, as the denoising used) exceeds
-           :attr:`threshold_`.  A query at Euclidean distance 0 from a
+           :attr:`noise_threshold_`.  A query at Euclidean distance 0 from a
            training point is taken to be that point: that one copy is not
            counted as a neighbour, as a point is not its own neighbour in
            the fit (so a training point gets exactly its fitted statistic);
@@ -423,12 +439,12 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         X = _query_input(self, self.geometry_, X)
         labels = np.full(X.shape[0], -1, dtype=np.intp)
         candidates = np.arange(X.shape[0])
-        if self.noise_llpd_ is not None and np.isfinite(self.threshold_):
+        if self.noise_llpd_ is not None and np.isfinite(self.noise_threshold_):
             k = int(self.k_nse)
             # k + 1 neighbours: a copy of a training point (LLPD 0 to the first) skips it.
             dist, _ = self.noise_llpd_._query_new(X, k + 1, euclidean=False)
             statistic = np.where(dist[:, 0] == 0, dist[:, k], dist[:, k - 1])
-            candidates = np.flatnonzero(statistic <= self.threshold_)
+            candidates = np.flatnonzero(statistic <= self.noise_threshold_)
         if not candidates.size:
             return labels
         kept = np.flatnonzero(self.kept_)
@@ -467,6 +483,30 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             X = _query_input(self, self.geometry_, X)
         return self._llpd_all.kneighbors(X, n_neighbors, return_distance)
 
+    def _noise_threshold(self):
+        """``noise_threshold``, or the deprecated ``threshold`` when it was given."""
+        if self.threshold == "deprecated":
+            return self.noise_threshold
+        warnings.warn(
+            "LLPDSpectralClustering(threshold=...) is deprecated and will be removed in the "
+            "next release: pass noise_threshold=... (ForestSpectralClustering's threshold "
+            "is another quantity)",
+            FutureWarning,
+            stacklevel=4,
+        )
+        return self.threshold
+
+    @property
+    def threshold_(self) -> float:
+        """The former name of :attr:`noise_threshold_` (warns until the next release)."""
+        warnings.warn(
+            "LLPDSpectralClustering.threshold_ is deprecated and will be removed in the next "
+            "release: read noise_threshold_",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.noise_threshold_
+
     def _llpd(self) -> LLPD:
         return LLPD(
             metric=self.metric,
@@ -480,15 +520,16 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
     def _denoise(self, X) -> tuple[np.ndarray, float, LLPD | None, LLPD]:
         """``(kept, threshold, noise LLPD or None, LLPD of all the points)``."""
         n = X.shape[0]
-        if self.threshold is not None and self.k_nse > n - 1:  # before any LLPD is built
+        theta = self._noise_threshold()
+        if theta is not None and self.k_nse > n - 1:  # before any LLPD is built
             raise ValueError(
                 f"k_nse must be in [1, n_samples - 1] = [1, {n - 1}], got {self.k_nse}; "
-                "lower k_nse, or pass threshold=None to keep every point"
+                "lower k_nse, or pass noise_threshold=None to keep every point"
             )
         full = self._llpd().fit(X)
-        if self.threshold is None:
+        if theta is None:
             return np.ones(n, dtype=bool), float("inf"), None, full
-        kept, theta = full.denoise(int(self.k_nse), self.threshold, return_threshold=True)
+        kept, theta = full.denoise(int(self.k_nse), theta, return_threshold=True)
         return kept, theta, full, full
 
     def _sigmas(self, llpd: LLPD) -> np.ndarray:

@@ -259,7 +259,7 @@ def test_llpd_sc_precomputed_and_kept_graph():
     assert model.predict(sp.csr_matrix((1, 300)))[0] == -1
     with pytest.raises(ValueError, match="distance graph"):
         model.predict(G[:3, :10])
-    free = gf.LLPDSpectralClustering(3, metric="precomputed", threshold=None).fit(G)
+    free = gf.LLPDSpectralClustering(3, metric="precomputed", noise_threshold=None).fit(G)
     assert free.kept_.all() and free.llpd_ is not None and free.noise_llpd_ is None
 
 

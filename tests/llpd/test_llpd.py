@@ -301,8 +301,12 @@ def test_clustering_attributes_and_options():
     assert model.eigengaps_.shape == (model.sigmas_.size, 10)
     assert np.argmax(model.eigengaps_.max(axis=0)) == 2  # the largest gap is after lambda_3
     # Given K and sigma; no denoising: every point labelled.
-    fixed = LLPDSpectralClustering(3, sigma=model.sigma_, threshold=None, random_state=0).fit(X)
-    assert fixed.n_clusters_ == 3 and np.all(fixed.labels_ >= 0) and fixed.threshold_ == np.inf
+    fixed = LLPDSpectralClustering(3, sigma=model.sigma_, noise_threshold=None, random_state=0).fit(
+        X
+    )
+    assert (
+        fixed.n_clusters_ == 3 and np.all(fixed.labels_ >= 0) and fixed.noise_threshold_ == np.inf
+    )
     # With noise kept there are more than 3 components; n_clusters=1 labels every kept point 0.
     one = LLPDSpectralClustering(1, random_state=0).fit(X)
     assert set(np.unique(one.labels_[one.kept_])) == {0}
@@ -379,7 +383,7 @@ def test_k_nse_above_n_minus_1_refused_like_denoise():
         LLPDSpectralClustering(random_state=0).fit(ten)
     assert LLPDSpectralClustering(k_nse=9, random_state=0).fit(ten).labels_.shape == (10,)
     # threshold=None does not denoise, so k_nse is not used
-    small = LLPDSpectralClustering(k_nse=1000, threshold=None, random_state=0).fit(ten)
+    small = LLPDSpectralClustering(k_nse=1000, noise_threshold=None, random_state=0).fit(ten)
     assert small.labels_.shape == (10,)
 
 
@@ -508,3 +512,13 @@ def test_predict_refuses_extreme_magnitudes_like_kneighbors():
     model = LLPDSpectralClustering(random_state=0).fit(X)
     with pytest.raises(ValueError, match="squared distances"):
         model.predict(X[:3] * 1e200)
+
+
+def test_threshold_is_the_former_name_of_noise_threshold():
+    X = np.random.default_rng(0).normal(size=(120, 2)) + np.repeat(np.eye(3, 2) * 8, 40, 0)
+    new = LLPDSpectralClustering(3, noise_threshold=None, random_state=0).fit(X)
+    with pytest.warns(FutureWarning, match="noise_threshold="):
+        old = LLPDSpectralClustering(3, threshold=None, random_state=0).fit(X)
+    np.testing.assert_array_equal(new.labels_, old.labels_)
+    with pytest.warns(FutureWarning, match="noise_threshold_"):
+        assert old.threshold_ == new.noise_threshold_ == np.inf

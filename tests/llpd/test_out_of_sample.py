@@ -255,7 +255,7 @@ def brute_llpd_predict(model: LLPDSpectralClustering, X: np.ndarray, Q: np.ndarr
         rho_all = np.sort(brute_llpd_from(X, x))
         if np.min(cdist(x[None, :], X)) == 0:
             rho_all = rho_all[1:]  # a training point's copy is that point, not a neighbour
-        if np.isfinite(model.threshold_) and rho_all[k - 1] > model.threshold_:
+        if np.isfinite(model.noise_threshold_) and rho_all[k - 1] > model.noise_threshold_:
             out[q] = -1
             continue
         rho = brute_llpd_from(X[kept], x)
@@ -279,7 +279,7 @@ def test_llpd_predict_equals_brute_force_rule(seed):
     X = _two_moons_with_noise(seed)
     # A threshold that removes the top 15 % (the automatic one is erratic on 58 points).
     theta = float(np.quantile(LLPD().fit(X).knn_distance(4), 0.85))
-    model = LLPDSpectralClustering(2, k_nse=4, threshold=theta, random_state=0).fit(X)
+    model = LLPDSpectralClustering(2, k_nse=4, noise_threshold=theta, random_state=0).fit(X)
     assert 0.1 <= np.mean(~model.kept_) <= 0.2  # some noise was removed
     rng = np.random.default_rng(seed + 10)
     Q = np.r_[rng.uniform(-1.5, 2.5, (30, 2)), X[[0, 30, 52, 55]], np.round(X[:4], 1)]
@@ -307,10 +307,10 @@ def test_llpd_predict_on_training_data_is_labels(seed):
 def test_llpd_predict_on_training_data_other_thresholds_and_duplicates():
     X, _ = make_ldln(400, n_clusters=3, intrinsic_dim=1, noise_fraction=0.2, random_state=1)
     X = np.r_[X, X[:20], X[-5:]]  # duplicates of kept and of noise points
-    for params in ({"threshold": None}, {"threshold": 0.05}, {"k_nse": 1}, {}):
+    for params in ({"noise_threshold": None}, {"noise_threshold": 0.05}, {"k_nse": 1}, {}):
         model = LLPDSpectralClustering(3, random_state=0, **params).fit(X)
         np.testing.assert_array_equal(model.predict(X), model.labels_)
-        if params.get("threshold", "auto") is None:
+        if params.get("noise_threshold", "auto") is None:
             assert model.noise_llpd_ is None and np.all(model.predict(X + 0.001) >= 0)
 
 
