@@ -515,8 +515,8 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         n_neighbors : int or None, default=None
             Neighbours per point (``< n_samples`` for the training points,
             ``<= n_samples`` for new points); ``None``: the map's own
-            ``n_neighbors``, as scikit-learn's estimators do (the former
-            default was 10: pass it for the former result).
+            ``n_neighbors``, as scikit-learn's estimators do (pass 10 for the
+            result of the former default).
         return_distance : bool, default=True
         t : float or None, default=None
             Diffusion time; ``None`` is the fitted map's ``t``.

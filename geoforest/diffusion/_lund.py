@@ -21,11 +21,7 @@ from ..graph import METRICS, explain_choice
 from ._diffusion_map import DiffusionMap
 from ._kernel_graph import takes_square_input
 from ._lund_active import active_queries, random_queries
-from ._lund_graph import (
-    check_structure,
-    image_shape,
-    lund_diffusion_map,
-)
+from ._lund_graph import DiffusionNeighborsMixin, check_structure, image_shape, lund_diffusion_map
 from ._lund_labels import (
     check_partial_labels,
     cluster_at_time,
@@ -41,7 +37,7 @@ from ._modes import _significant_mask, nearest_denser_to
 __all__ = ["LUND"]
 
 
-class LUND(ClusterMixin, BaseEstimator):
+class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
     """Learning by unsupervised nonlinear diffusion: clusters from density and diffusion modes.
 
     The algorithm of Maggioni & Murphy ("Learning by unsupervised nonlinear

@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_not_complex, validate_data
 from ..graph import (
@@ -29,6 +30,7 @@ from ._diffusion_map import DiffusionMap
 from ._kernel_graph import fit_graph, takes_square_input
 
 __all__ = [
+    "DiffusionNeighborsMixin",
     "check_structure",
     "image_shape",
     "lund_diffusion_map",
@@ -188,3 +190,34 @@ def warn_if_structureless(name: str, k: int, excess: np.ndarray | None, stacklev
         stacklevel=stacklevel + 1,
     )
     return True
+
+
+class DiffusionNeighborsMixin:
+    """``kneighbors`` of a fitted LUND: its diffusion map's, at the time it clustered at."""
+
+    def kneighbors(self, X=None, n_neighbors=None, return_distance: bool = True):
+        """The ``n_neighbors`` training points nearest in diffusion distance ``D_t``, at ``t_``.
+
+        :meth:`DiffusionMap.kneighbors <geoforest.DiffusionMap.kneighbors>` of
+        ``diffusion_map_`` at the diffusion time the labels were found at.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_queries, n_features) or None, default=None
+            New points (as :meth:`predict` takes them); ``None``: every
+            training point, itself excluded.
+        n_neighbors : int or None, default=None
+            ``None``: the estimator's ``n_neighbors``.
+        return_distance : bool, default=True
+
+        Returns
+        -------
+        dist : ndarray of shape (n_queries, n_neighbors)
+            Only with ``return_distance=True``.
+        ind : ndarray of shape (n_queries, n_neighbors)
+        """
+        check_is_fitted(self, "labels_")
+        dm = self.diffusion_map_
+        if X is not None:  # checked here, so that a bad X is reported as this estimator's
+            X = dm._validate_query(X, self)
+        return dm.kneighbors(X, n_neighbors, return_distance, t=self.t_)

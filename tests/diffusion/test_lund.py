@@ -620,3 +620,17 @@ def test_connect_and_eigen_tol_reach_the_diffusion_map():
         model.fit(X)
     dm = model.diffusion_map_
     assert dm.connect is False and dm.eigen_tol == 1e-5 and dm.n_bridges_ == 0
+
+
+def test_kneighbors_is_the_diffusion_map_s_at_the_time_clustered_at():
+    X = np.vstack([np.random.default_rng(0).normal(c, 0.3, (40, 2)) for c in (0, 4)])
+    model = LUND(2, n_neighbors=8, random_state=0).fit(X)
+    dist, ind = model.kneighbors()
+    ref = model.diffusion_map_.kneighbors(n_neighbors=8, t=model.t_)
+    np.testing.assert_array_equal(ind, ref[1])
+    np.testing.assert_allclose(dist, ref[0])
+    assert ind.shape == (80, 8) and not np.any(ind == np.arange(80)[:, None])
+    new = model.kneighbors(X[:3], n_neighbors=2, return_distance=False)
+    np.testing.assert_array_equal(new[:, 0], np.arange(3))  # a training row finds itself
+    with pytest.raises(ValueError, match="LUND"):
+        model.kneighbors(np.ones((2, 5)))
