@@ -210,24 +210,27 @@ def _write_stamp(stamp: Path, stats: str, sources: str) -> None:
         raise
 
 
-def _clear(folders: set[Path]) -> tuple[bool, bool]:
-    """Delete numba's cache files in ``folders``: (any deleted, all deleted)."""
-    removed, complete = False, True
+def _cache_entries(folders: set[Path]):
+    """numba's cache files (``os.DirEntry``) in ``folders``; a folder that is gone has none."""
     for folder in folders:
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
             continue
-        for entry in entries:
-            if not entry.name.endswith(_CACHE_SUFFIXES):
-                continue
-            try:
-                os.unlink(entry.path)
-                removed = True
-            except FileNotFoundError:  # another process removed it first
-                pass
-            except OSError:
-                complete = False
+        yield from (e for e in entries if e.name.endswith(_CACHE_SUFFIXES))
+
+
+def _clear(folders: set[Path]) -> tuple[bool, bool]:
+    """Delete numba's cache files in ``folders``: (any deleted, all deleted)."""
+    removed, complete = False, True
+    for entry in _cache_entries(folders):
+        try:
+            os.unlink(entry.path)
+            removed = True
+        except FileNotFoundError:  # another process removed it first
+            pass
+        except OSError:
+            complete = False
     return removed, complete
 
 
@@ -293,17 +296,11 @@ def invalidate_stale_caches(root: Path = PACKAGE) -> bool:
 def _cache_times(folders: set[Path]) -> list[int]:
     """Modification times (ns) of numba's cache files in ``folders``."""
     times = []
-    for folder in folders:
+    for entry in _cache_entries(folders):
         try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            continue
-        for entry in entries:
-            if entry.name.endswith(_CACHE_SUFFIXES):
-                try:
-                    times.append(entry.stat().st_mtime_ns)
-                except FileNotFoundError:
-                    pass
+            times.append(entry.stat().st_mtime_ns)
+        except FileNotFoundError:  # another process removed it first
+            pass
     return times
 
 

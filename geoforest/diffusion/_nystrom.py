@@ -132,7 +132,11 @@ def training_match(geometry, X, dist: np.ndarray, ind: np.ndarray) -> np.ndarray
     coordinates (precomputed distances), the first at distance 0.
     """
     match = np.full(dist.shape[0], -1, dtype=np.intp)
-    near = np.flatnonzero(dist[:, 0] <= 1e-6 * dist[:, -1])
+    # A cheap, loose filter before the exact comparison: rounding in a distance to
+    # itself grows with the coordinates' size, not with the neighbours' distances
+    # (with one neighbour listed, the last listed is the point itself).
+    size = np.abs(np.asarray(X, dtype=np.float64)).max(axis=1) if not sp.issparse(X) else 0.0
+    near = np.flatnonzero(dist[:, 0] <= 1e-6 * (dist[:, -1] + size))
     if near.size == 0:
         return match
     try:

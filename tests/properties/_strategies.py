@@ -129,3 +129,34 @@ def as_user_input(draw, X: np.ndarray):
         return X.tolist()
     with np.errstate(over="ignore"):
         return X.astype(form)
+
+
+# ------------------------------------------------------------------ the graph seam (issue 53)
+#: The seam's property tests: each example fits a clusterer, so a small budget.
+SEAM_SETTINGS = settings(
+    max_examples=10,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def seam_blobs(seed: int, n: int, d: int) -> np.ndarray:
+    """Three unit Gaussian blobs of ``n`` points in ``d`` dimensions, centres in [-6, 6]."""
+    rng = np.random.RandomState(seed)
+    centres = rng.uniform(-6, 6, (3, d))
+    return centres[rng.randint(3, size=n)] + rng.randn(n, d)
+
+
+#: A shift of each of 3 columns, up to 1e6 either way.
+shifts = st.lists(
+    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False), min_size=3, max_size=3
+)
+#: Shifts far from zero for a forest: beyond 256x the columns' range, where it centres
+#: them.  Nearer, its own trees depend on the rounded coordinates (its row sample is
+#: drawn in a hash order of the float32 rows), which is the forest's to answer for.
+far_shifts = st.lists(
+    st.tuples(st.sampled_from([-1.0, 1.0]), st.floats(1e4, 1e6)).map(lambda t: t[0] * t[1]),
+    min_size=3,
+    max_size=3,
+)

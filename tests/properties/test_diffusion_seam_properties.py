@@ -16,36 +16,13 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
 import geoforest as gf
 
-SETTINGS = settings(
-    max_examples=10,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-
-
-def _blobs(seed: int, n: int, d: int) -> np.ndarray:
-    rng = np.random.RandomState(seed)
-    centres = rng.uniform(-6, 6, (3, d))
-    return centres[rng.randint(3, size=n)] + rng.randn(n, d)
-
-
-shifts = st.lists(
-    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False), min_size=3, max_size=3
-)
-# Far from zero for the forest (beyond 256x the columns' range, where it centres
-# them); nearer, its own trees depend on the coordinates, the forest's to answer for.
-far_shifts = st.lists(
-    st.tuples(st.sampled_from([-1.0, 1.0]), st.floats(1e4, 1e6)).map(lambda t: t[0] * t[1]),
-    min_size=3,
-    max_size=3,
-)
+from ._strategies import SEAM_SETTINGS, far_shifts, seam_blobs, shifts
 
 
 def _forest():
@@ -63,13 +40,13 @@ def _aligned(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "forest"])
-@SETTINGS
+@SEAM_SETTINGS
 @given(seed=st.integers(0, 10_000), data=st.data())
 def test_diffusion_map_transform_of_training_points_and_shift(metric, seed, data):
     """Before the fix the forest's Nyström matched queries against its centred
     copy of X: off by up to 0.65 for data far from zero."""
     c = np.asarray(data.draw(shifts if metric == "euclidean" else far_shifts))
-    X = _blobs(seed, 90, 3)
+    X = seam_blobs(seed, 90, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # a disconnected graph is said
         ref = _dm(metric).fit(X)
@@ -82,12 +59,12 @@ def test_diffusion_map_transform_of_training_points_and_shift(metric, seed, data
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "forest"])
-@SETTINGS
+@SEAM_SETTINGS
 @given(seed=st.integers(0, 10_000), data=st.data())
 def test_lund_labels_and_predict_do_not_move_with_the_data(metric, seed, data):
     """Before the fix LUND changed 107 of 120 labels when the data were shifted."""
     c = np.asarray(data.draw(shifts if metric == "euclidean" else far_shifts))
-    X = _blobs(seed, 120, 3)
+    X = seam_blobs(seed, 120, 3)
     forest = _forest() if metric == "forest" else None
     model = gf.LUND(n_clusters=3, t=16.0, metric=metric, forest=forest, random_state=0)
     with warnings.catch_warnings():
@@ -101,16 +78,14 @@ def test_lund_labels_and_predict_do_not_move_with_the_data(metric, seed, data):
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "forest"])
-@settings(SETTINGS, max_examples=15)
+@settings(SEAM_SETTINGS, max_examples=15)
 @given(n=st.integers(2, 120), seed=st.integers(0, 10_000))
 def test_small_n_transform_of_training_points(metric, n, seed):
-    X = _blobs(seed, n, 3)
+    X = seam_blobs(seed, n, 3)
     k = min(15, n - 1)
     dm = gf.DiffusionMap(k, metric=metric, n_components=min(10, n), random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         Y = dm.fit_transform(X)
         Z = dm.transform(X)
-    if metric == "forest" and not np.allclose(Z, Y, atol=1e-10):
-        pytest.xfail("forest small-n fix pending (geoforest/forest/)")
     np.testing.assert_allclose(Z, Y, atol=1e-10)

@@ -15,39 +15,16 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
 import geoforest as gf
 from geoforest.graph import LabelFreeChoiceWarning
 
-SETTINGS = settings(
-    max_examples=10,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+from ._strategies import SEAM_SETTINGS, far_shifts, seam_blobs, shifts
+
 EPS = np.finfo(np.float64).eps
-
-
-def _blobs(seed: int, n: int, d: int) -> np.ndarray:
-    rng = np.random.RandomState(seed)
-    centres = rng.uniform(-6, 6, (3, d))
-    return centres[rng.randint(3, size=n)] + rng.randn(n, d)
-
-
-shifts = st.lists(
-    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False), min_size=3, max_size=3
-)
-# Far from zero for the forest: beyond 256x the columns' range, where it centres
-# them.  Nearer, its own trees depend on the coordinates (split points drawn
-# between rounded projections), which is the forest's, not LLPD's, to answer for.
-far_shifts = st.lists(
-    st.tuples(st.sampled_from([-1.0, 1.0]), st.floats(1e4, 1e6)).map(lambda t: t[0] * t[1]),
-    min_size=3,
-    max_size=3,
-)
 
 
 def _shifts(metric: str):
@@ -87,11 +64,11 @@ def _llpd(metric: str) -> gf.LLPD:
 
 
 @pytest.mark.parametrize("metric", ["euclidean", FOREST_SHIFT])
-@SETTINGS
+@SEAM_SETTINGS
 @given(seed=st.integers(0, 2**16), n=st.integers(20, 90), data=st.data())
 def test_llpd_is_the_same_for_data_far_from_zero(metric, seed, n, data):
     shift = data.draw(_shifts(metric))
-    X = _blobs(seed, n, 3)
+    X = seam_blobs(seed, n, 3)
     c = np.asarray(shift)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the forest's few-trees notes
@@ -111,11 +88,11 @@ def test_llpd_is_the_same_for_data_far_from_zero(metric, seed, n, data):
 
 
 @pytest.mark.parametrize("metric", ["euclidean", FOREST_SHIFT])
-@SETTINGS
+@SEAM_SETTINGS
 @given(seed=st.integers(0, 2**16), data=st.data())
 def test_llpd_spectral_clustering_is_the_same_for_data_far_from_zero(metric, seed, data):
     shift = data.draw(_shifts(metric))
-    X = _blobs(seed, 150, 3)
+    X = seam_blobs(seed, 150, 3)
     c = np.asarray(shift)
     kw = {"forest": gf.UnsupervisedForest(10, random_state=0)} if metric == "forest" else {}
     with warnings.catch_warnings():
@@ -138,10 +115,10 @@ def test_a_fitted_forest_far_from_zero_is_the_llpd_geometry():
     assert np.isfinite(model.pairwise()).all()
 
 
-@SETTINGS
+@SEAM_SETTINGS
 @given(seed=st.integers(0, 2**16), n=st.integers(16, 120))
 def test_forest_llpd_sc_predicts_its_training_points_as_fitted(seed, n):
-    X = _blobs(seed, n, 3)
+    X = seam_blobs(seed, n, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = gf.LLPDSpectralClustering(metric="forest", random_state=0).fit(X)
@@ -150,7 +127,7 @@ def test_forest_llpd_sc_predicts_its_training_points_as_fitted(seed, n):
 
 # ------------------------------------------------------------------ complex input
 def _complex_inputs():
-    X = _blobs(0, 30, 2)
+    X = seam_blobs(0, 30, 2)
     D = cdist(X, X)
     return X, D
 
@@ -198,7 +175,7 @@ def test_label_free_k_on_structureless_data_warns(X):
 
 # ------------------------------------------------------------------ vocabulary
 def test_kneighbors_defaults_to_the_estimators_n_neighbors():
-    X = _blobs(0, 40, 2)
+    X = seam_blobs(0, 40, 2)
     model = gf.LLPD(n_neighbors=7).fit(X)
     d, i = model.kneighbors()
     assert i.shape == (40, 7)
