@@ -16,9 +16,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import N_JOBS, validate_data
 from ..graph import METRICS, check_query_graph, fit_geometry
-from ._eigenpairs import diffusion_eigenpairs
-from ._kernel_graph import fit_graph, takes_square_input
-from ._nystrom import nystrom_extend
+from ._diffusion_fit import DiffusionFit, diffusion_coordinates, fit_diffusion
+from ._kernel_graph import geometry_metric, takes_square_input
+from ._nystrom import NystromExtension, nystrom_extend
 
 __all__ = ["DiffusionMap"]
 
@@ -281,7 +281,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         -------
         self : DiffusionMap
         """
-        return self._fit(X)
+        return self._fit(X, stacklevel=3)
 
     def fit_transform(self, X, y=None) -> np.ndarray:
         """Fit, and return the diffusion map ``Psi_t`` of the training points at time ``t``.
@@ -299,52 +299,79 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             ``embedding(t)``: ``sign(lambda_k) |lambda_k|^t psi_k(x_i)``;
             Euclidean distances between rows are ``D_t``.
         """
-        return self._fit(X).embedding()
+        return self._fit(X, stacklevel=3).embedding()
 
     def _fit(
         self,
         X,
         neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None,
         owner=None,
+        *,
+        stacklevel: int,
     ) -> DiffusionMap:
         """``fit``, optionally on given (e.g. spatially restricted) kNN lists of ``X``.
 
-        ``neighbors`` is ``(dist, ind)`` or a function of ``X`` returning them
+        Validates the parameters and ``X``, calls :func:`fit_diffusion` with
+        them and stores its result.  ``neighbors`` is ``(dist, ind)`` or a
+        function of ``X`` returning them
         (:func:`~geoforest.diffusion._kernel_graph.fit_graph`); ``owner`` is
-        named in errors.
+        named in errors; ``stacklevel`` is the user's call as
+        :func:`warnings.warn` counts from here.
         """
         self._validate_params()
         if not takes_square_input(self):
             X = validate_data(self, X, dtype=np.float64, order="C", ensure_min_samples=2)
-        graph = fit_graph(self, X, neighbors, owner=owner)
-        K, W = graph.K, graph.W
-        if takes_square_input(self):
-            self.n_features_in_ = K.shape[0]
-        self.geometry_ = graph.geometry
-        self.forest_ = getattr(graph.geometry, "forest_", None)
-        self.sigma_ = graph.sigma
-        self._local_scale = graph.local_scale
-        self.n_bridges_ = graph.n_bridges
-        if graph.knn_indices is not None:
-            self.knn_distances_, self.knn_indices_ = graph.knn_distances, graph.knn_indices
-        n = W.shape[0]
-        if self.n_components > n:
-            raise ValueError(f"n_components={self.n_components} exceeds n_samples={n}")
-        self.kernel_density_ = np.asarray(K.sum(axis=1)).ravel()
-        self.affinity_ = W
-        values, vectors, degree, n_graph_components = diffusion_eigenpairs(
-            W,
-            self.n_components,
-            self.eigen_solver,
-            float(self.eigen_tol),
-            self.random_state,
-            self.normalization,
+        owner = self if owner is None else owner
+        fit = fit_diffusion(
+            X,
+            geometry_metric(owner, stacklevel + 1),
+            **self._graph_params(),
+            n_components=self.n_components,
+            normalization=self.normalization,
+            eigen_solver=self.eigen_solver,
+            eigen_tol=self.eigen_tol,
+            random_state=self.random_state,
+            neighbors=neighbors,
+            owner=owner,
+            stacklevel=stacklevel + 1,
         )
-        self.n_graph_components_ = n_graph_components
-        self.degree_ = degree
-        self.stationary_ = degree / degree.sum()
-        self.eigenvalues_ = values
-        self.eigenvectors_ = vectors
+        return self._store(fit)
+
+    def _graph_params(self) -> dict:
+        """The keywords of :func:`~geoforest.diffusion._kernel_graph.fit_graph` but the seed.
+
+        LUND rebuilds its graph on reference points with them (and a seed of
+        each reference's own).
+        """
+        return {
+            "forest": self.forest,
+            "n_neighbors": self.n_neighbors,
+            "sigma": self.sigma,
+            "kernel": self.kernel,
+            "local_scale_neighbor": self.local_scale_neighbor,
+            "cutoff": self.cutoff,
+            "connect": self.connect,
+            "n_jobs": self.n_jobs,
+        }
+
+    def _store(self, fit: DiffusionFit) -> DiffusionMap:
+        """Set the fitted attributes from ``fit`` (the kNN lists only when there are some)."""
+        if takes_square_input(self):
+            self.n_features_in_ = fit.affinity.shape[0]
+        self.geometry_ = fit.geometry
+        self.forest_ = fit.forest
+        self.sigma_ = fit.sigma
+        self._local_scale = fit.local_scale
+        self.n_bridges_ = fit.n_bridges
+        if fit.knn_indices is not None:
+            self.knn_distances_, self.knn_indices_ = fit.knn_distances, fit.knn_indices
+        self.kernel_density_ = fit.kernel_density
+        self.affinity_ = fit.affinity
+        self.n_graph_components_ = fit.n_graph_components
+        self.degree_ = fit.degree
+        self.stationary_ = fit.stationary
+        self.eigenvalues_ = fit.eigenvalues
+        self.eigenvectors_ = fit.eigenvectors
         return self
 
     # ------------------------------------------------------------------ query
@@ -366,10 +393,6 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             raise ValueError(f"t must be a finite number >= 0, got {t!r}")
         return float(t)
 
-    def _power(self, t: float) -> np.ndarray:
-        lam = self.eigenvalues_
-        return np.sign(lam) * np.abs(lam) ** t
-
     def embedding(self, t: float | None = None) -> np.ndarray:
         """The diffusion map ``Psi_t`` of the training points, at any time.
 
@@ -389,7 +412,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             between rows are ``D_t``.
         """
         check_is_fitted(self, "eigenvectors_")
-        return self.eigenvectors_ * self._power(self._time(t))[None, :]
+        return diffusion_coordinates(self.eigenvectors_, self.eigenvalues_, self._time(t))
 
     def transform(self, X) -> np.ndarray:
         """Diffusion coordinates of new points at time ``t``, by the Nyström extension.
@@ -452,12 +475,28 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
             (D.ravel(), np.tile(np.arange(n), m), np.arange(0, m * n + 1, n)), (m, n)
         )
 
-    def _extend(self, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _extend(self, X, t: float) -> NystromExtension:
         """Nyström ``Psi_t``, kernel density and training match of validated queries.
 
-        See :func:`~geoforest.diffusion._nystrom.nystrom_extend`.
+        :func:`~geoforest.diffusion._nystrom.nystrom_extend` of the fitted
+        arrays, with the kernel parameters as they are now (as ``t``, they
+        are read at transform time).
         """
-        return nystrom_extend(self, X, t)
+        return nystrom_extend(
+            X,
+            t,
+            geometry=self.geometry_,
+            eigenvalues=self.eigenvalues_,
+            eigenvectors=self.eigenvectors_,
+            degree=self.degree_,
+            kernel_density=self.kernel_density_,
+            local_scale=self._local_scale,
+            sigma=self.sigma_,
+            kernel=self.kernel,
+            local_scale_neighbor=self.local_scale_neighbor,
+            cutoff=self.cutoff,
+            normalization=self.normalization,
+        )
 
     def distances(self, t: float | None = None, rows=None, cols=None) -> np.ndarray:
         """Diffusion distances ``D_t`` between the training points ``rows`` and ``cols``.

@@ -11,6 +11,7 @@ recomputes them where that scaling would magnify the solver's error;
 from __future__ import annotations
 
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,10 +19,19 @@ from scipy.sparse.csgraph import connected_components
 
 from ..graph import AUTO_DENSE_MAX_N, walk_eigenpairs
 
-__all__ = ["AUTO_DENSE_MAX_N", "diffusion_eigenpairs"]
+__all__ = ["AUTO_DENSE_MAX_N", "Eigenpairs", "diffusion_eigenpairs"]
 
 #: Eigenvalues smaller than this (in absolute value) are not used to re-average ``psi``.
 _MIN_STABLE_EIGENVALUE = 1e-3
+
+
+class Eigenpairs(NamedTuple):
+    """The leading eigenpairs of a random walk, with the degrees and components they came from."""
+
+    eigenvalues: np.ndarray
+    eigenvectors: np.ndarray
+    degree: np.ndarray
+    n_graph_components: int
 
 
 def diffusion_eigenpairs(
@@ -31,11 +41,14 @@ def diffusion_eigenpairs(
     eigen_tol: float,
     random_state,
     normalization: str,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    *,
+    stacklevel: int,
+) -> Eigenpairs:
     """Leading eigenpairs of the random walk on the symmetric affinity ``W``.
 
-    Warns (``UserWarning``, attributed to the caller of the caller) when
-    ``W`` has more than one connected component.
+    Warns (``UserWarning``, attributed ``stacklevel`` frames up from here:
+    the caller says where the user's call is) when ``W`` has more than one
+    connected component.
 
     Parameters
     ----------
@@ -54,17 +67,16 @@ def diffusion_eigenpairs(
     normalization : {"textbook", "symmetric"}
         ``"textbook"``: the right eigenvectors ``psi`` of ``P``;
         ``"symmetric"``: the unit eigenvectors ``phi`` of ``M``.
+    stacklevel : int
+        Of the warning, as :func:`warnings.warn` counts it from here.
 
     Returns
     -------
-    eigenvalues : ndarray of shape (n_components,)
-        Descending.
-    eigenvectors : ndarray of shape (n, n_components)
-        ``psi`` or ``phi``, one column per eigenvalue.
-    degree : ndarray of shape (n,)
-        ``d = W 1``.
-    n_graph_components : int
-        Connected components of ``W``.
+    Eigenpairs
+        ``eigenvalues`` (n_components,), descending; ``eigenvectors`` (n,
+        n_components), ``psi`` or ``phi``, one column per eigenvalue;
+        ``degree`` (n,), ``d = W 1``; ``n_graph_components``, the connected
+        components of ``W``.
     """
     degree = np.asarray(W.sum(axis=1)).ravel()
     if np.any(degree <= 0):
@@ -78,13 +90,13 @@ def diffusion_eigenpairs(
             f"the affinity has {n_graph_components} connected components; "
             "each keeps eigenvalue 1 and its points stay apart at every t",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     values, phi, degree = walk_eigenpairs(
         W, n_components, solver=eigen_solver, random_state=random_state, tol=eigen_tol
     )
     if normalization == "symmetric":
-        return values, phi, degree, n_graph_components
+        return Eigenpairs(values, phi, degree, n_graph_components)
     psi = phi * np.sqrt(degree.sum() / degree)[:, None]
     # psi = P psi / lambda: recompute every value as the average of its neighbours'
     # (bounded, and exact for exact eigenvectors): docs/paths-and-diffusion.md.
@@ -92,4 +104,4 @@ def diffusion_eigenpairs(
     if np.any(stable):
         P_psi = (W @ psi[:, stable]) / degree[:, None]
         psi[:, stable] = P_psi / values[stable]
-    return values, psi, degree, n_graph_components
+    return Eigenpairs(values, psi, degree, n_graph_components)

@@ -14,6 +14,8 @@ would.  A given affinity (``affinity="precomputed"``) has
 no geometry and is used as it is.
 
 :func:`fit_graph` returns everything a fit keeps as a :class:`KernelGraph`.
+It takes the estimator's parameters as explicit arguments, so LUND rebuilds
+the same graph on reference points with another seed and no estimator.
 """
 
 from __future__ import annotations
@@ -78,11 +80,13 @@ def takes_square_input(est) -> bool:
     return est.affinity != "gaussian" or takes_graph(est.metric)
 
 
-def geometry_metric(est) -> str | None:
+def geometry_metric(est, stacklevel: int) -> str | None:
     """The ``metric`` of ``est``'s geometry, ``None`` for a given affinity.
 
+    Part of a fit's parameter validation, so it reads the estimator:
     ``affinity="precomputed_distance"`` is ``metric="precomputed"`` (with a
-    ``FutureWarning``).  Checks that ``metric``, ``forest`` and ``affinity``
+    ``FutureWarning``, attributed ``stacklevel`` frames up from here, the
+    user's call).  Checks that ``metric``, ``forest`` and ``affinity``
     agree; errors name ``est``.
     """
     name = type(est).__name__
@@ -104,89 +108,120 @@ def geometry_metric(est) -> str | None:
             "in the next release; pass metric='precomputed' (with affinity='gaussian') "
             "for a precomputed distance graph",
             FutureWarning,
-            stacklevel=5,  # the user's fit (DiffusionMap.fit -> _fit -> fit_graph -> here)
+            stacklevel=stacklevel,
         )
         return "precomputed"
     return est.metric
 
 
 def fit_graph(
-    dm,
     X,
-    neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None,
+    metric: str | None,
     *,
+    forest,
+    n_neighbors: int,
+    sigma: str | float,
+    kernel: str,
+    local_scale_neighbor: int,
+    cutoff: float | None,
+    connect: bool,
+    random_state,
+    n_jobs: int | None,
+    neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None,
     owner=None,
 ) -> KernelGraph:
-    """The kernel ``K``, the affinity ``W`` and the geometry of ``dm`` on ``X``.
+    """The kernel ``K``, the affinity ``W`` and the geometry of ``X``.
+
+    Every parameter is explicit, so the same graph can be rebuilt on other
+    points (LUND's structureless references) without an estimator.
 
     Parameters
     ----------
-    dm : DiffusionMap
-        Its parameters only are read.
     X : ndarray or sparse matrix
         Validated features, or the precomputed graph.
+    metric : str or None
+        The geometry's metric (:func:`geometry_metric`); ``None``: ``X`` is
+        a given affinity, used as ``max(W, W^T)``.
+    forest, n_neighbors, random_state, n_jobs
+        Read by :func:`~geoforest.graph.fit_geometry` (``forest`` for
+        ``metric="forest"``).
+    sigma, kernel, local_scale_neighbor, cutoff, connect
+        The kernel rule of :class:`~geoforest.DiffusionMap` (its parameters
+        of the same names).
     neighbors : (dist, ind), callable or None
         Neighbour lists that replace the geometry's (LUND's pixel windows):
         given, or a function of ``X`` returning them, in ``X``'s units.  The
         geometry still bridges the components.
     owner : estimator or None
-        Named in error messages (default ``dm``).
+        Named in error messages.
 
     Returns
     -------
     KernelGraph
     """
-    owner = dm if owner is None else owner
-    metric = geometry_metric(owner)
     if metric is None:
         return _affinity_graph(X, owner)
     geometry = fit_geometry(
         X,
         metric,
-        forest=dm.forest,
-        n_neighbors=dm.n_neighbors,
-        random_state=dm.random_state,
-        n_jobs=dm.n_jobs,
+        forest=forest,
+        n_neighbors=n_neighbors,
+        random_state=random_state,
+        n_jobs=n_jobs,
         owner=owner,
     )
     if neighbors is None:
         dist, ind = geometry.neighbors()
     else:
-        check_n_neighbors(dm.n_neighbors, geometry.n_samples_)
+        check_n_neighbors(n_neighbors, geometry.n_samples_)
         dist, ind = neighbors(X) if callable(neighbors) else neighbors
     dist = np.asarray(dist, dtype=np.float64)
     if not np.all(np.isfinite(dist)):
         raise ValueError(
             "the distances between the rows of X overflow float64; rescale the features"
         )
-    return _kernel_graph(dm, geometry, dist, ind)
-
-
-def _kernel_graph(dm, geometry: Geometry, dist, ind) -> KernelGraph:
-    """Gaussian (or adaptive) weights of kNN lists ``(dist, ind)``, cut off and bridged."""
+    sigma = resolve_sigma(sigma, dist[:, -1])
     n = ind.shape[0]
-    sigma = resolve_sigma(dm.sigma, dist[:, -1])
     indptr = np.arange(0, ind.size + 1, ind.shape[1])
     K = sp.csr_matrix((np.exp(-((dist / sigma) ** 2)).ravel(), ind.ravel(), indptr), (n, n))
-    local = None
-    if dm.kernel == "adaptive":
-        local = np.maximum(dist[:, min(dm.local_scale_neighbor, dist.shape[1]) - 1], 1e-300)
+    G, local = _weights(K, dist, ind, kernel, local_scale_neighbor, cutoff)
+    W, n_bridges = symmetrize(G), 0
+    if connect:
+        W, n_bridges = _connect(geometry, W, sigma, cutoff, (dist, ind))
+    return KernelGraph(K, W, geometry, sigma, local, dist, ind, n_bridges)
+
+
+def _weights(
+    K: sp.csr_matrix,
+    dist: np.ndarray,
+    ind: np.ndarray,
+    kernel: str,
+    local_scale_neighbor: int,
+    cutoff: float | None,
+) -> tuple[sp.csr_matrix, np.ndarray | None]:
+    """The graph's weights of kNN lists ``(dist, ind)`` and the local scales, if adaptive.
+
+    ``K`` is the Gaussian kernel of the lists; ``kernel="gaussian"`` keeps it,
+    cut off, ``"adaptive"`` reweighs the same edges by local scales.
+    """
+    n = ind.shape[0]
+    indptr = np.arange(0, ind.size + 1, ind.shape[1])
+    if kernel == "adaptive":
+        local = np.maximum(dist[:, min(local_scale_neighbor, dist.shape[1]) - 1], 1e-300)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             w = np.exp(-(dist**2) / (local[:, None] * local[ind]))
             # Copies (local scale floored near 0) underflow the product to 0 / 0;
             # divided one factor at a time, as transform does, a copy weighs 1.
             bad = ~np.isfinite(w)
             w[bad] = np.exp(-(dist / local[:, None])[bad] * (dist / local[ind])[bad])
-        G = sp.csr_matrix((w.ravel(), ind.ravel(), indptr), shape=(n, n))
-    else:
-        G = K.copy()
-        if dm.cutoff is not None:
-            # Edges longer than cutoff * sigma carry (almost) no weight; keeping them
-            # leaves far points nearly isolated (eigenvalue ~1, localised eigenvectors).
-            G.data[G.data < np.exp(-(float(dm.cutoff) ** 2))] = 0.0
-            G.eliminate_zeros()
-    W, n_bridges = _connect(dm, geometry, symmetrize(G), sigma, (dist, ind))
-    return KernelGraph(K, W, geometry, sigma, local, dist, ind, n_bridges)
+        return sp.csr_matrix((w.ravel(), ind.ravel(), indptr), shape=(n, n)), local
+    G = K.copy()
+    if cutoff is not None:
+        # Edges longer than cutoff * sigma carry (almost) no weight; keeping them
+        # leaves far points nearly isolated (eigenvalue ~1, localised eigenvectors).
+        G.data[G.data < np.exp(-(float(cutoff) ** 2))] = 0.0
+        G.eliminate_zeros()
+    return G, None
 
 
 def resolve_sigma(sigma, kth: np.ndarray) -> float:
@@ -209,17 +244,17 @@ def resolve_sigma(sigma, kth: np.ndarray) -> float:
     return value
 
 
-def _connect(dm, geometry: Geometry, W, sigma: float, neighbors) -> tuple[sp.csr_matrix, int]:
+def _connect(
+    geometry: Geometry, W, sigma: float, cutoff: float | None, neighbors
+) -> tuple[sp.csr_matrix, int]:
     """``W`` with the geometry's bridges between its components, and their number."""
-    if not dm.connect:
-        return W, 0
     if geometry.can_bridge:
         pairs, lengths = geometry.bridges(W, neighbors)
     else:
         pairs, lengths = _list_bridges(W, *neighbors)
     if lengths.size == 0:
         return W, 0
-    c = 1.0 if dm.cutoff is None else float(dm.cutoff)
+    c = 1.0 if cutoff is None else float(cutoff)
     w = np.exp(-(np.minimum(lengths / sigma, c) ** 2))
     n = W.shape[0]
     B = sp.csr_matrix((w, (pairs[:, 0], pairs[:, 1])), shape=(n, n))

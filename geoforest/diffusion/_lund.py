@@ -21,18 +21,9 @@ from ..graph import METRICS, explain_choice
 from ._diffusion_map import DiffusionMap
 from ._kernel_graph import takes_square_input
 from ._lund_active import active_queries, random_queries
-from ._lund_graph import DiffusionNeighborsMixin, check_structure, image_shape, lund_diffusion_map
-from ._lund_labels import (
-    check_partial_labels,
-    cluster_at_time,
-    densest_copies,
-    density_rank,
-    nearest_given,
-    semi_supervised_labels,
-    spatial_majority_vote,
-)
-from ._lund_multiscale import multiscale_fit
-from ._modes import _significant_mask, nearest_denser_to
+from ._lund_fit import final_labels, fit_lund, lund_at_time, predict_rows
+from ._lund_graph import DiffusionNeighborsMixin, lund_input, reference_graphs, structure_check
+from ._lund_labels import LundClustering, check_partial_labels, semi_supervised_labels
 
 __all__ = ["LUND"]
 
@@ -303,7 +294,8 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         self : LUND
         """
         self._validate_params()
-        dm = lund_diffusion_map(self, X)
+        X, windows = lund_input(self, X)
+        dm = self._diffusion_map()._fit(X, windows, owner=self, stacklevel=3)
         self.geometry_, self.forest_ = dm.geometry_, dm.forest_
         self.diffusion_map_ = dm
         # Features, or training points for a precomputed graph (the columns predict takes).
@@ -312,21 +304,22 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         if self.n_clusters is not None and self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n}")
         y_partial = check_partial_labels(y, n)
-        density = dm.kernel_density_ / dm.kernel_density_.sum()
-        self.density_ = density
-        self._rank = rank = density_rank(density)
-        self._twin = densest_copies(dm, rank)
-        if self.t == "multiscale":
-            state, self.multiscale_ = multiscale_fit(
-                lambda t: self._at_time(dm, density, rank, t),
-                dm.eigenvalues_,
-                int(self.max_log2_t),
-                self.verbose,
-            )
-            self._set_state(state)
-        else:
-            self.multiscale_ = None
-            self._set_state(self._at_time(dm, density, rank, float(self.t)))
+        fit = fit_lund(
+            dm.eigenvectors_,
+            dm.eigenvalues_,
+            dm.kernel_density_,
+            getattr(dm, "knn_distances_", None),
+            getattr(dm, "knn_indices_", None),
+            t=self.t,
+            n_clusters=self.n_clusters,
+            max_clusters=self.max_clusters,
+            max_log2_t=self.max_log2_t,
+            n_search=self.n_search,
+            verbose=self.verbose,
+        )
+        self.density_, self._rank, self._twin = fit.density, fit.rank, fit.twin
+        self.multiscale_ = fit.multiscale
+        self._set_state(fit.clustering)
         dm.set_params(t=self.t_)  # diffusion_map_.transform(X): Psi at the time used
         self.reference_excess_ = None
         if self.n_clusters is None:
@@ -337,41 +330,47 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
                 criterion="mode-score ratio",
             )
         self.labels_ = self._final_labels(y_partial)
-        self.reference_excess_ = check_structure(self, dm)  # label-free K >= 2 only
+        self.reference_excess_ = structure_check(  # label-free K >= 2 only
+            type(self).__name__,
+            self.n_clusters_,
+            n_clusters=self.n_clusters,
+            max_clusters=self.max_clusters,
+            random_state=self.random_state,
+            affinity=dm.affinity_,
+            geometry=dm.geometry_,
+            reference_graph=reference_graphs(
+                self.metric, **dm._graph_params(), neighbors=windows, owner=self
+            ),
+            windowed=windows is not None,
+            stacklevel=3,
+        )
         return self
 
-    def _at_time(self, dm: DiffusionMap, density, rank, t: float) -> dict:
-        return cluster_at_time(
-            dm.embedding(t),
-            density,
-            rank,
-            t,
-            n_search=int(self.n_search),
-            max_clusters=int(self.max_clusters),
-            n_clusters=self.n_clusters,
-            twin=getattr(self, "_twin", None),
-        )
+    def _diffusion_map(self) -> DiffusionMap:
+        """An unfitted :class:`DiffusionMap` with LUND's own graph and eigensolver parameters."""
+        names = DiffusionMap._parameter_constraints.keys() & self._parameter_constraints.keys()
+        return DiffusionMap(**{name: getattr(self, name) for name in names - {"t"}})
 
-    def _set_state(self, state: dict) -> None:
-        self.t_ = state["t"]
-        self.rho_ = state["rho"]
-        self._rho_scale = state["rho_scale"]
-        self.parent_ = state["parent"]
-        self.scores_ = state["scores"]
-        self.modes_ = state["modes"]
-        self.n_clusters_ = state["k"]
-        self.n_clusters_scores_ = state["ratios"]
-        self._unsupervised_labels = state["labels"]
+    def _set_state(self, state: LundClustering) -> None:
+        self.t_ = state.t
+        self.rho_ = state.rho
+        self._rho_scale = state.rho_scale
+        self.parent_ = state.parent
+        self.scores_ = state.scores
+        self.modes_ = state.modes
+        self.n_clusters_ = state.k
+        self.n_clusters_scores_ = state.ratios
+        self._unsupervised_labels = state.labels
 
     def _final_labels(self, y_partial: np.ndarray | None) -> np.ndarray:
         self._partial = y_partial  # the labels_ came from these; predict anchors on them
-        labels = self._unsupervised_labels
-        if y_partial is not None and np.any(y_partial >= 0):
-            labels = self._semi_supervised(y_partial)
-        if self.spatial_vote_radius is not None:
-            shape = image_shape(self, labels.size)
-            labels = spatial_majority_vote(labels, shape, int(self.spatial_vote_radius))
-        return labels
+        return final_labels(
+            self._unsupervised_labels,
+            y_partial,
+            self._semi_supervised,
+            image_shape=self.image_shape,
+            vote_radius=self.spatial_vote_radius,
+        )
 
     def _semi_supervised(self, y: np.ndarray) -> np.ndarray:
         Y = self.diffusion_map_.embedding(self.t_)
@@ -417,7 +416,17 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         if isinstance(t, bool) or not isinstance(t, numbers.Real) or not t >= 0:
             raise ValueError(f"t must be a real number >= 0, got {t!r}")
         dm = self.diffusion_map_
-        return self._at_time(dm, self.density_, self._rank, float(t))["labels"]
+        return lund_at_time(
+            dm.eigenvectors_,
+            dm.eigenvalues_,
+            self.density_,
+            self._rank,
+            float(t),
+            n_search=self.n_search,
+            max_clusters=self.max_clusters,
+            n_clusters=self.n_clusters,
+            twin=self._twin,
+        ).labels
 
     def relabel(self, y) -> np.ndarray:
         """Propagate partial labels ``y`` with the fitted geometry (no refit); sets ``labels_``.
@@ -501,18 +510,8 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
 
     def _predict_rows(self, Yq: np.ndarray, density_q: np.ndarray) -> np.ndarray:
         """Steps 2-3 of :meth:`predict` for rows ``Yq`` of ``Psi_t`` and densities ``density_q``."""
-        Y = self.diffusion_map_.embedding(self.t_)
-        keep = _significant_mask(Y)  # the columns fit searched
-        Y, Yq = np.ascontiguousarray(Y[:, keep]), np.ascontiguousarray(Yq[:, keep])
-        dist, parent = nearest_denser_to(Yq, density_q, Y, self.density_, int(self.n_search))
-        labels = self.labels_[parent]
-        y = self._partial
-        if y is not None and np.any(y >= 0):
-            known = np.flatnonzero(y >= 0)
-            j, given_dist = nearest_given(Yq, Y, known)
-            nearer = given_dist < dist
-            labels[nearer] = y[known[j[nearer]]]
-        return labels
+        Y, y, labels = self.diffusion_map_.embedding(self.t_), self._partial, self.labels_
+        return predict_rows(Yq, density_q, Y, self.density_, labels, y, self.n_search)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

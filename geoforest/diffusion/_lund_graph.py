@@ -1,56 +1,77 @@
-"""The diffusion map a :class:`~geoforest.LUND` fit runs on, in its geometry.
+"""LUND's input in its geometry, and the label-free check of the structure it finds.
 
 LUND's graph, density and diffusion distances all come from one
 :class:`~geoforest.DiffusionMap` built with LUND's own parameters, so every
 kNN use of LUND (graph, density, :meth:`~geoforest.LUND.predict`) reads the
-same geometry (``metric``, ``forest``; :mod:`geoforest.graph`).  The spatial
-options restrict Euclidean neighbours to a pixel window and exist for
-``metric="euclidean"`` only.
+same geometry (``metric``, ``forest``; :mod:`geoforest.graph`).
+:func:`lund_input` validates what that map is fitted on; the spatial options
+restrict Euclidean neighbours to a pixel window (:func:`pixel_windows`) and
+exist for ``metric="euclidean"`` only.  :func:`structure_check` compares the
+graph's spectrum with the same pipeline on structureless references
+(:func:`reference_graphs`), all from explicit arguments.
 """
 
 from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_not_complex, validate_data
 from ..graph import (
     MIN_EXCESS,
+    Geometry,
     LabelFreeChoiceWarning,
     check_metric_in,
     choose_by_excess,
     spatial_knn,
     spectral_excess,
 )
-from ._diffusion_map import DiffusionMap
 from ._kernel_graph import fit_graph, takes_square_input
 
 __all__ = [
     "DiffusionNeighborsMixin",
-    "check_structure",
-    "image_shape",
-    "lund_diffusion_map",
+    "LundInput",
+    "check_image_shape",
+    "lund_input",
+    "reference_graphs",
+    "structure_check",
     "structureless_excess",
     "warn_if_structureless",
 ]
 
 
-def image_shape(est, n: int) -> tuple[int, int]:
-    """``est.image_shape`` checked against the ``n`` rows of ``X``."""
-    if est.image_shape is None:
+class LundInput(NamedTuple):
+    """LUND's validated ``X`` and the neighbour lists its graph uses instead of the geometry's."""
+
+    X: np.ndarray | sp.spmatrix
+    #: The pixel windows' lists as a function of the features, or ``None``.
+    neighbors: Callable | None
+
+
+def check_image_shape(image_shape, n: int) -> tuple[int, int]:
+    """``image_shape`` checked against the ``n`` rows of ``X``."""
+    if image_shape is None:
         raise ValueError("spatial_radius and spatial_vote_radius need image_shape")
-    shape = tuple(int(s) for s in est.image_shape)
+    shape = tuple(int(s) for s in image_shape)
     if len(shape) != 2 or shape[0] * shape[1] != n:
-        raise ValueError(f"image_shape {est.image_shape} does not hold the {n} rows of X")
+        raise ValueError(f"image_shape {image_shape} does not hold the {n} rows of X")
     return shape
 
 
-def lund_diffusion_map(est, X) -> DiffusionMap:
-    """The fitted :class:`DiffusionMap` of LUND ``est`` on ``X`` (errors name LUND)."""
+def lund_input(est, X) -> LundInput:
+    """LUND ``est``'s input validated (errors name LUND), with its pixel windows.
+
+    Validation of the estimator's parameters and data, so it reads ``est``
+    and sets its ``n_features_in_`` (and ``feature_names_in_``) as
+    scikit-learn's ``validate_data`` does.
+    """
     spatial = (est.image_shape, est.spatial_radius, est.spatial_vote_radius)
     if any(s is not None for s in spatial):
         check_metric_in(
@@ -60,22 +81,6 @@ def lund_diffusion_map(est, X) -> DiffusionMap:
             "image_shape, spatial_radius and spatial_vote_radius (a pixel window of "
             "Euclidean neighbours)",
         )
-    dm = DiffusionMap(
-        est.n_neighbors,
-        metric=est.metric,
-        forest=est.forest,
-        sigma=est.sigma,
-        n_components=est.n_components,
-        affinity=est.affinity,
-        normalization=est.normalization,
-        connect=est.connect,
-        eigen_solver=est.eigen_solver,
-        eigen_tol=est.eigen_tol,
-        kernel=est.kernel,
-        cutoff=est.cutoff,
-        random_state=est.random_state,
-        n_jobs=est.n_jobs,
-    )
     features = not takes_square_input(est)
     if est.spatial_radius is None:
         if features:
@@ -83,20 +88,17 @@ def lund_diffusion_map(est, X) -> DiffusionMap:
             X = validate_data(est, X, dtype=np.float64, order="C", ensure_min_samples=2)
         else:
             check_not_complex(X, est)
-        return dm._fit(X, owner=est)
+        return LundInput(X, None)
     if not features:
         raise ValueError("spatial_radius needs affinity='gaussian' (features per pixel)")
     X = validate_data(est, X, dtype=np.float64, order="C", ensure_min_samples=2)
     # The pixel windows replace the geometry's lists; the geometry still bridges.
-    return dm._fit(X, _pixel_windows(est, X.shape[0]), owner=est)
+    shape = check_image_shape(est.image_shape, X.shape[0])
+    return LundInput(X, pixel_windows(shape, int(est.spatial_radius), int(est.n_neighbors)))
 
 
-def _pixel_windows(est, n: int):
-    """LUND's spatial neighbour lists as a function of the features, or None."""
-    if est.spatial_radius is None:
-        return None
-    shape = image_shape(est, n)
-    radius, k = int(est.spatial_radius), int(est.n_neighbors)
+def pixel_windows(shape: tuple[int, int], radius: int, k: int) -> Callable:
+    """LUND's spatial neighbour lists as a function of the features."""
     return lambda Z: _spatial_lists(Z, shape, radius, k)
 
 
@@ -117,48 +119,79 @@ def _spatial_lists(X: np.ndarray, shape, radius: int, k: int) -> tuple[np.ndarra
 REFERENCE_SAMPLES = 500
 
 
-def check_structure(est, dm: DiffusionMap) -> np.ndarray | None:
+def reference_graphs(metric: str, **graph_params) -> Callable[[np.ndarray, int], sp.csr_matrix]:
+    """``graph(points, seed)``: the affinity ``W`` of a fit's graph pipeline on other points.
+
+    ``graph_params`` are :func:`~geoforest.diffusion._kernel_graph.fit_graph`'s
+    keywords but ``random_state`` (the seed of each call); a forest among
+    them is cloned for each call, so each reference grows its own.
+    """
+    forest = graph_params.pop("forest", None)
+
+    def graph(points: np.ndarray, seed: int) -> sp.csr_matrix:
+        fresh = None if forest is None else clone(forest)
+        return fit_graph(points, metric, forest=fresh, random_state=seed, **graph_params).W
+
+    return graph
+
+
+def structure_check(
+    name: str,
+    k: int,
+    *,
+    n_clusters: int | None,
+    max_clusters: int,
+    random_state,
+    affinity: sp.csr_matrix,
+    geometry: Geometry | None,
+    reference_graph: Callable[[np.ndarray, int], sp.csr_matrix],
+    windowed: bool,
+    stacklevel: int,
+) -> np.ndarray | None:
     """``reference_excess_`` of a label-free LUND fit, warning when K >= 2 may be noise.
 
-    Called by ``fit`` right after it; the warning is attributed to the
-    caller of ``fit``.
+    ``stacklevel`` is the user's call as :func:`warnings.warn` counts from
+    here.  ``None`` when K was given or is 1.
     """
-    if est.n_clusters is not None or est.n_clusters_ < 2:
+    if n_clusters is not None or k < 2:
         return None
-    rs = est.random_state
-    seed = int(rs) if isinstance(rs, numbers.Integral) else 0
-    excess = structureless_excess(est, dm, est.max_clusters, seed)
-    warn_if_structureless(type(est).__name__, est.n_clusters_, excess, 3)
+    seed = int(random_state) if isinstance(random_state, numbers.Integral) else 0
+    excess = structureless_excess(
+        affinity, geometry, reference_graph, max_clusters, seed, windowed=windowed
+    )
+    warn_if_structureless(name, k, excess, stacklevel)
     return excess
 
 
-def structureless_excess(est, dm: DiffusionMap, max_k: int, seed: int) -> np.ndarray | None:
+def structureless_excess(
+    affinity: sp.csr_matrix,
+    geometry: Geometry | None,
+    reference_graph: Callable[[np.ndarray, int], sp.csr_matrix],
+    max_k: int,
+    seed: int,
+    *,
+    windowed: bool = False,
+) -> np.ndarray | None:
     """The excess of each K over Gaussian references of LUND's diffusion kernel ``W``.
 
-    :func:`~geoforest.graph.spectral_excess` of ``dm.affinity_`` against the
-    same graph (geometry, kernel, cutoff, bridges, pixel windows) built on
-    points drawn from one Gaussian of the data's mean and covariance.
-    ``None`` when the graph has no coordinates to draw references from (a
-    precomputed graph or affinity) or ``max_k < 2``.  Entry ``K - 1`` holds
-    ``s_K`` (NaN at K = 1).
+    :func:`~geoforest.graph.spectral_excess` of ``affinity`` (``W``) against
+    the same graph (``reference_graph``: geometry, kernel, cutoff, bridges,
+    pixel windows) built on points drawn from one Gaussian of the data's
+    mean and covariance.  ``None`` when the graph has no coordinates to draw
+    references from (a precomputed graph or affinity) or ``max_k < 2``.
+    Entry ``K - 1`` holds ``s_K`` (NaN at K = 1).  ``windowed``: the graph
+    uses pixel windows, which need every pixel (no subset).
     """
-    n = dm.affinity_.shape[0]
+    n = affinity.shape[0]
     max_k = min(int(max_k), n - 1)
-    if dm.geometry_ is None or max_k < 2:
+    if geometry is None or max_k < 2:
         return None
     try:
-        X = np.asarray(dm.geometry_.training_points(np.arange(n)), dtype=np.float64)
+        X = np.asarray(geometry.training_points(np.arange(n)), dtype=np.float64)
     except NotImplementedError:  # distances only: no mean and covariance
         return None
-    windows = _pixel_windows(est, n)
-
-    def reference_graph(points, ref_seed):  # the same pipeline, a fresh forest
-        forest = None if dm.forest is None else clone(dm.forest)
-        ref = clone(dm).set_params(forest=forest, random_state=ref_seed)
-        return fit_graph(ref, points, windows, owner=est).W
-
-    W = dm.affinity_
-    if windows is None and n > REFERENCE_SAMPLES:
+    W = affinity
+    if not windowed and n > REFERENCE_SAMPLES:
         # The data's structure at a fixed size: the same pipeline on a random subset,
         # so that the check costs the same at any n (pixel windows need every pixel).
         X = X[np.sort(np.random.RandomState(seed).choice(n, REFERENCE_SAMPLES, replace=False))]
@@ -177,6 +210,7 @@ def warn_if_structureless(name: str, k: int, excess: np.ndarray | None, stacklev
     kernel's spectrum is nowhere clearly below that of one Gaussian of the
     data's mean and covariance, so the K clusters may be noise.  Only a
     warning: the labels stay as chosen.  Returns whether it warned.
+    ``stacklevel`` counts from the caller of this function.
     """
     if excess is None or k < 2 or choose_by_excess(excess[1:]) > 1:
         return False

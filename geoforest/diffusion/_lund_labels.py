@@ -10,6 +10,8 @@ fit and predict) and, for images, :func:`spatial_majority_vote`.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
@@ -24,6 +26,7 @@ from ._modes import (
 )
 
 __all__ = [
+    "LundClustering",
     "check_partial_labels",
     "cluster_at_time",
     "densest_copies",
@@ -37,6 +40,27 @@ __all__ = [
 _BLOCK = 4096
 
 
+class LundClustering(NamedTuple):
+    """The unsupervised LUND clustering at one diffusion time (:func:`cluster_at_time`).
+
+    Fields are LUND's fitted attributes at that time: ``t`` (``t_``),
+    ``rho`` (``rho_t``, maximum 1), ``rho_scale`` (its maximum before the
+    division), ``parent``, ``scores`` (``p rho_t``), ``modes`` by decreasing
+    score, ``labels`` (``0 .. K-1``), ``k`` and ``ratios``
+    (:func:`~geoforest.diffusion._modes.mode_ratios`).
+    """
+
+    t: float
+    rho: np.ndarray
+    rho_scale: float
+    parent: np.ndarray
+    scores: np.ndarray
+    modes: np.ndarray
+    labels: np.ndarray
+    k: int
+    ratios: np.ndarray
+
+
 def density_rank(density: np.ndarray) -> np.ndarray:
     """Strict density order, ``0`` = densest, ties to the lower index."""
     n = density.shape[0]
@@ -45,7 +69,9 @@ def density_rank(density: np.ndarray) -> np.ndarray:
     return rank
 
 
-def densest_copies(dm, rank: np.ndarray) -> np.ndarray:
+def densest_copies(
+    knn_distances: np.ndarray | None, knn_indices: np.ndarray | None, rank: np.ndarray
+) -> np.ndarray:
     """Each point's densest copy: the lowest-``rank`` point at distance 0 from it (itself if none).
 
     Copies are the same point, so they belong in one cluster, but a kNN graph
@@ -53,13 +79,13 @@ def densest_copies(dm, rank: np.ndarray) -> np.ndarray:
     different edges, different diffusion coordinates, and could become
     separate modes or fall to different clusters.  LUND makes every copy's
     nearest denser point its densest copy, at distance 0.  Copies are read
-    from the kNN lists of the fitted :class:`DiffusionMap` ``dm`` (none on a
-    precomputed affinity); a group of copies is connected through them
-    whatever its size.
+    from the diffusion map's kNN lists ``knn_distances``, ``knn_indices``
+    (``None`` for a precomputed affinity, which has none); a group of copies
+    is connected through them whatever its size.
     """
     n = rank.shape[0]
     twin = np.arange(n)
-    dist, ind = getattr(dm, "knn_distances_", None), getattr(dm, "knn_indices_", None)
+    dist, ind = knn_distances, knn_indices
     if dist is None or ind is None:
         return twin
     rows, slots = np.nonzero(np.asarray(dist) == 0)
@@ -85,7 +111,7 @@ def cluster_at_time(
     max_clusters: int,
     n_clusters: int | None,
     twin: np.ndarray | None = None,
-) -> dict:
+) -> LundClustering:
     """The unsupervised LUND clustering at one diffusion time (steps 3-5).
 
     Parameters
@@ -110,11 +136,7 @@ def cluster_at_time(
 
     Returns
     -------
-    dict
-        ``t``; ``rho`` (``rho_t``, maximum 1) and ``rho_scale`` (its maximum
-        before the division); ``parent``; ``scores`` (``p rho_t``);
-        ``modes`` by decreasing score; ``labels`` (``0 .. K-1``); ``k``;
-        ``ratios`` (:func:`~geoforest.diffusion._modes.mode_ratios`).
+    LundClustering
     """
     Y = significant_columns(Psi_t)
     rho, parent = nearest_denser(Y, rank, n_search)
@@ -135,17 +157,7 @@ def cluster_at_time(
     key[rank == 0] = -np.inf
     modes = np.lexsort((rank, key))[:k]
     labels = propagate_labels(rank, parent, modes, np.arange(k))
-    return {
-        "t": t,
-        "rho": rho,
-        "rho_scale": scale,
-        "parent": parent,
-        "scores": scores,
-        "modes": modes,
-        "labels": labels,
-        "k": k,
-        "ratios": ratios,
-    }
+    return LundClustering(t, rho, scale, parent, scores, modes, labels, k, ratios)
 
 
 def check_partial_labels(y, n: int) -> np.ndarray | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._progress import progress
+from ._lund_labels import LundClustering
 
 __all__ = [
     "medoid_clustering",
@@ -113,23 +114,26 @@ def medoid_clustering(labels: list[np.ndarray], n_clusters: np.ndarray) -> tuple
 
 
 def multiscale_fit(
-    at_time: Callable[[float], dict], eigenvalues: np.ndarray, max_log2_t: int, verbose
-) -> tuple[dict, dict]:
-    """LUND at every time of :func:`multiscale_times`; the medoid clustering's state.
+    at_time: Callable[[float], LundClustering],
+    eigenvalues: np.ndarray,
+    max_log2_t: int,
+    verbose,
+) -> tuple[LundClustering, dict]:
+    """LUND at every time of :func:`multiscale_times`; the medoid clustering.
 
-    ``at_time(t)`` is LUND's state at time ``t`` (a dict with ``"k"`` and
-    ``"labels"``).  Returns that of the clustering with the smallest summed
-    variation of information to the others (:func:`medoid_clustering`), and
-    the ``multiscale_`` record: the times, their ``K``, the sums and labels.
+    ``at_time(t)`` is LUND's clustering at time ``t``.  Returns that of the
+    clustering with the smallest summed variation of information to the
+    others (:func:`medoid_clustering`), and the ``multiscale_`` record: the
+    times, their ``K``, the sums and labels.
     """
     times = multiscale_times(eigenvalues, int(max_log2_t))
     states = [at_time(t) for t in progress(times, len(times), verbose, "LUND times")]
-    ks = np.array([s["k"] for s in states])
-    best, total = medoid_clustering([s["labels"] for s in states], ks)
+    ks = np.array([s.k for s in states])
+    best, total = medoid_clustering([s.labels for s in states], ks)
     record = {
         "times": np.array(times),
         "n_clusters": ks,
         "vi_sum": total,
-        "labels": [s["labels"] for s in states],
+        "labels": [s.labels for s in states],
     }
     return states[best], record

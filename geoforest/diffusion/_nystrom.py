@@ -13,78 +13,149 @@ geometry's neighbour lists of the queries, or a given affinity's rows), and
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["nystrom_extend", "query_rows", "training_match"]
+from ..graph import Geometry
+from ._diffusion_fit import diffusion_power
+
+__all__ = [
+    "NystromExtension",
+    "QueryRows",
+    "nystrom_extend",
+    "query_rows",
+    "training_match",
+]
 
 
-def nystrom_extend(dm, X, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class QueryRows(NamedTuple):
+    """The random walk from new points into a fitted graph (:func:`query_rows`)."""
+
+    #: Rows ``p(x, .)`` of shape (n_queries, n_samples), each summing to 1.
+    P: sp.csr_matrix
+    #: Kernel weights summed over each row's edges, ``sum_j k(x, j)``.
+    degree: np.ndarray
+    #: Kernel density (for a Gaussian kernel: over all ``n_neighbors``
+    #: neighbours, before the cutoff), in the units of the fitted ``kernel_density_``.
+    density: np.ndarray
+    #: The training point equal to each row (:func:`training_match`), ``-1`` for none.
+    match: np.ndarray
+
+
+class NystromExtension(NamedTuple):
+    """New points in a fitted diffusion map (:func:`nystrom_extend`)."""
+
+    #: ``Psi_t`` of the queries, shape (n_queries, n_components).
+    embedding: np.ndarray
+    #: Kernel density, in the units of the fitted ``kernel_density_``.
+    density: np.ndarray
+    #: The training point equal to each query (``-1`` for none), whose fitted
+    #: values replace the formula's.
+    match: np.ndarray
+
+
+def nystrom_extend(
+    X,
+    t: float,
+    *,
+    geometry: Geometry | None,
+    eigenvalues: np.ndarray,
+    eigenvectors: np.ndarray,
+    degree: np.ndarray,
+    kernel_density: np.ndarray,
+    local_scale: np.ndarray | None,
+    sigma: float,
+    kernel: str,
+    local_scale_neighbor: int,
+    cutoff: float | None,
+    normalization: str,
+) -> NystromExtension:
     """Nyström ``Psi_t`` of validated queries, their kernel density, their training match.
+
+    Every fitted array it reads is an argument, so that the extension is one
+    formula of the fit's results (``DiffusionMap.transform`` and
+    ``LUND.predict`` pass their own).
 
     Parameters
     ----------
-    dm : DiffusionMap
-        The fitted diffusion map.
     X : ndarray of shape (n_queries, n_features) or sparse (n_queries, n_samples)
-        Queries already checked by ``dm._validate_query``.
+        Queries already checked by ``DiffusionMap._validate_query``.
     t : float
         Diffusion time, ``t >= 0``.
+    geometry, eigenvalues, eigenvectors, degree, kernel_density, local_scale, sigma
+        The fit's results (:class:`~geoforest.diffusion._diffusion_fit.DiffusionFit`).
+    kernel, local_scale_neighbor, cutoff, normalization
+        The fitted map's parameters of the same names.
 
     Returns
     -------
-    Y : ndarray of shape (n_queries, n_components)
-        ``Psi_t`` of the queries.
-    density : ndarray of shape (n_queries,)
-        Kernel density, in the units of ``dm.kernel_density_``.
-    match : ndarray of shape (n_queries,) of int
-        The training point equal to each query (``-1`` for none), whose
-        fitted values replace the formula's.
+    NystromExtension
     """
-    P, degree, density, match = query_rows(dm, X)
-    lam = dm.eigenvalues_
+    P, q_degree, density, match = query_rows(
+        X,
+        geometry=geometry,
+        n_samples=eigenvectors.shape[0],
+        local_scale=local_scale,
+        sigma=sigma,
+        kernel=kernel,
+        local_scale_neighbor=local_scale_neighbor,
+        cutoff=cutoff,
+    )
+    lam = eigenvalues
     with np.errstate(divide="ignore", over="ignore"):
         # sign(lambda) |lambda|^t / lambda; a zero eigenvalue's coordinate is 0.
         coef = np.where(lam != 0, np.abs(lam) ** (t - 1.0), 0.0)
-    if dm.normalization == "symmetric":
-        Y = np.sqrt(degree)[:, None] * (P @ (dm.eigenvectors_ / np.sqrt(dm.degree_)[:, None]))
+    if normalization == "symmetric":
+        Y = np.sqrt(q_degree)[:, None] * (P @ (eigenvectors / np.sqrt(degree)[:, None]))
     else:
-        Y = P @ dm.eigenvectors_
+        Y = P @ eigenvectors
     Y = np.asarray(Y) * coef[None, :]
     hit = match >= 0
     if np.any(hit):
-        Y[hit] = dm.eigenvectors_[match[hit]] * dm._power(t)[None, :]
-        density[hit] = dm.kernel_density_[match[hit]]
-    return Y, density, match
+        Y[hit] = eigenvectors[match[hit]] * diffusion_power(eigenvalues, t)[None, :]
+        density[hit] = kernel_density[match[hit]]
+    return NystromExtension(Y, density, match)
 
 
-def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray]:
+def query_rows(
+    X,
+    *,
+    geometry: Geometry | None,
+    n_samples: int,
+    local_scale: np.ndarray | None,
+    sigma: float,
+    kernel: str,
+    local_scale_neighbor: int,
+    cutoff: float | None,
+) -> QueryRows:
     """Random-walk rows ``p(x, .)``, degrees ``sum_j k(x, j)``, densities, matches.
 
     Parameters
     ----------
-    dm : DiffusionMap
-        The fitted diffusion map, whose geometry (``geometry_.query``: each
-        query's ``n_neighbors`` nearest training points, in every geometry)
-        and kernel (``sigma_``, ``kernel``, ``cutoff``) weigh the edges from
-        the queries; a given affinity's rows are used as they are.
     X : ndarray of shape (n_queries, n_features) or sparse (n_queries, n_samples)
-        Queries already checked by ``dm._validate_query``.
+        Queries already checked by ``DiffusionMap._validate_query``.
+    geometry : Geometry or None
+        The fitted geometry, whose ``query`` gives each query's
+        ``n_neighbors`` nearest training points (in every geometry); ``None``
+        for a given affinity, whose rows are used as they are.
+    n_samples : int
+        Training points (the rows' length).
+    local_scale : ndarray of shape (n_samples,) or None
+        The training points' local scales of ``kernel="adaptive"``.
+    sigma : float
+        The fitted kernel scale.
+    kernel, local_scale_neighbor, cutoff
+        The fitted map's kernel parameters: the queries' edges are weighed
+        as the training graph's were.
 
     Returns
     -------
-    P : scipy.sparse.csr_matrix of shape (n_queries, n_samples)
-        Rows summing to 1.
-    degree : ndarray of shape (n_queries,)
-        Kernel weights summed over each row's edges.
-    density : ndarray of shape (n_queries,)
-        Kernel density (for a Gaussian kernel: over all ``n_neighbors``
-        neighbours, before the cutoff).
-    match : ndarray of shape (n_queries,) of int
-        The training point equal to each row (:func:`training_match`), ``-1`` for none.
+    QueryRows
     """
     m = X.shape[0]
-    if dm.geometry_ is None:  # a given affinity
+    if geometry is None:  # a given affinity
         G = X
         rows = np.repeat(np.arange(m), np.diff(G.indptr))
         top = np.zeros(m)
@@ -94,33 +165,32 @@ def query_rows(dm, X) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray
         w = G.data / top[rows]
         P = sp.csr_matrix((w / np.bincount(rows, w, m)[rows], G.indices, G.indptr), G.shape)
         degree = np.asarray(G.sum(axis=1)).ravel()
-        return P, degree, degree.copy(), np.full(m, -1, dtype=np.intp)
-    dist, ind = dm.geometry_.query(X)
+        return QueryRows(P, degree, degree.copy(), np.full(m, -1, dtype=np.intp))
+    dist, ind = geometry.query(X)
     dist = np.asarray(dist, dtype=np.float64)
     if not np.all(np.isfinite(dist)):
         raise ValueError(
             "X has values so far from the training data that their distances overflow float64"
         )
-    match = training_match(dm.geometry_, X, dist, ind)
-    sigma = dm.sigma_
+    match = training_match(geometry, X, dist, ind)
     exponent = (dist / sigma) ** 2
     density = np.exp(-exponent).sum(axis=1)
     keep = np.ones(dist.shape, dtype=bool)
-    if dm.kernel == "adaptive":
-        k_local = min(int(dm.local_scale_neighbor), dist.shape[1]) - 1
+    if kernel == "adaptive":
+        k_local = min(int(local_scale_neighbor), dist.shape[1]) - 1
         local = np.maximum(dist[:, k_local], 1e-300)
-        exponent = (dist / local[:, None]) * (dist / dm._local_scale[ind])
-    elif dm.cutoff is not None:
-        keep = np.exp(-exponent) >= np.exp(-(float(dm.cutoff) ** 2))
+        exponent = (dist / local[:, None]) * (dist / local_scale[ind])
+    elif cutoff is not None:
+        keep = np.exp(-exponent) >= np.exp(-(float(cutoff) ** 2))
         # No edge left: the one to the nearest training point, weighted like a bridge.
         lonely = ~keep.any(axis=1)
         keep[lonely, 0] = True
-        exponent[lonely, 0] = np.minimum(dist[lonely, 0] / sigma, float(dm.cutoff)) ** 2
+        exponent[lonely, 0] = np.minimum(dist[lonely, 0] / sigma, float(cutoff)) ** 2
     indptr = np.concatenate([[0], np.cumsum(keep.sum(axis=1))])
-    G = sp.csr_matrix((exponent[keep], ind[keep], indptr), shape=(m, dm.eigenvectors_.shape[0]))
+    G = sp.csr_matrix((exponent[keep], ind[keep], indptr), shape=(m, n_samples))
     rows = np.repeat(np.arange(m), np.diff(indptr))
     degree = np.bincount(rows, np.exp(-exponent[keep]), m)
-    return _row_softmax(G, exponent[keep]), degree, density, match
+    return QueryRows(_row_softmax(G, exponent[keep]), degree, density, match)
 
 
 def training_match(geometry, X, dist: np.ndarray, ind: np.ndarray) -> np.ndarray:
