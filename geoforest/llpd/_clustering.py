@@ -12,7 +12,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._progress import progress
 from .._validation import N_JOBS
 from ..graph import (
     METRICS,
@@ -20,71 +19,18 @@ from ..graph import (
     check_forest_metric,
     explain_choice,
     min_cluster_size,
-    spectral_clustering,
-    spectral_eigs,
 )
 from ._checks import _query_input, _takes_features, _training_data
+from ._clustering_steps import (
+    cluster_at_scale,
+    denoise_points,
+    scan_scales,
+    sigma_grid,
+)
 from ._llpd import LLPD
+from ._tree import Denoising
 
 __all__ = ["LLPDSpectralClustering", "sigma_grid"]
-
-#: ``eigen_solver="auto"`` materialises LLPD's kernel ``W`` only up to this many
-#: kept points.  Not the graph layer's ``AUTO_DENSE_MAX_N`` (1000, a sparse or
-#: dense matrix already in memory): here ``W`` exists only as the dendrogram's
-#: ``O(n)`` operator, and materialising it costs ``n`` products, so ARPACK on
-#: the operator wins from far fewer points.
-LLPD_DENSE_MAX_N = 200
-
-
-def sigma_grid(heights: np.ndarray, max_clusters: int, *, min_ratio: float = 1.5) -> np.ndarray:
-    """Kernel scales between consecutive top merge heights of a dendrogram.
-
-    With the distinct positive merge heights sorted descending,
-    ``H_1 > H_2 > ...``, the candidates are the geometric means
-    ``sqrt(H_j H_(j+1))`` for ``j = 1 .. max_clusters``.  The scale between
-    ``H_j`` and ``H_(j+1)`` is the one at which the ``j + 1`` subtrees left by
-    undoing the top ``j`` distinct merges are nearly disconnected from each
-    other (``exp(-(H_j / sigma)^2)`` small) and cohesive inside
-    (``exp(-(H_(j+1) / sigma)^2)`` near 1).  Below the last between-cluster
-    merge the heights form a continuum and the candidates crowd together, so
-    a candidate less than ``min_ratio`` times smaller than the last one kept
-    is dropped (it would give the same spectrum, at the cost of one more
-    eigensolve).
-
-    Parameters
-    ----------
-    heights : ndarray
-        Merge heights (any order).
-    max_clusters : int
-        Largest number of clusters considered.
-    min_ratio : float, default=1.5
-        Smallest ratio between consecutive scales kept.
-
-    Returns
-    -------
-    ndarray
-        Scales, descending (at least one).
-
-    Examples
-    --------
-    >>> sigma_grid(np.array([0.1, 0.1, 0.2, 4.0, 9.0]), 3)
-    array([6.        , 0.89442719, 0.14142136])
-    >>> sigma_grid(np.array([1.0, 1.1, 1.2, 1.3, 8.0]), 4)
-    array([3.2249031, 1.2489996])
-    """
-    h = np.unique(np.asarray(heights, dtype=np.float64))
-    h = h[np.isfinite(h) & (h > 0)][::-1]
-    if h.size == 0:
-        return np.ones(1)
-    if h.size == 1:
-        return h.copy()
-    top = h[: max_clusters + 1]
-    candidates = np.sqrt(top[:-1] * top[1:])
-    kept = [candidates[0]]
-    for sigma in candidates[1:]:
-        if kept[-1] >= min_ratio * sigma:
-            kept.append(sigma)
-    return np.array(kept)
 
 
 class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
@@ -304,72 +250,50 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
         X = _training_data(self, X, copy=False)  # the LLPD keeps its own copy
         n = X.shape[0]
         rng = check_random_state(self.random_state)
-        kept, theta, noise_llpd, full = self._denoise(X)
+        denoised, noise_llpd, full = self._denoise(X)
+        kept = denoised.kept
         n_kept = int(kept.sum())
         if n_kept < 2:
             raise ValueError(
-                f"denoising kept {n_kept} point(s) of {n} (threshold {theta:.4g}); "
+                f"denoising kept {n_kept} point(s) of {n} (threshold {denoised.threshold:.4g}); "
                 "raise noise_threshold or lower k_nse"
             )
         # The kept points' LLPD, in the same fitted geometry (their exact EMST,
         # or their graph): paths through removed points no longer count.
         llpd = full if kept.all() else self._llpd()._fit_subset(full, np.flatnonzero(kept))
-        sigmas = self._sigmas(llpd)
-        max_k = int(self.max_clusters if self.n_clusters is None else self.n_clusters)
-        n_eigs = min(max_k + 1, n_kept - 1 if n_kept > 2 else 2)
-        if self.n_clusters is not None and self.n_clusters > n_kept:
-            raise ValueError(f"n_clusters={self.n_clusters} > {n_kept} points kept")
-        table = np.zeros((sigmas.size, max_k + 1))
-        seeds = rng.randint(np.iinfo(np.int32).max, size=sigmas.size)
-        for s, sigma in enumerate(progress(sigmas, len(sigmas), self.verbose, "LLPD scales")):
-            values, _ = spectral_eigs(
-                llpd.affinity_operator(float(sigma)),
-                n_eigs,
-                solver=self._solver(n_kept),
-                random_state=int(seeds[s]),
-                tol=float(self.eigen_tol),
-            )
-            table[s, : values.size] = values
-        gaps = table[:, :-1] - table[:, 1:]
+        choice = scan_scales(
+            llpd.dendrogram_,
+            sigma=self.sigma,
+            n_clusters=self.n_clusters,
+            max_clusters=self.max_clusters,
+            eigen_solver=self.eigen_solver,
+            eigen_tol=self.eigen_tol,
+            random_state=rng,
+            verbose=self.verbose,
+        )
+        k = choice.n_clusters
         if self.n_clusters is None:
-            gaps[:, n_eigs - 1 :] = -np.inf  # no lambda_(K+1) was computed
-            flat = int(np.argmax(gaps))  # row-major: the larger sigma, then the smaller K
-            best_s, k = np.unravel_index(flat, gaps.shape)
-            k = int(k) + 1
-        else:
-            k = int(self.n_clusters)
-            best_s = int(np.argmax(gaps[:, k - 1])) if k < n_eigs else 0
-        sigma = float(sigmas[best_s])
-        with np.errstate(invalid="ignore"):
-            k_scores = np.max(gaps[:, :max_k], axis=0)
-        k_scores[~np.isfinite(k_scores)] = np.nan
-        if self.n_clusters is None:
-            explain_choice(type(self).__name__, k, k_scores, criterion="eigengap")
-        labels = np.full(n, -1, dtype=np.intp)
-        if k == 1:
-            labels[kept] = 0
-            eigenvalues = table[best_s, :n_eigs]
-        else:
-            result = spectral_clustering(
-                llpd.affinity_operator(sigma),
-                n_clusters=k,
-                n_init=self.n_init,
-                solver=self._solver(n_kept),
-                random_state=int(seeds[best_s]),
-                tol=float(self.eigen_tol),
-            )
-            labels[kept] = result.labels
-            eigenvalues = table[best_s, :n_eigs]
-            if self.n_clusters is None:
-                _warn_tiny_clusters(type(self).__name__, k, result.labels)
+            explain_choice(type(self).__name__, k, choice.n_clusters_scores, criterion="eigengap")
+        labels = cluster_at_scale(
+            llpd.dendrogram_,
+            kept,
+            sigma=choice.sigma,
+            n_clusters=k,
+            n_init=self.n_init,
+            eigen_solver=self.eigen_solver,
+            eigen_tol=self.eigen_tol,
+            seed=choice.seed,
+        )
+        if self.n_clusters is None and k > 1:
+            _warn_tiny_clusters(type(self).__name__, k, labels[kept])
         self.labels_ = labels
         self.n_clusters_ = k
-        self.eigenvalues_ = eigenvalues
-        self.sigma_ = sigma
-        self.sigmas_ = sigmas
-        self.eigengaps_ = gaps[:, :max_k]
-        self.n_clusters_scores_ = k_scores
-        self.noise_threshold_ = theta
+        self.eigenvalues_ = choice.eigenvalues
+        self.sigma_ = choice.sigma
+        self.sigmas_ = choice.sigmas
+        self.eigengaps_ = choice.eigengaps
+        self.n_clusters_scores_ = choice.n_clusters_scores
+        self.noise_threshold_ = denoised.threshold
         self.kept_ = kept
         self.llpd_ = llpd
         self.noise_llpd_ = noise_llpd
@@ -517,8 +441,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
             n_jobs=self.n_jobs,
         )
 
-    def _denoise(self, X) -> tuple[np.ndarray, float, LLPD | None, LLPD]:
-        """``(kept, threshold, noise LLPD or None, LLPD of all the points)``."""
+    def _denoise(self, X) -> tuple[Denoising, LLPD | None, LLPD]:
+        """``(denoising, noise LLPD or None, LLPD of all the points)``."""
         n = X.shape[0]
         theta = self._noise_threshold()
         if theta is not None and self.k_nse > n - 1:  # before any LLPD is built
@@ -527,24 +451,8 @@ class LLPDSpectralClustering(ClusterMixin, BaseEstimator):
                 "lower k_nse, or pass noise_threshold=None to keep every point"
             )
         full = self._llpd().fit(X)
-        if theta is None:
-            return np.ones(n, dtype=bool), float("inf"), None, full
-        kept, theta = full.denoise(int(self.k_nse), theta, return_threshold=True)
-        return kept, theta, full, full
-
-    def _sigmas(self, llpd: LLPD) -> np.ndarray:
-        if self.sigma is None:
-            return sigma_grid(llpd.dendrogram_.heights, int(self.max_clusters))
-        sigmas = np.atleast_1d(np.asarray(self.sigma, dtype=np.float64))
-        if sigmas.ndim != 1 or sigmas.size == 0 or not np.all(np.isfinite(sigmas) & (sigmas > 0)):
-            raise ValueError(f"sigma must be positive finite numbers, got {self.sigma!r}")
-        return np.sort(sigmas)[::-1]
-
-    def _solver(self, n: int) -> str:
-        # The operator makes a product O(n), so ARPACK on it beats materialising W.
-        if self.eigen_solver == "auto":
-            return "dense" if n <= LLPD_DENSE_MAX_N else "arpack"
-        return self.eigen_solver
+        denoised = denoise_points(full.dendrogram_, k_nse=self.k_nse, noise_threshold=theta)
+        return denoised, (None if theta is None else full), full
 
 
 def _warn_tiny_clusters(estimator: str, k: int, labels: np.ndarray) -> None:

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._limits import check_dense_size
 from .._validation import N_JOBS
-from ..graph import METRICS, check_n_neighbors, fit_geometry
+from ..graph import METRICS, Geometry, check_n_neighbors, fit_geometry
 from ._checks import (
     _check_k,
     _check_magnitude,
@@ -26,11 +26,10 @@ from ._dendrogram import (
     cophenetic_matrix,
     kth_neighbor_heights,
     llpd_kneighbors,
-    single_linkage,
 )
-from ._graph import graph_query, mscale_tree
-from ._noise import auto_noise_threshold
+from ._graph import graph_query
 from ._out_of_sample import build_query_index, llpd_query
+from ._tree import LLPDTree, denoise_dendrogram, fit_llpd_tree
 
 __all__ = ["LLPD"]
 
@@ -212,26 +211,21 @@ class LLPD(BaseEstimator):
             check_n_neighbors(self.n_neighbors, geometry.n_samples_)
         return self._fit_geometry(geometry, points)
 
-    def _fit_geometry(self, geometry, points) -> LLPD:
+    def _fit_geometry(self, geometry: Geometry, points: np.ndarray | None) -> LLPD:
         """Fit on a fitted geometry's spanning tree (``points``: Euclidean coordinates, or None).
 
         With coordinates, the tree is the exact Euclidean MST of every pair
-        (or the m-scale approximation's); without, the geometry's own.
+        (or the m-scale approximation's); without, the geometry's own
+        (:func:`~geoforest.llpd._tree.fit_llpd_tree`).
         """
-        if points is not None:
-            _check_magnitude(points)
-            if self.mscale is None:
-                weights, edges = geometry.spanning_tree(method=self.mst_method)
-            else:
-                weights, edges = mscale_tree(points, self.mscale_neighbors, self.mscale)
-        elif self.mscale is not None:
-            raise ValueError(
-                "mscale approximates the Euclidean LLPD (metric='euclidean'); the LLPD over "
-                f"the graph of metric={self.metric!r} is exact: drop mscale"
-            )
-        else:
-            weights, edges = geometry.spanning_tree()
-        self._set_tree(weights, edges, points, geometry)
+        tree = fit_llpd_tree(
+            geometry,
+            points,
+            mst_method=self.mst_method,
+            mscale=self.mscale,
+            mscale_neighbors=self.mscale_neighbors,
+        )
+        self._set_tree(tree)
         return self
 
     def _fit_subset(self, llpd: LLPD, rows: np.ndarray) -> LLPD:
@@ -248,12 +242,13 @@ class LLPD(BaseEstimator):
             self.n_features_in_ = llpd.n_features_in_
         return self._fit_geometry(llpd.geometry_.subset(rows), None)
 
-    def _set_tree(self, weights, edges, X, geometry) -> None:
-        self._X = X  # coordinates: the Euclidean tie-break and queries (None for a graph)
-        self.geometry_ = geometry
-        self.mst_weights_ = weights
-        self.mst_edges_ = edges
-        self.dendrogram_ = single_linkage(geometry.n_samples_, weights, edges)
+    def _set_tree(self, tree: LLPDTree) -> None:
+        """Store a fitted tree as the fitted attributes every query reads."""
+        self._X = tree.points  # coordinates: the Euclidean tie-break and queries (None for a graph)
+        self.geometry_ = tree.geometry
+        self.mst_weights_ = tree.weights
+        self.mst_edges_ = tree.edges
+        self.dendrogram_ = tree.dendrogram
         self._query_index = None  # out-of-sample K-d tree, built by the first kneighbors(X)
 
     # ------------------------------------------------------------------ queries
@@ -518,18 +513,7 @@ class LLPD(BaseEstimator):
             Only with ``return_threshold``.
         """
         check_is_fitted(self, "dendrogram_")
-        values = self.knn_distance(_check_k(k_nse, self.dendrogram_.n_samples, "k_nse"))
-        if isinstance(threshold, str):
-            if threshold != "auto":
-                raise ValueError(f"threshold must be 'auto' or a float, got {threshold!r}")
-            theta = auto_noise_threshold(values)
-        elif isinstance(threshold, numbers.Real) and not isinstance(threshold, bool):
-            theta = float(threshold)
-            if not theta >= 0:
-                raise ValueError(f"threshold must be non-negative, got {threshold!r}")
-        else:
-            raise TypeError(f"threshold must be 'auto' or a float, got {threshold!r}")
-        kept = values <= theta
+        kept, theta = denoise_dendrogram(self.dendrogram_, k_nse, threshold)
         return (kept, theta) if return_threshold else kept
 
     def cut(self, height: float) -> np.ndarray:
