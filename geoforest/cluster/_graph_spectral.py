@@ -21,7 +21,7 @@ clustered than the reference.
 from __future__ import annotations
 
 import warnings
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -124,22 +124,34 @@ def training_coordinates(geometry: Geometry) -> np.ndarray | None:
         return None
 
 
-def _excess(est, A, X, max_k: int, seed: int) -> np.ndarray:
+class LabelFreeSettings(NamedTuple):
+    """What the label-free choice of K needs besides the graph: the same
+    geometry again, for the Gaussian references, and the solver settings."""
+
+    metric: str
+    forest: Any
+    n_neighbors: int
+    n_jobs: int | None
+    max_clusters: int
+    eigen_solver: str
+
+
+def _excess(A, X, max_k: int, seed: int, settings: LabelFreeSettings) -> np.ndarray:
     """The excess of each K over Gaussian references (``max_clusters`` long, NaN at K = 1)."""
 
     def reference_graph(points, ref_seed):  # the same pipeline, a fresh forest
-        forest = None if est.forest is None else clone(est.forest)
+        forest = None if settings.forest is None else clone(settings.forest)
         return knn_graph(
             points,
-            est.metric,
+            settings.metric,
             forest=forest,
-            n_neighbors=est.n_neighbors,
+            n_neighbors=settings.n_neighbors,
             random_state=ref_seed,
-            n_jobs=est.n_jobs,
+            n_jobs=settings.n_jobs,
         ).affinity
 
     excess = spectral_excess(A, X, reference_graph, max_k, seed)
-    out = np.full(int(est.max_clusters), np.nan)
+    out = np.full(int(settings.max_clusters), np.nan)
     out[1 : excess.size + 1] = excess
     return out
 
@@ -155,19 +167,19 @@ def _warn_excess_k(name: str, k: int, out: np.ndarray) -> None:
     )
 
 
-def _relgap_k(est, A, max_k: int, seed: int) -> tuple[int, np.ndarray]:
+def _relgap_k(A, max_k: int, seed: int, settings: LabelFreeSettings) -> tuple[int, np.ndarray]:
     """K by the shared relative-gap rule, and its scores per K (``max_clusters`` long)."""
-    part = spectral_partitions(A, max_k, solver=est.eigen_solver, random_state=seed)
+    part = spectral_partitions(A, max_k, solver=settings.eigen_solver, random_state=seed)
     gaps, fragmented = score_partitions(part, max_k)
     _, k, scores = choose_by_relative_gap(
         gaps[None], fragmented[None], base_k=n_components(part.eigenvalues)
     )
-    out = np.full(int(est.max_clusters), np.nan)
+    out = np.full(int(settings.max_clusters), np.nan)
     out[: scores.size] = scores
     return k, out
 
 
-def _label_free_k(est, graph: KnnGraph, max_k: int, seed: int):
+def _label_free_k(graph: KnnGraph, max_k: int, seed: int, settings: LabelFreeSettings, name: str):
     """``(K, scores, excess, by_excess)`` chosen without labels.
 
     The relative gap first; where it says K = 1 the excess over Gaussian
@@ -176,57 +188,83 @@ def _label_free_k(est, graph: KnnGraph, max_k: int, seed: int):
     warning if not, the labels unchanged).  A geometry without coordinates
     (a precomputed graph) has no reference.
     """
-    n_clusters, scores = _relgap_k(est, graph.affinity, max_k, seed)
+    n_clusters, scores = _relgap_k(graph.affinity, max_k, seed, settings)
     coords = training_coordinates(graph.geometry) if max_k >= 2 else None
     if coords is None:
         return n_clusters, scores, None, False
     if n_clusters == 1:
-        excess = _excess(est, graph.affinity, coords, max_k, seed)
+        excess = _excess(graph.affinity, coords, max_k, seed, settings)
         n_clusters = choose_by_excess(excess[1:])
         if n_clusters > 1:
-            _warn_excess_k(type(est).__name__, n_clusters, excess)
+            _warn_excess_k(name, n_clusters, excess)
         return n_clusters, scores, excess, True
     # A K >= 2 from a weak gap is reported by explain_choice, at no extra cost.
     return n_clusters, scores, None, False
 
 
-def fit_knn_spectral(est, X) -> KnnSpectralFit:
-    """Cluster the kNN graph of ``X`` with the parameters of ``est`` (a
-    :class:`~geoforest.ForestSpectralClustering`); returns what was found."""
+def fit_knn_spectral(
+    X,
+    *,
+    metric: str,
+    forest,
+    n_neighbors: int,
+    n_clusters: int | None,
+    max_clusters: int,
+    n_init: int,
+    eigen_solver: str,
+    eigen_tol: float,
+    random_state,
+    spectral_seed: int,
+    n_jobs: int | None = None,
+    owner=None,
+) -> KnnSpectralFit:
+    """Spectral clustering of the kNN graph of ``X`` in the geometry ``metric``.
+
+    The geometry and its bridged, Jaccard-weighted graph come from
+    :func:`knn_graph` (``random_state`` seeds the forest);
+    ``spectral_seed`` seeds the eigensolver and k-means.  With
+    ``n_clusters=None``, K is chosen without labels (the relative gap, then
+    the excess over Gaussian references; ``explain_choice`` reports weak or
+    close evidence).  ``owner`` names the estimator in messages.  Returns
+    what was found; :class:`~geoforest.ForestSpectralClustering` stores it.
+    """
     graph = knn_graph(
         X,
-        est.metric,
-        forest=est.forest,
-        n_neighbors=est.n_neighbors,
-        random_state=est.random_state,
-        n_jobs=est.n_jobs,
-        owner=est,
+        metric,
+        forest=forest,
+        n_neighbors=n_neighbors,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        owner=owner,
     )
     A, n = graph.affinity, graph.geometry.n_samples_
-    if est.n_clusters is not None and est.n_clusters > n:
-        raise ValueError(f"n_clusters={est.n_clusters} exceeds n_samples={n}")
-    seed = est._spectral_seed()
-    max_k = int(min(est.max_clusters, n - 1))
-    scores = np.full(int(est.max_clusters), np.nan)
+    if n_clusters is not None and n_clusters > n:
+        raise ValueError(f"n_clusters={n_clusters} exceeds n_samples={n}")
+    name = type(owner).__name__ if owner is not None else "spectral clustering"
+    seed = int(spectral_seed)
+    max_k = int(min(max_clusters, n - 1))
+    scores = np.full(int(max_clusters), np.nan)
     excess, by_excess = None, False
-    if est.n_clusters is not None:
-        n_clusters = int(est.n_clusters)
+    if n_clusters is not None:
+        k = int(n_clusters)
     else:
-        n_clusters, scores, excess, by_excess = _label_free_k(est, graph, max_k, seed)
+        settings = LabelFreeSettings(
+            metric, forest, n_neighbors, n_jobs, int(max_clusters), eigen_solver
+        )
+        k, scores, excess, by_excess = _label_free_k(graph, max_k, seed, settings, name)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*connected components", category=UserWarning)
         res = spectral_clustering(
             A,
-            n_clusters,
+            k,
             max_clusters=max_k,
-            n_init=est.n_init,
-            solver=est.eigen_solver,
+            n_init=n_init,
+            solver=eigen_solver,
             random_state=seed,
-            tol=est.eigen_tol,
+            tol=eigen_tol,
         )
-    if est.n_clusters is None and (not by_excess or res.n_clusters == 1):
-        name, k = type(est).__name__, int(res.n_clusters)
-        explain_choice(name, k, scores, criterion="relative gap", stacklevel=5)
+    if n_clusters is None and (not by_excess or res.n_clusters == 1):
+        explain_choice(name, int(res.n_clusters), scores, criterion="relative gap", stacklevel=5)
     return KnnSpectralFit(
         graph.geometry,
         res.labels,
@@ -239,14 +277,14 @@ def fit_knn_spectral(est, X) -> KnnSpectralFit:
     )
 
 
-def predict_knn_spectral(est, X) -> np.ndarray:
+def predict_knn_spectral(geometry: Geometry, labels, X, n_neighbors: int) -> np.ndarray:
     """Labels of new points: the majority of their ``n_neighbors`` nearest training points.
 
     Ties go to the label of the nearest of the tied neighbours.
     """
-    k = min(int(est.n_neighbors), est.geometry_.n_samples_)
-    dist, ind = est.geometry_.query(X, k)
-    labels = np.asarray(est.labels_)[ind]
+    k = min(int(n_neighbors), geometry.n_samples_)
+    dist, ind = geometry.query(X, k)
+    labels = np.asarray(labels)[ind]
     n_labels = int(labels.max()) + 1 if labels.size else 1
     votes = np.zeros((labels.shape[0], n_labels))
     np.add.at(votes, (np.repeat(np.arange(labels.shape[0]), k), labels.ravel()), 1.0)

@@ -388,7 +388,21 @@ class ForestSpectralClustering(
         return tags
 
     def _fit_knn(self, X):
-        fitted = fit_knn_spectral(self, X)
+        fitted = fit_knn_spectral(
+            X,
+            metric=self.metric,
+            forest=self.forest,
+            n_neighbors=self.n_neighbors,
+            n_clusters=self.n_clusters,
+            max_clusters=self.max_clusters,
+            n_init=self.n_init,
+            eigen_solver=self.eigen_solver,
+            eigen_tol=self.eigen_tol,
+            random_state=self.random_state,
+            spectral_seed=self._spectral_seed(),
+            n_jobs=self.n_jobs,
+            owner=self,
+        )
         self.geometry_ = fitted.geometry
         self.forest_ = getattr(fitted.geometry, "forest_", None)
         self.labels_ = fitted.labels
@@ -474,7 +488,15 @@ class ForestSpectralClustering(
             sub = None
             S_sel = S
         if self._selection == "relgap":
-            candidates, best, k_scores = _relgap_candidates(self, S_sel, grid, seed)
+            candidates, best, k_scores = _relgap_candidates(
+                S_sel,
+                grid,
+                seed,
+                max_clusters=self.max_clusters,
+                eigen_solver=self.eigen_solver,
+                eigen_tol=self.eigen_tol,
+                verbose=self.verbose,
+            )
             b1, b2 = grid[best]
             chosen = self._candidate(S, b1, b2, seed, n_clusters=candidates[best]["n_clusters"])
             criterion = "relative gap"
@@ -486,7 +508,16 @@ class ForestSpectralClustering(
             ]
             if self._selection == "stability" and len(grid) > 1:
                 X_sel = X if sub is None else X[sub]
-                _score_stability(self, candidates, grid, X_sel, seed)
+                _score_stability(
+                    candidates,
+                    grid,
+                    X_sel,
+                    seed,
+                    n_forests=self.stability_forests,
+                    make_forest=self._make_forest,
+                    kernel_neighbors=self.kernel_neighbors,
+                    cluster=self._candidate,
+                )
             best = _select(self._selection, candidates)
             chosen = (
                 candidates[best]
@@ -567,7 +598,7 @@ class ForestSpectralClustering(
         check_is_fitted(self, "labels_")
         X = self._check_X(X, reset=False)
         if self.affinity == "knn":
-            return predict_knn_spectral(self, X)
+            return predict_knn_spectral(self.geometry_, self.labels_, X, self.n_neighbors)
         labels = np.asarray(self.labels_)
         n = labels.shape[0]
         voters = np.arange(n)

@@ -22,6 +22,7 @@ Why each rule is the default where it is, with the figures, is in
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -228,23 +229,25 @@ def _persistent_components(S, threshold: float) -> int:
     return max(1, int(np.sum(np.bincount(comp) >= min_cluster_size(S.shape[0]))))
 
 
-def _relgap_candidates(model, S, grid, seed: int):
+def _relgap_candidates(
+    S, grid, seed: int, *, max_clusters: int, eigen_solver: str, eigen_tol: float, verbose
+):
     """Score every (beta_1, beta_2, K) by its relative gap; the shared rule picks one."""
-    max_k = int(min(model.max_clusters, S.shape[0] - 1))
+    max_k = int(min(max_clusters, S.shape[0] - 1))
     gaps = np.full((len(grid), max_k), np.nan)
     fragmented = np.ones((len(grid), max_k), dtype=bool)
     parts = []
     kept = kept_by_threshold(S)
-    for c, (b1, b2) in enumerate(progress(grid, len(grid), model.verbose, "rpfCluster scales")):
+    for c, (b1, b2) in enumerate(progress(grid, len(grid), verbose, "rpfCluster scales")):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*zero degree", category=UserWarning)
             part = spectral_partitions(
                 _sharpen_kept(kept(b1), b2),
                 max_k,
                 n_init=4,
-                solver=model.eigen_solver,
+                solver=eigen_solver,
                 random_state=seed,
-                tol=model.eigen_tol,
+                tol=eigen_tol,
             )
         gaps[c], fragmented[c] = score_partitions(part, max_k)
         parts.append(part)
@@ -270,21 +273,36 @@ def _relgap_candidates(model, S, grid, seed: int):
     return candidates, best, scores
 
 
-def _score_stability(model, candidates, grid, X_sel, seed: int) -> None:
-    """Score each candidate by its partition's agreement across redrawn forests."""
+def _score_stability(
+    candidates,
+    grid,
+    X_sel,
+    seed: int,
+    *,
+    n_forests: int,
+    make_forest: Callable[[], Any],
+    kernel_neighbors: int | None,
+    cluster: Callable[..., dict[str, Any]],
+) -> None:
+    """Score each candidate by its partition's agreement across redrawn forests.
+
+    ``make_forest()`` gives an unfitted forest like the fit's; ``cluster(S,
+    beta_1, beta_2, seed, kept=...)`` clusters one candidate of a kernel
+    ``S`` as the fit does.
+    """
     partitions = [[c["_res"].labels for c in candidates]]
-    for b in range(1, model.stability_forests):
+    for b in range(1, n_forests):
         # Further forests: the same data (or subset), seeds derived from ``seed``.
-        other = model._make_forest().set_params(random_state=(seed + 7919 * b) % (2**31 - 1))
+        other = make_forest().set_params(random_state=(seed + 7919 * b) % (2**31 - 1))
         other.fit(X_sel)
         m = X_sel.shape[0]
-        if model.kernel_neighbors is None:
+        if kernel_neighbors is None:
             S_b = sp.csr_array(other.proximity())
         else:
-            S_b = truncated_kernel(other, min(model.kernel_neighbors, m - 1))
+            S_b = truncated_kernel(other, min(kernel_neighbors, m - 1))
         kept = kept_by_threshold(S_b)
         partitions.append(
-            [model._candidate(S_b, b1, b2, seed, kept=kept(b1))["_res"].labels for b1, b2 in grid]
+            [cluster(S_b, b1, b2, seed, kept=kept(b1))["_res"].labels for b1, b2 in grid]
         )
     # A partition with a cluster of a few points is stable for a trivial
     # reason (the same outliers split off in every forest): such candidates
