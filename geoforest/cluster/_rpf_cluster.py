@@ -6,7 +6,6 @@ import numbers
 import warnings
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, ClusterMixin, clone
 from sklearn.utils import check_random_state
@@ -25,11 +24,7 @@ from ..graph import (
 )
 from ._graph_spectral import GeometryNeighborsMixin, fit_knn_spectral, predict_knn_spectral
 from ._rpf_candidates import KernelCandidatesMixin
-from ._rpf_kernel import (
-    forest_kernel,
-    kept_by_threshold,
-    kernel_vote,
-)
+from ._rpf_kernel import forest_kernel, kept_by_threshold, predict_by_kernel
 from ._rpf_selection import (
     RPF_SCALES,
     RPF_THRESHOLDS,
@@ -40,9 +35,6 @@ from ._rpf_selection import (
 )
 
 __all__ = ["ForestSpectralClustering"]
-
-#: Queries per forest-kernel block in :meth:`ForestSpectralClustering.predict`.
-PREDICT_CHUNK = 1024
 
 
 class ForestSpectralClustering(
@@ -444,6 +436,10 @@ class ForestSpectralClustering(
         X = self._check_X(X, reset=True)
         if self.affinity == "knn":
             return self._fit_knn(X)
+        return self._fit_kernel(X)
+
+    def _fit_kernel(self, X):
+        """rpfCluster: spectral clustering of the sharpened forest kernel."""
         geometry = self._kernel_geometry(X)
         forest = geometry.forest_
         n = geometry.n_samples_
@@ -560,12 +556,9 @@ class ForestSpectralClustering(
         query's ``kernel_neighbors`` most similar training points vote
         (``forest_.kneighbors(X)``), as the truncated kernel keeps.
 
-        A query that shares no leaf with any training point (not possible
-        with geoforest's forests, every leaf of which holds training points,
-        but possible for another ``forest``) gets the largest cluster, as
-        the spectral step does for the points it cannot embed; its forest
-        nearest neighbour would be arbitrary (every training point is at
-        forest distance 1).
+        A query that shares no leaf with any training point (possible only
+        with another ``forest``) gets the largest cluster
+        (:func:`predict_by_kernel`).
 
         ``predict(X_train)`` is not exactly ``labels_``: the labels come from
         spectral clustering of the thresholded, sharpened affinity, the vote
@@ -599,22 +592,4 @@ class ForestSpectralClustering(
         X = self._check_X(X, reset=False)
         if self.affinity == "knn":
             return predict_knn_spectral(self.geometry_, self.labels_, X, self.n_neighbors)
-        labels = np.asarray(self.labels_)
-        n = labels.shape[0]
-        voters = np.arange(n)
-        fallback = int(np.argmax(np.bincount(labels)))
-        out = np.empty(X.shape[0], dtype=np.intp)
-        for lo in range(0, X.shape[0], PREDICT_CHUNK):
-            rows = X[lo : lo + PREDICT_CHUNK]
-            if self.kernel_neighbors is None:
-                S_rows = self.forest_.proximity(rows)
-            else:
-                k = min(int(self.kernel_neighbors), n)
-                dist, ind = self.forest_._proximity_kneighbors(rows, n_neighbors=k)
-                S_rows = sp.csr_array(
-                    (1.0 - dist.ravel(), (np.repeat(np.arange(rows.shape[0]), k), ind.ravel())),
-                    shape=(rows.shape[0], n),
-                )
-            best, linked = kernel_vote(S_rows, labels, voters)
-            out[lo : lo + PREDICT_CHUNK] = np.where(linked, best, fallback)
-        return out
+        return predict_by_kernel(self.forest_, self.labels_, X, self.kernel_neighbors)

@@ -21,6 +21,7 @@ __all__ = [
     "attach_by_kernel",
     "forest_kernel",
     "kernel_vote",
+    "predict_by_kernel",
     "sharpen_kernel",
     "truncated_kernel",
 ]
@@ -232,3 +233,37 @@ def forest_kernel(forest, kernel_neighbors, n: int) -> sp.csr_array:
     if kernel_neighbors is None:
         return sp.csr_array(forest.proximity())
     return truncated_kernel(forest, min(int(kernel_neighbors), n - 1))
+
+
+#: Queries voted per block: a block's kernel rows are ``PREDICT_CHUNK x n``.
+PREDICT_CHUNK = 1024
+
+
+def predict_by_kernel(forest, labels, X, kernel_neighbors: int | None) -> np.ndarray:
+    """Labels of new points by :func:`kernel_vote` over the fitted forest's kernel.
+
+    Each query's proximity to every training point (or, with
+    ``kernel_neighbors``, to its ``kernel_neighbors`` most similar ones, as
+    the truncated kernel keeps) weighs a vote over ``labels``; a query linked
+    to no training point gets the largest cluster.  Blocks of
+    :data:`PREDICT_CHUNK` queries bound the memory.
+    """
+    labels = np.asarray(labels)
+    n = labels.shape[0]
+    voters = np.arange(n)
+    fallback = int(np.argmax(np.bincount(labels)))
+    out = np.empty(X.shape[0], dtype=np.intp)
+    for lo in range(0, X.shape[0], PREDICT_CHUNK):
+        rows = X[lo : lo + PREDICT_CHUNK]
+        if kernel_neighbors is None:
+            S_rows = forest.proximity(rows)
+        else:
+            k = min(int(kernel_neighbors), n)
+            dist, ind = forest._proximity_kneighbors(rows, n_neighbors=k)
+            S_rows = sp.csr_array(
+                (1.0 - dist.ravel(), (np.repeat(np.arange(rows.shape[0]), k), ind.ravel())),
+                shape=(rows.shape[0], n),
+            )
+        best, linked = kernel_vote(S_rows, labels, voters)
+        out[lo : lo + PREDICT_CHUNK] = np.where(linked, best, fallback)
+    return out
