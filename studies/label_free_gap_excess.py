@@ -79,13 +79,10 @@ def one(name: str, seed: int, cache: Path) -> dict:
 
 
 def choose(row: dict, b: float, e: float) -> int:
-    good = [
-        k
-        for k, ok in row["ok"].items()
-        if ok and np.isfinite(row["gaps"][k - 1]) and row["gaps"][k - 1] >= b
-        and row["excess"][k - 2] >= e
-    ]  # fmt: skip
-    return max(good, default=1)
+    fragmented = [not row["ok"].get(k, False) for k in range(1, MAX_K + 1)]
+    return gf.graph.choose_finest_level(
+        row["gaps"], row["excess"], fragmented, min_gap=b, min_excess=e
+    )
 
 
 def medians(rows: list[dict], b: float, e: float, names) -> tuple[float, float]:

@@ -25,7 +25,7 @@ it, never one another.  It imports none of them.
 * :func:`spectral_excess`, :func:`choose_by_excess` — how far a graph's
   spectrum lies below those of Gaussian references of the data's mean and
   covariance: K where no relative gap says it;
-* :func:`choose_by_relative_gap`, :func:`eigengap_scores`,
+* :func:`choose_by_relative_gap`, :func:`choose_finest_level`, :func:`eigengap_scores`,
   :func:`explain_choice`, :class:`LabelFreeChoiceWarning`, ... — the label-free
   choice of the number of clusters that every family shares.
 
@@ -74,6 +74,7 @@ from ._choice import (
     STRONG_RELATIVE_GAP,
     LabelFreeChoiceWarning,
     choose_by_relative_gap,
+    choose_finest_level,
     eigengap_scores,
     explain_choice,
     min_cluster_size,
@@ -130,6 +131,7 @@ __all__ = [
     "check_sparse_graph",
     "choose_by_excess",
     "choose_by_relative_gap",
+    "choose_finest_level",
     "eigengap_scores",
     "estimate_n_clusters",
     "euclidean_mst",

@@ -36,6 +36,7 @@ __all__ = [
     "STRONG_RELATIVE_GAP",
     "LabelFreeChoiceWarning",
     "choose_by_relative_gap",
+    "choose_finest_level",
     "eigengap_scores",
     "explain_choice",
     "min_cluster_size",
@@ -194,6 +195,61 @@ def choose_by_relative_gap(
     flat = int(np.argmax(g))  # row-major: first candidate, then smaller K, on ties
     candidate, k = np.unravel_index(flat, g.shape)
     return int(candidate), int(k) + 1, scores
+
+
+def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess: float) -> int:
+    """The finest supported ``K``: the largest whose gap and excess both reach their bars.
+
+    :func:`choose_by_relative_gap` takes the *largest* relative gap, the most
+    separated level; where one class stands far from the others that is
+    ``K = 2`` however many touching classes the rest hold.  Here each
+    ``K`` is judged on its own: its relative gap ``mu_(K+1) / mu_K`` must
+    reach ``min_gap`` (the level ends in a step) and its excess over Gaussian
+    references (:func:`~geoforest.graph.spectral_excess`) must reach
+    ``min_excess`` (a step one Gaussian blob would not show), and the
+    largest such unfragmented ``K`` wins.  Issue 54's candidate for the
+    label-free default, measured in ``docs/results/label-free-levels.md``;
+    no estimator uses it by default yet, hence no default bars.
+
+    Parameters
+    ----------
+    gaps : array-like of shape (max_clusters,)
+        :func:`relative_gaps`: entry ``K - 1`` for ``K`` (NaN: not scored).
+    excess : array-like of shape (max_clusters - 1,)
+        :func:`~geoforest.graph.spectral_excess`: entry ``K - 2`` for ``K``.
+    fragmented : array-like of bool, shape (max_clusters,)
+        True where the ``K``-way partition has a cluster under
+        :func:`min_cluster_size` points (never chosen).
+    min_gap, min_excess : float
+        The bars.
+
+    Returns
+    -------
+    int
+        The largest qualifying ``K``, or 1 when none qualifies.
+
+    Examples
+    --------
+    >>> gaps = [np.nan, 40.0, 1.6, 1.1]    # K = 2 far apart; a step after K = 3
+    >>> excess = [3.0, 0.9, 0.2]           # K = 2, 3, 4 against the Gaussian null
+    >>> frag = [False, False, False, False]
+    >>> choose_by_relative_gap([gaps], [frag])[1], choose_finest_level(
+    ...     gaps, excess, frag, min_gap=1.3, min_excess=0.5)
+    (2, 3)
+    """
+    g = np.asarray(gaps, dtype=np.float64).reshape(-1)
+    e = np.asarray(excess, dtype=np.float64).reshape(-1)
+    frag = np.asarray(fragmented, dtype=bool).reshape(-1)
+    if frag.size != g.size or e.size != g.size - 1:
+        raise ValueError(
+            f"gaps ({g.size}), fragmented ({frag.size}) and excess ({e.size}) must describe "
+            "the same K: excess has one entry fewer (it starts at K = 2)"
+        )
+    ok = np.zeros(g.size, dtype=bool)
+    with np.errstate(invalid="ignore"):  # NaN: not scored, never chosen
+        ok[1:] = (g[1:] >= min_gap) & (e >= min_excess) & ~frag[1:]
+    chosen = np.flatnonzero(ok)
+    return int(chosen[-1]) + 1 if chosen.size else 1
 
 
 class LabelFreeChoiceWarning(UserWarning):

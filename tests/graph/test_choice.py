@@ -9,12 +9,15 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
 from geoforest.graph import (
     LabelFreeChoiceWarning,
     choose_by_relative_gap,
+    choose_finest_level,
     eigengap_scores,
     explain_choice,
     min_cluster_size,
@@ -96,3 +99,60 @@ def test_spectral_partitions_match_spectral_clustering():
     sub = spectral_partitions(W, 6, random_state=0, max_samples=100)
     assert sub.rows.size == 100 and sub.labels[4].shape == (100,)
     assert adjusted_rand_score(y[sub.rows], sub.labels[4]) == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------ finest level
+
+
+def _finest_by_hand(gaps, excess, fragmented, min_gap, min_excess) -> int:
+    best = 1
+    for k in range(2, len(gaps) + 1):
+        g, e = gaps[k - 1], excess[k - 2]
+        if not fragmented[k - 1] and np.isfinite(g) and np.isfinite(e):
+            if g >= min_gap and e >= min_excess:
+                best = k
+    return best
+
+
+_score = st.one_of(st.just(np.nan), st.floats(-2.0, 50.0, allow_nan=False))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(2, 12).flatmap(
+        lambda m: st.tuples(
+            st.lists(_score, min_size=m, max_size=m),
+            st.lists(_score, min_size=m - 1, max_size=m - 1),
+            st.lists(st.booleans(), min_size=m, max_size=m),
+        )
+    ),
+    st.floats(1.0, 3.0),
+    st.floats(-0.5, 1.5),
+)
+def test_finest_level_is_the_largest_k_passing_both_bars(data, min_gap, min_excess):
+    gaps, excess, fragmented = data
+    got = choose_finest_level(gaps, excess, fragmented, min_gap=min_gap, min_excess=min_excess)
+    assert got == _finest_by_hand(gaps, excess, fragmented, min_gap, min_excess)
+
+
+def test_finest_level_takes_the_touching_classes_the_largest_gap_hides():
+    # One class far apart (gap 254 at K = 2), three touching (gap 1.7 at K = 3),
+    # the case issue 54 measured on held-out data: the largest gap says 2.
+    gaps = [np.nan, 254.0, 1.7, 1.05, 1.1]
+    excess = [4.0, 0.8, 0.1, 0.05]
+    frag = [False] * 5
+    assert choose_by_relative_gap([gaps], [frag])[1] == 2
+    assert choose_finest_level(gaps, excess, frag, min_gap=1.3, min_excess=0.5) == 3
+    # The same step without excess over the Gaussian null does not count.
+    assert choose_finest_level(gaps, [4.0, 0.2, 0.1, 0.0], frag, min_gap=1.3, min_excess=0.5) == 2
+    # A fragmented level never wins, nor does any K on structureless spectra.
+    assert choose_finest_level(gaps, excess, [False, False, True, False, False],
+                               min_gap=1.3, min_excess=0.5) == 2  # fmt: skip
+    assert choose_finest_level([np.nan, 1.1, 1.05], [0.1, 0.0], [False] * 3,
+                               min_gap=1.3, min_excess=0.5) == 1  # fmt: skip
+
+
+def test_finest_level_refuses_mismatched_lengths():
+    with pytest.raises(ValueError, match="one entry fewer"):
+        choose_finest_level([np.nan, 2.0, 2.0], [1.0, 1.0, 1.0], [False] * 3,
+                            min_gap=1.3, min_excess=0.5)  # fmt: skip

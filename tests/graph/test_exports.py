@@ -41,7 +41,8 @@ def test_families_old_paths_warn_and_give_the_same_objects(family):
 
 
 #: The layer's own names: the geometries and the unit-free edge weights (issue 43), the
-#: one entry, the geometries' classes and what the families share (issue 53).
+#: one entry, the geometries' classes and what the families share (issue 53), the
+#: finest-level choice (issue 54).
 OWN = [
     "AUTO_DENSE_MAX_N",
     "EuclideanGeometry",
@@ -57,6 +58,7 @@ OWN = [
     "check_query_graph",
     "check_sparse_graph",
     "choose_by_excess",
+    "choose_finest_level",
     "fit_geometry",
     "knn_affinity",
     "make_geometry",
