@@ -22,7 +22,7 @@ import scipy.sparse as sp
 
 from ..graph import Geometry
 from ._eigenpairs import diffusion_eigenpairs
-from ._kernel_graph import fit_graph
+from ._kernel_graph import GraphSettings, fit_graph
 
 __all__ = ["DiffusionFit", "diffusion_coordinates", "diffusion_power", "fit_diffusion"]
 
@@ -56,19 +56,12 @@ def fit_diffusion(
     X,
     metric: str | None,
     *,
-    forest,
-    n_neighbors: int,
-    sigma: str | float,
-    kernel: str,
-    local_scale_neighbor: int,
-    cutoff: float | None,
-    connect: bool,
+    graph_settings: GraphSettings,
     n_components: int,
     normalization: str,
     eigen_solver: str,
     eigen_tol: float,
     random_state,
-    n_jobs: int | None,
     neighbors: tuple[np.ndarray, np.ndarray] | Callable | None = None,
     owner=None,
     stacklevel: int,
@@ -82,13 +75,12 @@ def fit_diffusion(
     metric : str or None
         The geometry's metric (``_kernel_graph.geometry_metric``); ``None``:
         ``X`` is a given affinity.
-    forest, n_neighbors, sigma, kernel, local_scale_neighbor, cutoff, connect
-        The graph (:func:`~geoforest.diffusion._kernel_graph.fit_graph`).
+    graph_settings : GraphSettings
+        The graph's parameters (:func:`~geoforest.diffusion._kernel_graph.fit_graph`).
     n_components, normalization, eigen_solver, eigen_tol
         The eigenpairs (:func:`~geoforest.diffusion._eigenpairs.diffusion_eigenpairs`).
-    random_state, n_jobs
-        Seed of the eigensolver and of a forest grown for
-        ``metric="forest"``; that forest's threads.
+    random_state
+        Seed of the eigensolver and of a forest grown for ``metric="forest"``.
     neighbors : (dist, ind), callable or None
         Neighbour lists replacing the geometry's (LUND's pixel windows).
     owner : estimator or None
@@ -104,15 +96,8 @@ def fit_diffusion(
     graph = fit_graph(
         X,
         metric,
-        forest=forest,
-        n_neighbors=n_neighbors,
-        sigma=sigma,
-        kernel=kernel,
-        local_scale_neighbor=local_scale_neighbor,
-        cutoff=cutoff,
-        connect=connect,
+        **graph_settings._asdict(),
         random_state=random_state,
-        n_jobs=n_jobs,
         neighbors=neighbors,
         owner=owner,
     )

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import N_JOBS, validate_data
 from ..graph import METRICS, check_query_graph, fit_geometry
 from ._diffusion_fit import DiffusionFit, diffusion_coordinates, fit_diffusion
-from ._kernel_graph import geometry_metric, takes_square_input
+from ._kernel_graph import GraphSettings, geometry_metric, takes_square_input
 from ._nystrom import NystromExtension, nystrom_extend
 
 __all__ = ["DiffusionMap"]
@@ -325,7 +325,7 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         fit = fit_diffusion(
             X,
             geometry_metric(owner, stacklevel + 1),
-            **self._graph_params(),
+            graph_settings=self._graph_params(),
             n_components=self.n_components,
             normalization=self.normalization,
             eigen_solver=self.eigen_solver,
@@ -337,22 +337,13 @@ class DiffusionMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstima
         )
         return self._store(fit)
 
-    def _graph_params(self) -> dict:
-        """The keywords of :func:`~geoforest.diffusion._kernel_graph.fit_graph` but the seed.
+    def _graph_params(self) -> GraphSettings:
+        """The graph's parameters (:func:`~geoforest.diffusion._kernel_graph.fit_graph`).
 
         LUND rebuilds its graph on reference points with them (and a seed of
         each reference's own).
         """
-        return {
-            "forest": self.forest,
-            "n_neighbors": self.n_neighbors,
-            "sigma": self.sigma,
-            "kernel": self.kernel,
-            "local_scale_neighbor": self.local_scale_neighbor,
-            "cutoff": self.cutoff,
-            "connect": self.connect,
-            "n_jobs": self.n_jobs,
-        }
+        return GraphSettings(*(getattr(self, name) for name in GraphSettings._fields))
 
     def _store(self, fit: DiffusionFit) -> DiffusionMap:
         """Set the fitted attributes from ``fit`` (the kNN lists only when there are some)."""

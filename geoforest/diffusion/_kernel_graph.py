@@ -41,7 +41,33 @@ from ..graph import (
     takes_graph,
 )
 
-__all__ = ["KernelGraph", "fit_graph", "geometry_metric", "resolve_sigma", "takes_square_input"]
+__all__ = [
+    "GraphSettings",
+    "KernelGraph",
+    "fit_graph",
+    "geometry_metric",
+    "resolve_sigma",
+    "takes_square_input",
+]
+
+
+class GraphSettings(NamedTuple):
+    """The keywords of :func:`fit_graph` that a diffusion map's parameters fix.
+
+    Everything but the data, the metric, the seed, replacement neighbour
+    lists and the owner: one bundle that :func:`fit_diffusion
+    <geoforest.diffusion._diffusion_fit.fit_diffusion>` and LUND's Gaussian
+    references pass on as ``fit_graph(X, metric, **settings._asdict(), ...)``.
+    """
+
+    forest: object | None
+    n_neighbors: int
+    sigma: str | float
+    kernel: str
+    local_scale_neighbor: int
+    cutoff: float | None
+    connect: bool
+    n_jobs: int | None
 
 
 class KernelGraph(NamedTuple):

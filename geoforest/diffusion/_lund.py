@@ -339,7 +339,7 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
             affinity=dm.affinity_,
             geometry=dm.geometry_,
             reference_graph=reference_graphs(
-                self.metric, **dm._graph_params(), neighbors=windows, owner=self
+                self.metric, dm._graph_params(), neighbors=windows, owner=self
             ),
             windowed=windows is not None,
             stacklevel=3,

@@ -33,7 +33,7 @@ from ..graph import (
     spatial_knn,
     spectral_excess,
 )
-from ._kernel_graph import fit_graph, takes_square_input
+from ._kernel_graph import GraphSettings, fit_graph, takes_square_input
 
 __all__ = [
     "DiffusionNeighborsMixin",
@@ -119,18 +119,21 @@ def _spatial_lists(X: np.ndarray, shape, radius: int, k: int) -> tuple[np.ndarra
 REFERENCE_SAMPLES = 500
 
 
-def reference_graphs(metric: str, **graph_params) -> Callable[[np.ndarray, int], sp.csr_matrix]:
+def reference_graphs(
+    metric: str, settings: GraphSettings, **extra
+) -> Callable[[np.ndarray, int], sp.csr_matrix]:
     """``graph(points, seed)``: the affinity ``W`` of a fit's graph pipeline on other points.
 
-    ``graph_params`` are :func:`~geoforest.diffusion._kernel_graph.fit_graph`'s
-    keywords but ``random_state`` (the seed of each call); a forest among
-    them is cloned for each call, so each reference grows its own.
+    ``settings`` are the fit's graph parameters and ``extra`` the other
+    keywords of :func:`~geoforest.diffusion._kernel_graph.fit_graph` but
+    ``random_state`` (the seed of each call); the forest among the settings
+    is cloned for each call, so each reference grows its own.
     """
-    forest = graph_params.pop("forest", None)
 
     def graph(points: np.ndarray, seed: int) -> sp.csr_matrix:
-        fresh = None if forest is None else clone(forest)
-        return fit_graph(points, metric, forest=fresh, random_state=seed, **graph_params).W
+        fresh = None if settings.forest is None else clone(settings.forest)
+        params = settings._replace(forest=fresh)._asdict()
+        return fit_graph(points, metric, **params, random_state=seed, **extra).W
 
     return graph
 
