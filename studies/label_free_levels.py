@@ -80,10 +80,6 @@ def unfragmented(parts, floor: int) -> dict[int, bool]:
     return {k: np.bincount(lab).min() >= floor for k, lab in parts.labels.items()}
 
 
-def gaussian_like(X: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
-    return rng.multivariate_normal(X.mean(0), np.atleast_2d(np.cov(X, rowvar=False)), len(X))
-
-
 def recursive(A, seed: int, bar: float, floor: int, depth: int = 0) -> np.ndarray:
     """Leaf labels of recursive relative-gap splitting of ``A`` (rows of ``A``)."""
     n = A.shape[0]
@@ -121,8 +117,11 @@ def gmeans(A, X, rows, seed, floor, depth=0, m=400, bar=0.5) -> list[np.ndarray]
     labels = G.spectral_clustering(A[rows][:, rows], 2, random_state=seed).labels
     if np.bincount(labels, minlength=2).min() < floor:
         return [rows]
-    return [leaf for c in range(2) for leaf in gmeans(A, X, rows[labels == c], seed, floor,
-                                                       depth + 1, m, bar)]  # fmt: skip
+    return [
+        leaf
+        for c in range(2)
+        for leaf in gmeans(A, X, rows[labels == c], seed, floor, depth + 1, m, bar)
+    ]
 
 
 def one(name: str, seed: int, cache: Path, with_gmeans: bool) -> dict:
@@ -165,14 +164,15 @@ def one(name: str, seed: int, cache: Path, with_gmeans: bool) -> dict:
         good = [k for k in ok if ok[k] and excess[k - 2] >= bar]
         k = max(good, default=1)
         found[f"excess {bar}"] = (k, at(k))
-    R = gaussian_like(X, np.random.RandomState(seed + 7))
+    R = G.gaussian_reference(X, np.random.RandomState(seed + 7))
     ref = G.spectral_partitions(build(R, seed + 1), MAX_K, random_state=seed, n_init=10)
     dQ = {k: Q[k] - modularity(build(R, seed + 1), ref.labels[k]) for k in Q}
     k = max(dQ, key=dQ.get, default=1)
     k = k if dQ.get(k, 0.0) >= 0.05 else 1
     found["excess-modularity"] = (k, at(k))
-    other = G.spectral_partitions(forest_graph(X, K, seed + 1000).affinity_matrix_, MAX_K,
-                                  random_state=seed, n_init=10)  # fmt: skip
+    other = G.spectral_partitions(
+        forest_graph(X, K, seed + 1000).affinity_matrix_, MAX_K, random_state=seed, n_init=10
+    )
     agree = {k: adjusted_rand_score(parts.labels[k], other.labels[k]) for k in ok}
     stable = [k for k in ok if ok[k] and agree[k] >= 0.9]
     k = max(stable, default=1)

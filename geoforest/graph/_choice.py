@@ -207,9 +207,9 @@ def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess:
     reach ``min_gap`` (the level ends in a step) and its excess over Gaussian
     references (:func:`~geoforest.graph.spectral_excess`) must reach
     ``min_excess`` (a step one Gaussian blob would not show), and the
-    largest such unfragmented ``K`` wins.  Issue 54's candidate for the
-    label-free default, measured in ``docs/results/label-free-levels.md``;
-    no estimator uses it by default yet, hence no default bars.
+    largest such unfragmented ``K`` wins.  A candidate for the label-free
+    default, measured in ``docs/results/label-free-levels.md``; no estimator
+    uses it by default yet, hence no default bars.
 
     Parameters
     ----------
@@ -221,12 +221,18 @@ def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess:
         True where the ``K``-way partition has a cluster under
         :func:`min_cluster_size` points (never chosen).
     min_gap, min_excess : float
-        The bars.
+        The bars (finite; NaN would silently reject every ``K``).
 
     Returns
     -------
     int
         The largest qualifying ``K``, or 1 when none qualifies.
+
+    Raises
+    ------
+    ValueError
+        Lengths that do not describe the same ``K``, or a bar that is not a
+        finite real number.
 
     Examples
     --------
@@ -237,6 +243,9 @@ def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess:
     ...     gaps, excess, frag, min_gap=1.3, min_excess=0.5)
     (2, 3)
     """
+    for bar_name, bar in (("min_gap", min_gap), ("min_excess", min_excess)):
+        if isinstance(bar, bool | complex) or not np.isfinite(np.real(bar)):
+            raise ValueError(f"{bar_name} must be a finite real number, got {bar!r}")
     g = np.asarray(gaps, dtype=np.float64).reshape(-1)
     e = np.asarray(excess, dtype=np.float64).reshape(-1)
     frag = np.asarray(fragmented, dtype=bool).reshape(-1)

@@ -28,10 +28,17 @@ from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.utils import check_random_state
 
 from ._eigensolvers import spectral_eigs
 
-__all__ = ["MIN_EXCESS", "N_REFERENCES", "choose_by_excess", "spectral_excess"]
+__all__ = [
+    "MIN_EXCESS",
+    "N_REFERENCES",
+    "choose_by_excess",
+    "gaussian_reference",
+    "spectral_excess",
+]
 
 #: Gaussian references drawn per fit.
 N_REFERENCES = 2
@@ -49,9 +56,45 @@ def _laplacian_spectrum(A, n_eigs: int, seed: int) -> np.ndarray:
     return np.maximum(1.0 - np.sort(values)[::-1], np.finfo(np.float64).tiny)
 
 
-def gaussian_reference(X: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
-    """Points from one Gaussian with the mean and covariance of ``X`` (same shape)."""
+def gaussian_reference(X, rng) -> np.ndarray:
+    """Points from one Gaussian with the mean and covariance of ``X`` (same shape).
+
+    The structureless reference of :func:`spectral_excess`: what a graph of
+    this many points in this spread looks like without clusters.  Above
+    ``FULL_COVARIANCE_MAX_FEATURES`` (2,000) features only the per-feature
+    variances are kept (a full covariance would be ``p x p``).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Finite real data, at least one row.
+    rng : int, RandomState instance or None
+        The draw's seed or generator (:func:`sklearn.utils.check_random_state`).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+
+    Raises
+    ------
+    ValueError
+        ``X`` not 2-D, empty, complex or not finite.
+
+    Examples
+    --------
+    >>> X = np.random.RandomState(0).normal([5.0, -3.0], [1.0, 4.0], size=(4000, 2))
+    >>> R = gaussian_reference(X, 0)
+    >>> R.shape, np.allclose(R.mean(axis=0), X.mean(axis=0), atol=0.2)
+    ((4000, 2), True)
+    """
+    if np.iscomplexobj(X):
+        raise ValueError("gaussian_reference: complex data are not supported")
     X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"gaussian_reference: X must be 2-D and non-empty, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError("gaussian_reference: X has NaN or infinite values")
+    rng = check_random_state(rng)
     mean = X.mean(axis=0)
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
         cov = np.atleast_2d(np.cov(X, rowvar=False))

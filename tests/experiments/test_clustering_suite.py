@@ -31,15 +31,31 @@ def test_split_is_disjoint_and_reserved_data_never_used():
 
 
 #: The report half drawn in issue 54: n, p (after one-hot encoding) and K of each set.
-NEW_REPORT = {"led7digit": (500, 7, 10), "contraceptive": (1473, 9, 3), "hayes-roth": (160, 4, 3),
-              "tae": (151, 5, 3), "marketing": (6876, 13, 9), "splice": (3190, 287, 3),
-              "banana": (5300, 2, 2), "twonorm": (7400, 20, 2)}  # fmt: skip
+NEW_REPORT = {
+    "led7digit": (500, 7, 10),
+    "contraceptive": (1473, 9, 3),
+    "hayes-roth": (160, 4, 3),
+    "tae": (151, 5, 3),
+    "marketing": (6876, 13, 9),
+    "splice": (3190, 287, 3),
+    "banana": (5300, 2, 2),
+    "twonorm": (7400, 20, 2),
+}
 
 
 def test_halves_redrawn_in_issue_54():
     """The old report half joined the selection half; the new one was never loaded before."""
-    old_report = ("wine", "wine-raw", "heart", "satimage", "magic", "penbased", "letter",
-                  "movement_libras", "connectome")  # fmt: skip
+    old_report = (
+        "wine",
+        "wine-raw",
+        "heart",
+        "satimage",
+        "magic",
+        "penbased",
+        "letter",
+        "movement_libras",
+        "connectome",
+    )
     assert set(old_report) <= set(suite.SELECTION)
     assert suite.REPORT == tuple(NEW_REPORT)
     assert all(suite.PREPROCESSING[name].startswith("standardised") for name in suite.REPORT)
@@ -92,8 +108,13 @@ def test_suite_datasets_load():
 def test_controls_have_known_answers(name):
     X, y, half = suite.load_suite_data(name, seed=1, quick=True)
     assert half == "control" and X.shape[0] == y.shape[0]
-    k = {"ldln-inplane": 4, "circles-inplane": 3, "multidensity": 4, "touching": 3,
-         "hierarchy": 4}.get(name, 1)  # fmt: skip
+    k = {
+        "ldln-inplane": 4,
+        "circles-inplane": 3,
+        "multidensity": 4,
+        "touching": 3,
+        "hierarchy": 4,
+    }.get(name, 1)
     assert np.unique(y[y >= 0]).size == k
     if name == "hierarchy":  # one blob far away, three touching: two levels
         centres = np.array([X[y == c].mean(axis=0) for c in range(4)])

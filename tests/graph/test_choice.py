@@ -146,13 +146,40 @@ def test_finest_level_takes_the_touching_classes_the_largest_gap_hides():
     # The same step without excess over the Gaussian null does not count.
     assert choose_finest_level(gaps, [4.0, 0.2, 0.1, 0.0], frag, min_gap=1.3, min_excess=0.5) == 2
     # A fragmented level never wins, nor does any K on structureless spectra.
-    assert choose_finest_level(gaps, excess, [False, False, True, False, False],
-                               min_gap=1.3, min_excess=0.5) == 2  # fmt: skip
-    assert choose_finest_level([np.nan, 1.1, 1.05], [0.1, 0.0], [False] * 3,
-                               min_gap=1.3, min_excess=0.5) == 1  # fmt: skip
+    assert (
+        choose_finest_level(
+            gaps, excess, [False, False, True, False, False], min_gap=1.3, min_excess=0.5
+        )
+        == 2
+    )
+    assert (
+        choose_finest_level(
+            [np.nan, 1.1, 1.05], [0.1, 0.0], [False] * 3, min_gap=1.3, min_excess=0.5
+        )
+        == 1
+    )
 
 
 def test_finest_level_refuses_mismatched_lengths():
     with pytest.raises(ValueError, match="one entry fewer"):
-        choose_finest_level([np.nan, 2.0, 2.0], [1.0, 1.0, 1.0], [False] * 3,
-                            min_gap=1.3, min_excess=0.5)  # fmt: skip
+        choose_finest_level(
+            [np.nan, 2.0, 2.0], [1.0, 1.0, 1.0], [False] * 3, min_gap=1.3, min_excess=0.5
+        )
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.one_of(
+        st.just(np.nan),
+        st.just(np.inf),
+        st.just(-np.inf),
+        st.just(True),
+        st.just(1 + 2j),
+    ),
+    st.booleans(),
+)
+def test_finest_level_refuses_bars_that_are_not_finite_reals(bad, on_gap):
+    bars = {"min_gap": 1.3, "min_excess": 0.5}
+    bars["min_gap" if on_gap else "min_excess"] = bad
+    with pytest.raises(ValueError, match="finite real number"):
+        choose_finest_level([np.nan, 2.0, 2.0], [1.0, 1.0], [False] * 3, **bars)

@@ -58,6 +58,7 @@ OWN = [
     "check_query_graph",
     "check_sparse_graph",
     "choose_by_excess",
+    "gaussian_reference",
     "choose_finest_level",
     "fit_geometry",
     "knn_affinity",

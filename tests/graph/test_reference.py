@@ -4,12 +4,14 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 from sklearn.neighbors import NearestNeighbors
 
 import geoforest as gf
-from geoforest.graph._reference import choose_by_excess, gaussian_reference, spectral_excess
+from geoforest.graph import choose_by_excess, gaussian_reference, spectral_excess
 
 
 def _euclid_graph(points, seed=0, k=10):
@@ -74,3 +76,40 @@ def test_one_blob_stays_one_cluster_said_plainly():
         assert any("no cluster structure" in str(w.message) for w in caught)
     else:  # a gap of 2 on one blob is possible (warned as a close call)
         assert model.n_clusters_ == 2 and any("close" in str(w.message) for w in caught)
+
+
+def test_gaussian_reference_matches_the_data_moments_far_from_zero():
+    # Data far from zero and unequal spreads: the reference's mean and covariance
+    # estimate the data's (an independent numpy computation), whatever the offset.
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(20000, 3)) @ np.array([[2.0, 0, 0], [1.0, 0.5, 0], [0, 0, 10.0]]) + 1e6
+    R = gaussian_reference(X, 0)
+    assert R.shape == X.shape
+    np.testing.assert_allclose(R.mean(axis=0), X.mean(axis=0), atol=0.3)
+    np.testing.assert_allclose(
+        np.cov(R, rowvar=False), np.cov(X, rowvar=False), rtol=0.05, atol=0.5
+    )
+    np.testing.assert_array_equal(gaussian_reference(X, 0), R)  # the seed decides the draw
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(["nan", "inf", "complex", "1d", "empty", "no-columns"]),
+    st.integers(1, 6),
+)
+def test_gaussian_reference_refuses_what_it_cannot_describe(kind, n):
+    X = np.ones((n, 2))
+    if kind == "nan":
+        X[0, 0] = np.nan
+    elif kind == "inf":
+        X[-1, 1] = -np.inf
+    elif kind == "complex":
+        X = X + 1j
+    elif kind == "1d":
+        X = np.ones(n)
+    elif kind == "empty":
+        X = np.ones((0, 2))
+    else:
+        X = np.ones((n, 0))
+    with pytest.raises(ValueError, match="gaussian_reference"):
+        gaussian_reference(X, 0)
