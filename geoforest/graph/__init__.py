@@ -25,9 +25,13 @@ it, never one another.  It imports none of them.
 * :func:`spectral_excess`, :func:`choose_by_excess` — how far a graph's
   spectrum lies below those of Gaussian references of the data's mean and
   covariance: K where no relative gap says it;
+* :func:`label_free_levels`, :class:`Levels`, :func:`explain_levels` — the
+  label-free choice of the number of clusters that every family shares: the
+  finest level of the graph whose relative gap and excess over Gaussian
+  references both reach their bars, with the evidence of every level;
 * :func:`choose_by_relative_gap`, :func:`choose_finest_level`, :func:`eigengap_scores`,
-  :func:`explain_choice`, :class:`LabelFreeChoiceWarning`, ... — the label-free
-  choice of the number of clusters that every family shares.
+  :func:`explain_choice`, :class:`LabelFreeChoiceWarning`, ... — its parts, and
+  the older rules the papers' settings keep.
 
 The geometry of a graph is the user's choice, and every clusterer and
 embedding takes it through the same parameters, read by
@@ -97,6 +101,7 @@ from ._geometries import (
 )
 from ._geometry import Geometry, SubsetGeometry, check_n_neighbors, sorted_rows
 from ._knn import check_query_graph, check_sparse_graph, spatial_knn, symmetrize
+from ._levels import LEVEL_MIN_GAP, STRONG_EXCESS, Levels, explain_levels, label_free_levels
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
 from ._reference import MIN_EXCESS, choose_by_excess, gaussian_reference, spectral_excess
 from ._spanning import spanning_tree
@@ -115,11 +120,14 @@ __all__ = [
     "EuclideanGeometry",
     "ForestGeometry",
     "Geometry",
+    "LEVEL_MIN_GAP",
     "LabelFreeChoiceWarning",
+    "Levels",
     "METRICS",
     "MIN_EXCESS",
     "MIN_RELATIVE_GAP",
     "PrecomputedGeometry",
+    "STRONG_EXCESS",
     "STRONG_RELATIVE_GAP",
     "SubsetGeometry",
     "bridge_components",
@@ -137,8 +145,10 @@ __all__ = [
     "estimate_n_clusters",
     "euclidean_mst",
     "explain_choice",
+    "explain_levels",
     "fit_geometry",
     "knn_affinity",
+    "label_free_levels",
     "make_geometry",
     "min_cluster_size",
     "n_components",

@@ -207,9 +207,9 @@ def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess:
     reach ``min_gap`` (the level ends in a step) and its excess over Gaussian
     references (:func:`~geoforest.graph.spectral_excess`) must reach
     ``min_excess`` (a step one Gaussian blob would not show), and the
-    largest such unfragmented ``K`` wins.  A candidate for the label-free
-    default, measured in ``docs/results/label-free-levels.md``; no estimator
-    uses it by default yet, hence no default bars.
+    largest such unfragmented ``K`` wins.  The rule of
+    :func:`~geoforest.graph.label_free_levels`, which holds the default bars
+    (``LEVEL_MIN_GAP``, ``MIN_EXCESS``) and the evidence around it.
 
     Parameters
     ----------

@@ -53,7 +53,15 @@ FULL_COVARIANCE_MAX_FEATURES = 2000
 def _laplacian_spectrum(A, n_eigs: int, seed: int) -> np.ndarray:
     """The ``n_eigs`` smallest eigenvalues ``mu`` of the normalised Laplacian, ascending."""
     values, _ = spectral_eigs(A, n_eigs, random_state=seed)
-    return np.maximum(1.0 - np.sort(values)[::-1], np.finfo(np.float64).tiny)
+    return _smallest_mu(values, n_eigs)
+
+
+def _smallest_mu(values, n_eigs: int) -> np.ndarray:
+    """``mu = 1 - lambda`` of the ``n_eigs`` largest ``lambda``, ascending, floored above 0."""
+    values = np.sort(np.asarray(values, dtype=np.float64).reshape(-1))[::-1][:n_eigs]
+    if values.size < n_eigs:
+        raise ValueError(f"eigenvalues has {values.size} entries, fewer than {n_eigs}")
+    return np.maximum(1.0 - values, np.finfo(np.float64).tiny)
 
 
 def gaussian_reference(X, rng) -> np.ndarray:
@@ -109,6 +117,8 @@ def spectral_excess(
     max_clusters: int,
     seed: int,
     n_references: int = N_REFERENCES,
+    *,
+    eigenvalues=None,
 ) -> np.ndarray:
     """The excess of each K from 2 to ``max_clusters`` over Gaussian references.
 
@@ -126,6 +136,11 @@ def spectral_excess(
     max_clusters : int
     seed : int
     n_references : int, default=2
+    eigenvalues : array-like or None, default=None
+        Leading eigenvalues ``lambda`` of ``A``'s normalised affinity (any
+        order, at least ``max_clusters``) when already computed, as
+        :func:`~geoforest.graph.spectral_partitions` returns them; ``None``
+        solves for them.
 
     Returns
     -------
@@ -133,7 +148,10 @@ def spectral_excess(
         Entry ``K - 2`` is ``s_K``.
     """
     n_eigs = int(max_clusters)
-    mu = _laplacian_spectrum(A, n_eigs, seed)
+    if eigenvalues is None:
+        mu = _laplacian_spectrum(A, n_eigs, seed)
+    else:
+        mu = _smallest_mu(eigenvalues, n_eigs)
     rng = np.random.RandomState(seed)
     refs = []
     for r in range(int(n_references)):

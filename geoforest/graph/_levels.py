@@ -1,0 +1,300 @@
+"""The one label-free choice of the number of clusters: the finest level a graph supports.
+
+Every clusterer of geoforest that estimates ``K`` on a graph calls
+:func:`label_free_levels`; this module is the only place the rule lives.
+
+**Why not the most separated level.**  The largest relative spectral gap
+``mu_(K+1) / mu_K`` of the normalised Laplacian (:func:`choose_by_relative_gap`)
+finds the level at which the graph is *most* clearly cut.  Where one class
+stands far from touching others that is ``K = 2``, whatever the rest hold:
+on the clustering suite it found ``K = 2`` on most real sets whose ``K`` is
+larger (``docs/results/label-free-levels.md``).  Users ask for the finest
+level the data support.
+
+**The rule.**  A level ``K >= 2`` is *supported* when
+
+* its ``K``-way spectral partition has no cluster under
+  :func:`min_cluster_size` points (a few outliers cut off are not a level);
+* its relative gap reaches :data:`LEVEL_MIN_GAP` (the spectrum steps up after
+  ``K``: there is no ``(K+1)``-th group as tight as the first ``K``);
+* its excess over Gaussian references of the data's mean and covariance
+  (:func:`spectral_excess`) reaches :data:`MIN_EXCESS`: the first ``K``
+  eigenvalues lie clearly below those of structureless data of the same size
+  and spread, so the step is not one a single Gaussian blob would also show
+  (one blob reaches relative gaps of 1.5 to 2.1).
+
+``K`` is the largest supported level, at least the number of connected
+components of the graph (components are clusters whatever the rule says),
+and 1 when no level is supported.  The bars were chosen on the selection
+half of the clustering suite, clean and with 100 noise columns, with a
+leave-one-set-out check (``studies/label_free_gap_excess.py``,
+``docs/results/label-free-levels.md``).
+
+**Without a reference.**  A graph given as an affinity or as distances
+(``metric="precomputed"``) has no coordinates to draw Gaussian references
+from, and a gap bar of 1.3 alone splits one blob.  There the rule is the
+largest relative gap reaching :data:`MIN_RELATIVE_GAP` (2), which a blob does
+not reach; :attr:`Levels.rule` says which rule decided.
+
+The evidence of every level is returned (:class:`Levels`), and
+:func:`explain_levels` warns when no level is supported or the chosen one
+is weak.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils import check_random_state
+
+from ._choice import (
+    MIN_RELATIVE_GAP,
+    STRONG_RELATIVE_GAP,
+    LabelFreeChoiceWarning,
+    choose_by_relative_gap,
+    choose_finest_level,
+    n_components,
+    score_partitions,
+)
+from ._reference import MIN_EXCESS, spectral_excess
+from ._spectral import spectral_partitions
+
+__all__ = [
+    "LEVEL_MIN_GAP",
+    "STRONG_EXCESS",
+    "Levels",
+    "explain_levels",
+    "label_free_levels",
+]
+
+#: Smallest relative gap ``mu_(K+1) / mu_K`` at which a level can be supported
+#: (with its excess at :data:`MIN_EXCESS`); below what one Gaussian blob
+#: shows, which is why the excess must back it.
+LEVEL_MIN_GAP = 1.3
+#: A chosen level whose excess is under this and whose relative gap is under
+#: :data:`STRONG_RELATIVE_GAP` is weak evidence (:func:`explain_levels` warns).
+STRONG_EXCESS = 1.0
+
+
+class Levels(NamedTuple):
+    """The evidence of every level ``K = 1 .. max_clusters`` of a graph (entry ``K - 1``).
+
+    Its fields:
+
+    * ``n_clusters`` (int): the ``K`` chosen.
+    * ``gaps`` (ndarray of shape (max_clusters,)): relative gaps
+      ``mu_(K+1) / mu_K`` (NaN: not computed, or ``K`` at most the number of
+      connected components).
+    * ``excess`` (same shape): excess of each ``K`` over the Gaussian
+      references (NaN at ``K = 1``, and everywhere without a reference).
+    * ``fragmented`` (bool, same shape): ``K``-way partitions with a cluster
+      under :func:`min_cluster_size` points.
+    * ``supported`` (bool, same shape): the levels the rule accepts;
+      ``n_clusters`` is the largest (or the number of components), and the
+      coarser supported levels are the hierarchy above it.
+    * ``labels`` (dict of int to ndarray): the ``K``-way spectral partition of
+      ``rows`` for every ``K >= 2`` computed.
+    * ``rows`` (ndarray of int): the points ``labels`` partition (all of them
+      up to 5,000 points).
+    * ``eigenvalues`` (ndarray): leading eigenvalues of the normalised
+      affinity, descending.
+    * ``n_components`` (int): connected components of the graph.
+    * ``rule`` (str): ``"finest-level"`` with references, ``"relative-gap"``
+      without.
+    """
+
+    n_clusters: int
+    gaps: np.ndarray
+    excess: np.ndarray
+    fragmented: np.ndarray
+    supported: np.ndarray
+    labels: dict
+    rows: np.ndarray
+    eigenvalues: np.ndarray
+    n_components: int
+    rule: str
+
+
+def label_free_levels(
+    A,
+    max_clusters: int,
+    *,
+    points: np.ndarray | None = None,
+    reference_graph: Callable[[np.ndarray, int], sp.spmatrix] | None = None,
+    min_gap: float = LEVEL_MIN_GAP,
+    min_excess: float = MIN_EXCESS,
+    solver: str = "auto",
+    n_init: int = 4,
+    random_state: int | np.random.RandomState | None = 0,
+    tol: float = 0.0,
+) -> Levels:
+    """Score every level ``K = 1 .. max_clusters`` of the graph ``A`` and choose ``K``.
+
+    Parameters
+    ----------
+    A : sparse matrix or ndarray of shape (n, n)
+        Symmetric non-negative affinity.
+    max_clusters : int
+        Largest ``K`` (at most ``n - 1``).
+    points : ndarray of shape (n, p) or None
+        The data ``A`` was built from, for the Gaussian references.
+    reference_graph : callable ``(points, seed) -> affinity`` or None
+        The same geometry and weights applied to reference points.  ``None``
+        (or ``points=None``): no reference, the relative-gap rule.
+    min_gap, min_excess : float
+        The bars of a supported level (module docstring).
+    solver, n_init, tol
+        Eigensolver, k-means restarts per ``K`` and solver tolerance
+        (:func:`spectral_partitions`).
+    random_state : int, RandomState instance or None, default=0
+        Seeds the eigensolver, the partitions and the references.
+
+    Returns
+    -------
+    Levels
+
+    Raises
+    ------
+    ValueError
+        More connected components than ``max_clusters``, ``max_clusters``
+        under 1, ``points`` whose rows are not the graph's nodes, or
+        non-finite points or affinities.
+    TypeError
+        ``max_clusters`` not an int.
+
+    Examples
+    --------
+    Three groups: two that touch, and a third far away, its own component of
+    the 10-NN graph.  The components give ``K = 2`` whatever the gaps say; the
+    finest supported level splits the touching pair.
+
+    >>> import numpy as np
+    >>> from sklearn.neighbors import kneighbors_graph
+    >>> from geoforest.graph import label_free_levels
+    >>> def graph(P, seed):  # the geometry, applied alike to data and references
+    ...     G = kneighbors_graph(P, 10)
+    ...     return ((G + G.T) > 0).astype(float)
+    >>> P = np.repeat([[0.0, 0.0], [0.5, 0.0], [9.0, 9.0]], 30, axis=0)
+    >>> P += np.random.RandomState(0).normal(scale=0.1, size=P.shape)
+    >>> levels = label_free_levels(graph(P, 0), 5, points=P, reference_graph=graph)
+    >>> levels.n_clusters, levels.n_components, levels.rule
+    (3, 2, 'finest-level')
+    >>> np.round(levels.gaps[2], 1), np.round(levels.excess[2], 1)
+    (np.float64(16.7), np.float64(0.6))
+    """
+    if isinstance(max_clusters, bool) or not isinstance(max_clusters, numbers.Integral):
+        raise TypeError(f"max_clusters must be an int, got {max_clusters!r}")
+    if max_clusters < 1:
+        raise ValueError(f"max_clusters must be at least 1, got {max_clusters}")
+    max_k = int(max_clusters)
+    if points is not None and np.shape(points)[0] != A.shape[0]:
+        raise ValueError(
+            f"points has {np.shape(points)[0]} rows but the affinity {A.shape[0]} nodes"
+        )
+    if isinstance(random_state, numbers.Integral):
+        seed = int(random_state)
+    else:  # the references need an int; drawn before the partitions use the generator
+        seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    part = spectral_partitions(
+        A, max_k, solver=solver, random_state=random_state, tol=tol, n_init=n_init
+    )
+    gaps, fragmented = score_partitions(part, max_k)
+    base_k = n_components(part.eigenvalues)
+    excess = np.full(max_k, np.nan)
+    if points is None or reference_graph is None or max_k < 2:
+        _, k, _ = choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)
+        supported = np.zeros(max_k, dtype=bool)
+        with np.errstate(invalid="ignore"):
+            supported[1:] = (gaps[1:] >= MIN_RELATIVE_GAP) & ~fragmented[1:]
+        return Levels(
+            k,
+            gaps,
+            excess,
+            fragmented,
+            supported,
+            part.labels,
+            part.rows,
+            part.eigenvalues,
+            base_k,
+            "relative-gap",
+        )
+    if base_k > max_k:
+        choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)  # raises
+    ex = spectral_excess(A, points, reference_graph, max_k, seed, eigenvalues=part.eigenvalues)
+    excess[1 : ex.size + 1] = ex
+    supported = np.zeros(max_k, dtype=bool)
+    with np.errstate(invalid="ignore"):  # NaN: not scored, never supported
+        supported[1:] = (gaps[1:] >= min_gap) & (excess[1:] >= min_excess) & ~fragmented[1:]
+    k = choose_finest_level(gaps, excess[1:], fragmented, min_gap=min_gap, min_excess=min_excess)
+    return Levels(
+        max(k, base_k),
+        gaps,
+        excess,
+        fragmented,
+        supported,
+        part.labels,
+        part.rows,
+        part.eigenvalues,
+        base_k,
+        "finest-level",
+    )
+
+
+def explain_levels(estimator: str, levels: Levels, *, stacklevel: int = 3) -> None:
+    """Warn when a label-free ``K`` is 1 or rests on weak evidence.
+
+    * ``K = 1``: no level is supported; the message names the level that came
+      closest.
+    * ``K >= 2`` by the finest-level rule, with a relative gap under
+      :data:`STRONG_RELATIVE_GAP` and an excess under :data:`STRONG_EXCESS`:
+      data without clusters come near such figures.
+    * ``K >= 2`` by the relative-gap rule with a gap under
+      :data:`STRONG_RELATIVE_GAP` (as :func:`explain_choice`).
+
+    A ``K`` equal to the number of connected components is never weak.
+    """
+    k = int(levels.n_clusters)
+    gaps, excess = levels.gaps, levels.excess
+    finest = levels.rule == "finest-level"
+    if k == 1:
+        usable = np.isfinite(gaps) & ~levels.fragmented
+        if usable.any():
+            best = int(np.nanargmax(np.where(usable, gaps, np.nan))) + 1
+            closest = f"; the largest relative gap is {gaps[best - 1]:.3g} at K = {best}"
+            if finest and np.isfinite(excess[best - 1]):
+                closest += f" (excess {excess[best - 1]:.2f})"
+        else:
+            closest = ""
+        bars = (
+            f"a relative gap of {LEVEL_MIN_GAP} with an excess of {MIN_EXCESS} over "
+            "Gaussian references"
+            if finest
+            else f"a relative gap of {MIN_RELATIVE_GAP}"
+        )
+        warnings.warn(
+            f"{estimator} found no cluster structure: K = 1, every point in one cluster "
+            f"(no K >= 2 reaches {bars}{closest}). Pass n_clusters if you expect clusters.",
+            LabelFreeChoiceWarning,
+            stacklevel=stacklevel,
+        )
+        return
+    if k <= levels.n_components or k > gaps.size:
+        return
+    gap = gaps[k - 1]
+    weak = np.isfinite(gap) and gap < STRONG_RELATIVE_GAP
+    if finest:
+        weak = weak and excess[k - 1] < STRONG_EXCESS
+    if weak:
+        what = f"relative gap {gap:.3g}" + (f", excess {excess[k - 1]:.2f}" if finest else "")
+        warnings.warn(
+            f"{estimator} chose K = {k} without labels from weak evidence ({what}): "
+            "structureless data (one Gaussian or uniform cloud) come near such figures; "
+            "pass n_clusters if you know K.",
+            LabelFreeChoiceWarning,
+            stacklevel=stacklevel,
+        )

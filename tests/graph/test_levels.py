@@ -1,0 +1,193 @@
+"""The shared label-free rule: the finest level a graph supports (graph/_levels.py)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.neighbors import kneighbors_graph
+
+import geoforest as gf
+from geoforest.graph import (
+    LEVEL_MIN_GAP,
+    MIN_EXCESS,
+    MIN_RELATIVE_GAP,
+    LabelFreeChoiceWarning,
+    explain_levels,
+    label_free_levels,
+)
+
+
+def knn_graph(P, seed=0, k=10):
+    G = kneighbors_graph(P, k)
+    return ((G + G.T) > 0).astype(float)
+
+
+def groups(centres, n=40, scale=0.15, seed=0):
+    P = np.repeat(np.asarray(centres, float), n, axis=0)
+    return P + np.random.RandomState(seed).normal(scale=scale, size=P.shape)
+
+
+def dense_mu(A, m):
+    """The m smallest eigenvalues of the normalised Laplacian, by scipy (brute force)."""
+    A = A.toarray() if sp.issparse(A) else np.asarray(A)
+    d = A.sum(axis=1)
+    M = A / np.sqrt(np.outer(d, d))
+    return np.sort(1.0 - scipy.linalg.eigvalsh(M))[:m]
+
+
+def test_gaps_match_a_dense_eigendecomposition_and_the_rule_is_the_largest_supported_level():
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [6, 6]])
+    A = knn_graph(P)
+    levels = label_free_levels(A, 6, points=P, reference_graph=knn_graph, random_state=0)
+    mu = np.maximum(dense_mu(A, 7), 1e-6)
+    c = int(np.sum(mu <= 1e-6))
+    expected = np.full(6, np.nan)
+    for k in range(max(2, c + 1), 7):
+        expected[k - 1] = mu[k] / mu[k - 1]
+    np.testing.assert_allclose(levels.gaps, expected, rtol=1e-5)
+    ok = (
+        (levels.gaps[1:] >= LEVEL_MIN_GAP)
+        & (levels.excess[1:] >= MIN_EXCESS)
+        & ~levels.fragmented[1:]
+    )
+    np.testing.assert_array_equal(levels.supported[1:], ok)
+    finest = (np.flatnonzero(ok) + 2).max() if ok.any() else 1
+    assert levels.n_clusters == max(finest, levels.n_components)
+    assert levels.rule == "finest-level"
+
+
+def connected_graph(P, seed=0):
+    """A 15-NN graph with a faint edge between every pair: one component."""
+    return knn_graph(P, k=15).toarray() + 1e-4
+
+
+def test_a_far_group_does_not_hide_the_touching_ones():
+    """The largest gap sits at K = 2 (the far group); the finest supported level is 4."""
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [8, 8]], scale=0.25)
+    A = connected_graph(P)
+    levels = label_free_levels(A, 6, points=P, reference_graph=connected_graph, random_state=0)
+    assert levels.n_components == 1
+    assert int(np.nanargmax(levels.gaps)) + 1 == 2
+    assert levels.n_clusters == 4
+    assert levels.supported[1] and levels.supported[3]
+
+
+def test_one_gaussian_blob_supports_no_level_and_says_so():
+    P = np.random.RandomState(1).normal(size=(300, 3))
+    levels = label_free_levels(knn_graph(P), 8, points=P, reference_graph=knn_graph)
+    assert levels.n_clusters == 1 and not levels.supported.any()
+    with pytest.warns(LabelFreeChoiceWarning, match="no cluster structure"):
+        explain_levels("demo", levels)
+
+
+def test_without_a_reference_the_largest_relative_gap_decides():
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [8, 8]], scale=0.25)
+    A = connected_graph(P)
+    levels = label_free_levels(A, 6, random_state=0)
+    assert levels.rule == "relative-gap" and np.isnan(levels.excess).all()
+    _, k, _ = gf.graph.choose_by_relative_gap(levels.gaps[None], levels.fragmented[None])
+    assert levels.n_clusters == k == 2
+    np.testing.assert_array_equal(
+        levels.supported[1:], (levels.gaps[1:] >= MIN_RELATIVE_GAP) & ~levels.fragmented[1:]
+    )
+
+
+def test_components_are_clusters_whatever_the_levels_say():
+    P = groups([[0, 0], [30, 30], [60, 0]], n=30, scale=0.5)
+    A = knn_graph(P)
+    levels = label_free_levels(A, 5, points=P, reference_graph=knn_graph)
+    assert levels.n_components == 3 and levels.n_clusters >= 3
+    with pytest.raises(ValueError, match="connected components"):
+        label_free_levels(A, 2, points=P, reference_graph=knn_graph)
+
+
+def test_the_same_seed_gives_the_same_levels_and_a_generator_is_accepted():
+    P = groups([[0, 0], [1.2, 0], [0, 1.2]])
+    A = knn_graph(P)
+    a = label_free_levels(A, 5, points=P, reference_graph=knn_graph, random_state=3)
+    b = label_free_levels(A, 5, points=P, reference_graph=knn_graph, random_state=3)
+    np.testing.assert_array_equal(a.excess, b.excess)
+    c = label_free_levels(
+        A, 5, points=P, reference_graph=knn_graph, random_state=np.random.RandomState(3)
+    )
+    assert c.n_clusters == a.n_clusters
+
+
+def test_weak_levels_warn_and_strong_ones_do_not():
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [8, 8]], scale=0.25)
+    levels = label_free_levels(
+        connected_graph(P), 6, points=P, reference_graph=connected_graph, random_state=0
+    )
+    assert levels.n_clusters == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        explain_levels("demo", levels)  # strong: no warning
+    k = 3
+    gaps, excess = levels.gaps.copy(), levels.excess.copy()
+    gaps[k - 1], excess[k - 1] = 1.4, 0.6
+    weak = levels._replace(n_clusters=k, gaps=gaps, excess=excess)
+    with pytest.warns(LabelFreeChoiceWarning, match="weak evidence"):
+        explain_levels("demo", weak)
+
+
+def test_the_forest_clusterer_uses_the_shared_rule():
+    """ForestSpectralClustering's K is the Levels' K, and its evidence is the Levels'."""
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [8, 8]], n=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = gf.ForestSpectralClustering(random_state=0).fit(P)
+    levels = model.levels_
+    assert model.n_clusters_ == levels.n_clusters == 4
+    np.testing.assert_array_equal(model.n_clusters_scores_, levels.gaps)
+    np.testing.assert_array_equal(model.reference_excess_, levels.excess)
+
+
+bad_values = st.sampled_from([np.nan, np.inf, -np.inf])
+
+
+@settings(max_examples=20, deadline=None)
+@given(value=bad_values, where=st.integers(0, 59))
+def test_non_finite_points_or_affinities_are_refused(value, where):
+    P = groups([[0, 0], [3, 0]], n=30)
+    A = knn_graph(P).toarray()
+    Q = P.copy()
+    Q[where, 0] = value
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        label_free_levels(A, 4, points=Q, reference_graph=knn_graph)
+    B = A.copy()
+    B[where, (where + 1) % 60] = B[(where + 1) % 60, where] = value
+    with pytest.raises(ValueError, match="NaN or infinite|non-finite"):
+        label_free_levels(B, 4)
+
+
+@settings(max_examples=15, deadline=None)
+@given(shift=st.sampled_from([0.0, 1e6, -1e8]), scale=st.sampled_from([1e-6, 1.0, 1e6]))
+def test_the_choice_is_free_of_the_data_units_and_origin(shift, scale):
+    """Data far from zero or in tiny/huge units give the same levels (the kNN graph and
+    the references follow the data's own mean and covariance)."""
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [8, 8]], scale=0.25)
+    base = label_free_levels(connected_graph(P), 6, points=P, reference_graph=connected_graph)
+    Q = P * scale + shift
+    moved = label_free_levels(connected_graph(Q), 6, points=Q, reference_graph=connected_graph)
+    assert moved.n_clusters == base.n_clusters
+    np.testing.assert_array_equal(moved.supported, base.supported)
+
+
+@settings(max_examples=20, deadline=None)
+@given(max_clusters=st.sampled_from([0, -3, 2.5, True, "4", None]))
+def test_a_bad_max_clusters_is_refused_plainly(max_clusters):
+    A = knn_graph(groups([[0, 0], [3, 0]], n=20))
+    with pytest.raises((TypeError, ValueError), match="max_clusters"):
+        label_free_levels(A, max_clusters)
+
+
+def test_points_must_be_the_graphs_nodes():
+    P = groups([[0, 0], [3, 0]], n=20)
+    with pytest.raises(ValueError, match="rows but the affinity"):
+        label_free_levels(knn_graph(P), 4, points=P[:-1], reference_graph=knn_graph)
