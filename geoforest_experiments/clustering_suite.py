@@ -44,9 +44,10 @@ Randomised methods run ``n_seeds`` seeds, HDBSCAN once.
 Metrics: ``accuracy`` (Hungarian; predicted noise and true background each
 count as a cluster of their own), ``ari``, ``ami``, ``k_hat``, ``abs_k_err``,
 ``noise_fraction`` (predicted ``-1``), ``accuracy_core`` (on true cluster
-points the method kept), ``seconds``, and ``warning``: ``k=1`` or ``close``
-when the estimator raised a :class:`~geoforest.graph.LabelFreeChoiceWarning`
-(no structure found, or a close runner-up).  A method that raises gives a
+points the method kept), ``seconds``, and ``warning``: ``k=1``, ``weak`` or
+``close`` when the estimator raised a
+:class:`~geoforest.graph.LabelFreeChoiceWarning` (no structure found, weak
+evidence, or a close runner-up).  A method that raises gives a
 row with its ``error`` and NaN scores.
 """
 
@@ -375,7 +376,13 @@ def run_one(name: str, method: str, seed: int, max_n: int, quick: bool) -> dict[
         # "close" (a named runner-up within 10 %): is the warning there when K^ is wrong?
         said = [str(w.message) for w in caught if issubclass(w.category, LabelFreeChoiceWarning)]
         row["warning"] = (
-            "k=1" if any("no cluster structure" in m for m in said) else "close" if said else ""
+            "k=1"
+            if any("found no cluster structure" in m for m in said)
+            else "weak"
+            if any("weak evidence" in m for m in said)
+            else "close"
+            if said
+            else ""
         )
         labels = np.asarray(model.labels_)
         k_hat = getattr(model, "n_clusters_", None)

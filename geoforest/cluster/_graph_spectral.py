@@ -10,12 +10,11 @@ noise point draws across a gap: two points joined across clusters have
 few neighbours in common.  Components of the graph are joined by a minimum
 spanning forest in the same geometry, weighted like the weakest edges.
 
-K, when not given, is the largest relative gap of the graph's spectrum.  When
-no gap reaches the bar (many classes that touch fall gradually, like one
-blob), the spectrum is compared with those of Gaussian references of the
-data's mean and covariance in the same geometry
-(:func:`geoforest.graph.spectral_excess`): K = 1 only if the data are no more
-clustered than the reference.
+K, when not given, is the finest level the graph supports
+(:func:`geoforest.graph.label_free_levels`, the rule every family shares): the
+largest K whose relative spectral gap and whose excess over Gaussian
+references of the data's mean and covariance, run through the same geometry,
+both reach their bars.
 """
 
 from __future__ import annotations
@@ -30,19 +29,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._validation import validate_data
 from ..graph import (
-    MIN_EXCESS,
     Geometry,
-    LabelFreeChoiceWarning,
-    choose_by_excess,
-    choose_by_relative_gap,
-    explain_choice,
+    Levels,
+    explain_levels,
     fit_geometry,
     knn_affinity,
-    n_components,
-    score_partitions,
+    label_free_levels,
     spectral_clustering,
-    spectral_excess,
-    spectral_partitions,
 )
 
 __all__ = [
@@ -51,6 +44,8 @@ __all__ = [
     "KnnSpectralFit",
     "fit_knn_spectral",
     "knn_graph",
+    "label_free_k",
+    "level_evidence",
     "predict_knn_spectral",
     "training_coordinates",
 ]
@@ -73,8 +68,7 @@ class KnnSpectralFit(NamedTuple):
     eigenvalues: np.ndarray
     affinity: sp.csr_matrix
     n_bridges: int
-    scores: np.ndarray
-    excess: np.ndarray | None
+    levels: Levels | None
 
 
 def _connected_affinity(geometry, A, dist, ind) -> tuple[sp.csr_matrix, int]:
@@ -134,12 +128,20 @@ class LabelFreeSettings(NamedTuple):
     n_jobs: int | None
     max_clusters: int
     eigen_solver: str
+    eigen_tol: float
+    n_init: int
 
 
-def _excess(A, X, max_k: int, seed: int, settings: LabelFreeSettings) -> np.ndarray:
-    """The excess of each K over Gaussian references (``max_clusters`` long, NaN at K = 1)."""
+def label_free_k(graph: KnnGraph, max_k: int, seed: int, settings: LabelFreeSettings) -> Levels:
+    """The levels of the graph and the K they support (:func:`~geoforest.graph.label_free_levels`).
 
-    def reference_graph(points, ref_seed):  # the same pipeline, a fresh forest
+    The Gaussian references run through the same pipeline as the data (a
+    fresh forest of the same settings, the same neighbours and weights); a
+    geometry without coordinates (a precomputed graph) has none, and the
+    relative-gap rule decides.
+    """
+
+    def reference_graph(points, ref_seed):
         forest = None if settings.forest is None else clone(settings.forest)
         return knn_graph(
             points,
@@ -150,56 +152,32 @@ def _excess(A, X, max_k: int, seed: int, settings: LabelFreeSettings) -> np.ndar
             n_jobs=settings.n_jobs,
         ).affinity
 
-    excess = spectral_excess(A, X, reference_graph, max_k, seed)
-    out = np.full(int(settings.max_clusters), np.nan)
-    out[1 : excess.size + 1] = excess
-    return out
-
-
-def _warn_excess_k(name: str, k: int, out: np.ndarray) -> None:
-    warnings.warn(
-        f"{name}: no relative spectral gap reaches the bar, so K = {k} was "
-        "chosen as the last K whose spectrum lies clearly below that of structureless "
-        f"Gaussian data (excess {out[k - 1]:.2f} >= {MIN_EXCESS}; reference_excess_): "
-        "weaker evidence than a gap; pass n_clusters if you know K",
-        LabelFreeChoiceWarning,
-        stacklevel=6,  # the caller of ForestSpectralClustering.fit
+    points = training_coordinates(graph.geometry)
+    return label_free_levels(
+        graph.affinity,
+        max_k,
+        points=points,
+        reference_graph=None if points is None else reference_graph,
+        solver=settings.eigen_solver,
+        n_init=settings.n_init,
+        random_state=seed,
+        tol=settings.eigen_tol,
     )
 
 
-def _relgap_k(A, max_k: int, seed: int, settings: LabelFreeSettings) -> tuple[int, np.ndarray]:
-    """K by the shared relative-gap rule, and its scores per K (``max_clusters`` long)."""
-    part = spectral_partitions(A, max_k, solver=settings.eigen_solver, random_state=seed)
-    gaps, fragmented = score_partitions(part, max_k)
-    _, k, scores = choose_by_relative_gap(
-        gaps[None], fragmented[None], base_k=n_components(part.eigenvalues)
-    )
-    out = np.full(int(settings.max_clusters), np.nan)
-    out[: scores.size] = scores
-    return k, out
-
-
-def _label_free_k(graph: KnnGraph, max_k: int, seed: int, settings: LabelFreeSettings, name: str):
-    """``(K, scores, excess, by_excess)`` chosen without labels.
-
-    The relative gap first; where it says K = 1 the excess over Gaussian
-    references may find K (with a warning); where it says K >= 2 the same
-    excess checks that the data are more clustered than the reference (a
-    warning if not, the labels unchanged).  A geometry without coordinates
-    (a precomputed graph) has no reference.
-    """
-    n_clusters, scores = _relgap_k(graph.affinity, max_k, seed, settings)
-    coords = training_coordinates(graph.geometry) if max_k >= 2 else None
-    if coords is None:
-        return n_clusters, scores, None, False
-    if n_clusters == 1:
-        excess = _excess(graph.affinity, coords, max_k, seed, settings)
-        n_clusters = choose_by_excess(excess[1:])
-        if n_clusters > 1:
-            _warn_excess_k(name, n_clusters, excess)
-        return n_clusters, scores, excess, True
-    # A K >= 2 from a weak gap is reported by explain_choice, at no extra cost.
-    return n_clusters, scores, None, False
+def level_evidence(levels: Levels | None, max_clusters: int):
+    """``(n_clusters_scores_, reference_excess_)`` of a fit: the levels' relative gaps
+    and excess, ``max_clusters`` long (NaN where not scored); ``None`` excess
+    without a reference, all NaN scores with K given."""
+    scores = np.full(int(max_clusters), np.nan)
+    if levels is None:
+        return scores, None
+    scores[: levels.gaps.size] = levels.gaps
+    if levels.rule != "finest-level":
+        return scores, None
+    excess = np.full(int(max_clusters), np.nan)
+    excess[: levels.excess.size] = levels.excess
+    return scores, excess
 
 
 def fit_knn_spectral(
@@ -223,9 +201,9 @@ def fit_knn_spectral(
     The geometry and its bridged, Jaccard-weighted graph come from
     :func:`knn_graph` (``random_state`` seeds the forest);
     ``spectral_seed`` seeds the eigensolver and k-means.  With
-    ``n_clusters=None``, K is chosen without labels (the relative gap, then
-    the excess over Gaussian references; ``explain_choice`` reports weak or
-    close evidence).  ``owner`` names the estimator in messages.  Returns
+    ``n_clusters=None``, K is the finest level the graph supports
+    (:func:`label_free_k`; ``explain_levels`` reports no structure or weak
+    evidence).  ``owner`` names the estimator in messages.  Returns
     what was found; :class:`~geoforest.ForestSpectralClustering` stores it.
     """
     graph = knn_graph(
@@ -243,15 +221,15 @@ def fit_knn_spectral(
     name = type(owner).__name__ if owner is not None else "spectral clustering"
     seed = int(spectral_seed)
     max_k = int(min(max_clusters, n - 1))
-    scores = np.full(int(max_clusters), np.nan)
-    excess, by_excess = None, False
+    levels = None
     if n_clusters is not None:
         k = int(n_clusters)
     else:
         settings = LabelFreeSettings(
-            metric, forest, n_neighbors, n_jobs, int(max_clusters), eigen_solver
+            metric, forest, n_neighbors, n_jobs, int(max_clusters), eigen_solver, eigen_tol, n_init
         )
-        k, scores, excess, by_excess = _label_free_k(graph, max_k, seed, settings, name)
+        levels = label_free_k(graph, max_k, seed, settings)
+        k = levels.n_clusters
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*connected components", category=UserWarning)
         res = spectral_clustering(
@@ -263,8 +241,8 @@ def fit_knn_spectral(
             random_state=seed,
             tol=eigen_tol,
         )
-    if n_clusters is None and (not by_excess or res.n_clusters == 1):
-        explain_choice(name, int(res.n_clusters), scores, criterion="relative gap", stacklevel=5)
+    if levels is not None:
+        explain_levels(name, levels, stacklevel=5)
     return KnnSpectralFit(
         graph.geometry,
         res.labels,
@@ -272,8 +250,7 @@ def fit_knn_spectral(
         res.eigenvalues,
         A,
         graph.n_bridges,
-        scores,
-        excess,
+        levels,
     )
 
 

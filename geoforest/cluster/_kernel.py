@@ -12,13 +12,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._validation import check_not_complex, validate_data
 from ..graph import (
-    choose_by_relative_gap,
+    MIN_RELATIVE_GAP,
     eigengap_scores,
     explain_choice,
-    n_components,
-    score_partitions,
+    label_free_levels,
     spectral_clustering,
-    spectral_partitions,
 )
 
 #: Relative tolerance (to the largest entry) of the symmetry check.
@@ -250,17 +248,16 @@ class KernelSpectralClustering(ClusterMixin, BaseEstimator):
         return A, int(A.shape[0])
 
     def _relgap_k(self, A, n: int) -> tuple[int, np.ndarray]:
+        # The library's one label-free mechanism; an affinity has no coordinates
+        # for Gaussian references, so its relative-gap rule decides.
         max_k = int(min(self.max_clusters, n - 1))
-        part = spectral_partitions(
+        levels = label_free_levels(
             A, max_k, solver=self.eigen_solver, random_state=self.random_state
         )
-        gaps, fragmented = score_partitions(part, max_k)
-        _, k, scores = choose_by_relative_gap(
-            gaps[None], fragmented[None], base_k=n_components(part.eigenvalues)
-        )
         out = np.full(int(self.max_clusters), np.nan)
-        out[:max_k] = scores
-        return k, out
+        out[:max_k] = levels.gaps
+        out[levels.n_components - 1] = MIN_RELATIVE_GAP  # the bar the others had to reach
+        return levels.n_clusters, out
 
     def fit(self, X, y=None):
         """Cluster the points of the affinity ``X``.

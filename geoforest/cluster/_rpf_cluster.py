@@ -22,7 +22,12 @@ from ..graph import (
     fit_geometry,
     takes_graph,
 )
-from ._graph_spectral import GeometryNeighborsMixin, fit_knn_spectral, predict_knn_spectral
+from ._graph_spectral import (
+    GeometryNeighborsMixin,
+    fit_knn_spectral,
+    level_evidence,
+    predict_knn_spectral,
+)
 from ._rpf_candidates import KernelCandidatesMixin
 from ._rpf_kernel import forest_kernel, kept_by_threshold, predict_by_kernel
 from ._rpf_selection import (
@@ -49,8 +54,8 @@ class ForestSpectralClustering(
     components joined by a minimum spanning forest in the same geometry
     (:func:`~geoforest.graph.knn_affinity`, :mod:`geoforest.graph`), and
     the graph is clustered by normalised spectral clustering; ``K`` is, when
-    not given, the largest relative gap of its spectrum
-    (:func:`~geoforest.graph.choose_by_relative_gap`).  New points join
+    not given, the finest level the graph supports, not the most separated
+    one (:func:`~geoforest.graph.label_free_levels`).  New points join
     the majority cluster of their ``n_neighbors`` nearest training points.
     This default was chosen on the selection half of the clustering suite
     (``docs/defaults.md``, "The geometry of each clusterer").
@@ -103,9 +108,7 @@ class ForestSpectralClustering(
     ----------
     n_clusters : int or None, default=None
         Number of clusters; ``None`` estimates it (``affinity="knn"``: the
-        relative gap of the graph's spectrum, and where no gap reaches the bar
-        the last K whose spectrum lies clearly below those of Gaussian
-        references, :func:`~geoforest.graph.spectral_excess`; ``"kernel"`` with the default
+        finest supported level; ``"kernel"`` with the default
         ``selection``: by the relative gap, jointly with beta_2; with the
         older rules: by the largest eigengap of each candidate affinity).
     affinity : {"knn", "kernel"}, default="knn"
@@ -179,11 +182,12 @@ class ForestSpectralClustering(
         The fitted geometry of ``affinity="knn"`` (:mod:`geoforest.graph`).
     n_bridges_ : int
         Edges ``affinity="knn"`` added to join the graph's components.
+    levels_ : Levels or None
+        ``affinity="knn"`` with K estimated: the evidence and partition of
+        every level (:class:`~geoforest.graph.Levels`); else ``None``.
     reference_excess_ : ndarray of shape (max_clusters,) or None
-        ``affinity="knn"`` with K estimated and no relative gap at the bar:
-        the excess ``s_K`` of each K over the Gaussian references (entry
-        ``K - 1``; NaN for K = 1), the evidence behind ``n_clusters_``;
-        ``None`` when the gap decided.
+        ``levels_``'s excess of each K over the Gaussian references (entry
+        ``K - 1``); ``None`` without references.
     kernel_ : scipy.sparse.csr_array
         The forest's proximity kernel ``S`` (truncated when
         ``kernel_neighbors`` is set); ``affinity="kernel"`` only, as are
@@ -208,13 +212,15 @@ class ForestSpectralClustering(
     eigenvalues_ : ndarray
         Leading eigenvalues of the chosen normalised affinity.
     n_clusters_scores_ : ndarray of shape (max_clusters,)
-        The evidence behind ``n_clusters_``: with ``"relgap"`` the best
+        The evidence behind ``n_clusters_``: with ``affinity="knn"``
+        ``levels_``'s relative gaps; with ``"relgap"`` the best
         relative gap of each ``K`` over the scales (the entry of the base
         ``K`` holds the bar, 2; :func:`~geoforest.graph.choose_by_relative_gap`),
         otherwise the eigengaps of the chosen affinity
         (:func:`~geoforest.graph.eigengap_scores`); NaN where not computed.
         A :class:`~geoforest.graph.LabelFreeChoiceWarning` says when
-        ``K = 1`` was chosen or the runner-up scored within 10 % of the winner.
+        ``K = 1`` was chosen or the evidence is weak or close
+        (``docs/choosing-k.md``).
 
     Notes
     -----
@@ -231,14 +237,11 @@ class ForestSpectralClustering(
     beta_1 from the kernel's connectivity first avoids that, and clusters 10
     candidates instead of 50.  ``"stability"`` is not the default: on some
     data sets it picks sharp scales that are stable without being better
-    partitions.  The figures per data set are in
-    ``docs/results/rpf-cluster.md``.
+    partitions (``docs/results/rpf-cluster.md``).
 
     :meth:`cluster_candidate` clusters one (beta_1, beta_2) pair as ``fit``
-    does, to study the candidates; :func:`consensus_scores` and
-    :func:`select_best` score and pick them as ``selection="consensus"``.
-    New points are labelled by :meth:`predict`, a vote of the training points
-    weighted by the forest kernel.
+    does; :func:`consensus_scores` and :func:`select_best` score and pick
+    candidates as ``selection="consensus"``.
 
     References
     ----------
@@ -402,8 +405,10 @@ class ForestSpectralClustering(
         self.eigenvalues_ = fitted.eigenvalues
         self.affinity_matrix_ = fitted.affinity
         self.n_bridges_ = fitted.n_bridges
-        self.n_clusters_scores_ = fitted.scores
-        self.reference_excess_ = fitted.excess
+        self.levels_ = fitted.levels
+        self.n_clusters_scores_, self.reference_excess_ = level_evidence(
+            fitted.levels, self.max_clusters
+        )
         return self
 
     def fit(self, X, y=None):

@@ -121,9 +121,16 @@ def test_the_bar_sits_at_the_number_of_components_as_the_docs_say():
     assert np.isnan(kernel.n_clusters_scores_[0])  # the sharpened kernel has two components
     assert kernel.n_clusters_scores_[1] == gf.graph.MIN_RELATIVE_GAP
     assert kernel.n_clusters_ == 3
-    knn = gf.ForestSpectralClustering(random_state=0).fit(X)
-    assert knn.n_clusters_scores_[0] == gf.graph.MIN_RELATIVE_GAP  # connected graph
-    assert knn.n_clusters_ == 2
+    # The kNN graph's scores are its relative gaps, NaN at K = 1 (no bar entry):
+    # its K is the finest supported level (gap and excess both at their bars).
+    with pytest.warns(gf.graph.LabelFreeChoiceWarning, match="weak evidence"):
+        knn = gf.ForestSpectralClustering(random_state=0).fit(X)
+    assert np.isnan(knn.n_clusters_scores_[0])
+    supported = np.flatnonzero(knn.levels_.supported) + 1
+    assert knn.n_clusters_ == supported.max() >= 3
+    k = knn.n_clusters_
+    assert knn.n_clusters_scores_[k - 1] >= gf.graph.LEVEL_MIN_GAP
+    assert knn.reference_excess_[k - 1] >= gf.graph.MIN_EXCESS
 
 
 def test_the_raw_rpf_kernel_finds_structure_as_the_guide_says():

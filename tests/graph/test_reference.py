@@ -49,20 +49,15 @@ def test_choose_by_excess_rules():
     assert choose_by_excess([3.0, np.nan, 2.5]) == 4
 
 
-def test_the_estimator_falls_back_to_the_excess_when_no_gap_reaches_the_bar(monkeypatch):
-    from geoforest.cluster import _graph_spectral
-
+def test_the_estimator_finds_touching_blobs_that_no_large_gap_shows():
+    """Five touching blobs: the excess over the references backs a level of 5."""
     X, y = make_blobs(300, n_features=4, centers=5, cluster_std=0.5, random_state=1)
-
-    def no_gap(gaps, fragmented, base_k=1):
-        return 0, 1, np.full(gaps.shape[-1], np.nan)
-
-    monkeypatch.setattr(_graph_spectral, "choose_by_relative_gap", no_gap)
-    model = gf.ForestSpectralClustering(metric="euclidean", random_state=0)
-    with pytest.warns(gf.graph.LabelFreeChoiceWarning, match="Gaussian data"):
-        model.fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # strong evidence: no warning
+        model = gf.ForestSpectralClustering(metric="euclidean", random_state=0).fit(X)
     assert model.n_clusters_ == 5 and adjusted_rand_score(y, model.labels_) > 0.95
     assert model.reference_excess_.shape == (10,) and np.isnan(model.reference_excess_[0])
+    assert model.reference_excess_[4] >= gf.graph.MIN_EXCESS
 
 
 def test_one_blob_stays_one_cluster_said_plainly():
@@ -70,12 +65,13 @@ def test_one_blob_stays_one_cluster_said_plainly():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         model = gf.ForestSpectralClustering(metric="euclidean", random_state=0).fit(X)
-    if model.n_clusters_ == 1:  # the relative gap found nothing: the reference agreed
-        assert model.reference_excess_ is not None
-        assert np.nanmax(model.reference_excess_) < 0.5
-        assert any("no cluster structure" in str(w.message) for w in caught)
-    else:  # a gap of 2 on one blob is possible (warned as a close call)
-        assert model.n_clusters_ == 2 and any("close" in str(w.message) for w in caught)
+    assert model.n_clusters_ == 1
+    supported = model.levels_.supported
+    assert not supported.any()
+    # No level has both a gap of 1.3 and an excess of 0.5.
+    gaps, excess = model.n_clusters_scores_, model.reference_excess_
+    assert not np.any((gaps[1:] >= 1.3) & (excess[1:] >= 0.5))
+    assert any("found no cluster structure" in str(w.message) for w in caught)
 
 
 def test_gaussian_reference_matches_the_data_moments_far_from_zero():
