@@ -82,7 +82,7 @@ STRONG_EXCESS = 1.0
 
 
 class Levels(NamedTuple):
-    """The evidence of every level ``K = 1 .. max_clusters`` of a graph (entry ``K - 1``).
+    """The evidence of every level ``K`` of a graph, from 1 to ``max_clusters`` (entry ``K - 1``).
 
     Its fields:
 
@@ -133,7 +133,7 @@ def label_free_levels(
     random_state: int | np.random.RandomState | None = 0,
     tol: float = 0.0,
 ) -> Levels:
-    """Score every level ``K = 1 .. max_clusters`` of the graph ``A`` and choose ``K``.
+    """Score every level ``K`` of the graph ``A``, from 1 to ``max_clusters``, and choose ``K``.
 
     Parameters
     ----------
