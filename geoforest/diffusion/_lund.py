@@ -1,10 +1,9 @@
 """LUND: learning by unsupervised nonlinear diffusion (Maggioni & Murphy).
 
-Modes are the points that are both dense and far, in diffusion distance, from
-any denser point; every other point takes the label of its diffusion-nearest
-denser point.  Nothing is ``n x n``: nearest denser points are searched among
-the ``D_t``-neighbours first (a K-d tree on the diffusion map), with an exact
-fallback.
+Modes are dense points far, in diffusion distance, from any denser point;
+every other point takes the label of its diffusion-nearest denser point.
+Nothing is ``n x n``: nearest denser points are searched among the
+``D_t``-neighbours first (a K-d tree on the diffusion map), then exactly.
 """
 
 from __future__ import annotations
@@ -17,12 +16,18 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import N_JOBS
-from ..graph import METRICS, explain_choice
+from ..graph import METRICS
 from ._diffusion_map import DiffusionMap
 from ._kernel_graph import takes_square_input
 from ._lund_active import active_queries, random_queries
 from ._lund_fit import final_labels, fit_lund, lund_at_time, predict_rows
-from ._lund_graph import DiffusionNeighborsMixin, lund_input, reference_graphs, structure_check
+from ._lund_graph import (
+    DiffusionNeighborsMixin,
+    explain_lund_k,
+    lund_input,
+    lund_levels,
+    reference_graphs,
+)
 from ._lund_labels import LundClustering, check_partial_labels, semi_supervised_labels
 
 __all__ = ["LUND"]
@@ -41,20 +46,22 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
     3. ``rho_t(x)``: the diffusion distance ``D_t`` from ``x`` to the nearest
        point of higher density (the densest point: its largest ``D_t``),
        divided by its maximum; found by :func:`nearest_denser` on ``Psi_t``;
-    4. scores ``S = p rho_t``; ``K`` from the largest ratio of consecutive
-       sorted scores (:func:`estimate_n_modes`) or given; the ``K`` top
-       scorers are the modes;
+    4. scores ``S = p rho_t``; ``K`` given, or estimated (``selection``); the
+       ``K`` top scorers are the modes;
     5. points in decreasing density take the label of their ``D_t``-nearest
        point of higher density (all already labelled).
 
     :meth:`predict` labels new points by step 5 with the fitted geometry
-    (Nyström diffusion coordinates, kernel density, nearest denser training
-    point); ``predict(X_train)`` returns ``labels_``.
+    (Nyström coordinates, density, nearest denser training point).
 
     Parameters
     ----------
     n_clusters : int or None, default=None
-        Number of clusters; ``None`` estimates it (step 4).
+        Number of clusters; ``None`` estimates it (``selection``).
+    selection : {"mode-ratio", "levels"}, default="mode-ratio"
+        How ``K`` is estimated: the largest ratio of consecutive sorted scores
+        (the paper's), or the finest level of the diffusion kernel's graph
+        (:func:`~geoforest.graph.label_free_levels`, shared with the spectral clusterers).
     max_clusters : int, default=10
         Largest ``K`` the estimate may return.
     t : float or "multiscale", default="multiscale"
@@ -86,10 +93,8 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         As in :class:`~geoforest.DiffusionMap`; with a given affinity
         (``"precomputed"``) the density is the graph's row sum.
         ``"precomputed_distance"`` is deprecated: pass ``metric="precomputed"``.
-    normalization : {"textbook", "symmetric"}, default="textbook"
-        Eigenvector normalisation, see :class:`~geoforest.DiffusionMap`.
-    kernel : {"gaussian", "adaptive"}, default="gaussian"
-        Graph weights, see :class:`~geoforest.DiffusionMap`.
+    normalization, kernel : str, default="textbook", "gaussian"
+        Eigenvector normalisation and graph weights, see :class:`~geoforest.DiffusionMap`.
     cutoff : float or None, default=2.0
         Edges longer than ``cutoff * sigma`` are dropped and the components
         bridged (see :class:`~geoforest.DiffusionMap`); 2.0 gives the widest
@@ -107,13 +112,9 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         After labelling, each pixel takes the label held by a strict
         majority of its ``(2 r + 1)^2`` window, if any
         (:func:`spatial_majority_vote`).
-    connect : bool, default=True
-        Join the kNN graph's components by the geometry's minimum spanning
-        forest (see :class:`~geoforest.DiffusionMap`).
-    eigen_solver : {"auto", "dense", "shift-invert", "arpack", "lobpcg"}, default="auto"
-        See :class:`~geoforest.DiffusionMap`.
-    eigen_tol : float, default=1e-8
-        Tolerance of the iterative eigensolvers (see :class:`~geoforest.DiffusionMap`).
+    connect, eigen_solver, eigen_tol : default=True, "auto", 1e-8
+        Joining the kNN graph's components, the eigensolver and its tolerance,
+        see :class:`~geoforest.DiffusionMap`.
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolver (and :meth:`query`'s random tie order, and a
         forest grown for ``metric="forest"`` without a seed of its own).
@@ -147,9 +148,12 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         :class:`~geoforest.graph.LabelFreeChoiceWarning` says when ``K = 1``
         was chosen or the runner-up scored within 10 % of the winner.
     reference_excess_ : ndarray of shape (<= max_clusters,) or None
-        Label-free ``K >= 2`` only: entry ``K - 1`` is ``s_K`` of
-        :func:`~geoforest.graph.spectral_excess` on the diffusion kernel; none
-        reaching ``MIN_EXCESS`` warns that the clusters may be noise.
+        Label-free only (``"mode-ratio"``: ``K >= 2``): entry ``K - 1`` is
+        ``s_K`` of :func:`~geoforest.graph.spectral_excess` on the diffusion
+        kernel; with ``"mode-ratio"`` none reaching ``MIN_EXCESS`` warns that
+        the clusters may be noise.
+    levels_ : Levels or None
+        ``selection="levels"``, K estimated: :class:`~geoforest.graph.Levels`.
     t_ : float
         Diffusion time used.
     multiscale_ : dict or None
@@ -179,8 +183,7 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
            Learning of Hyperspectral Images with Nonlinear Diffusion*, IEEE
            Transactions on Geoscience and Remote Sensing 57(3), 2019 (the
            spatial options and :meth:`query`).
-    .. [4] J. M. Murphy, *Data Dependent Distances for Unsupervised Learning*
-           (slides).
+    .. [4] J. M. Murphy, *Data Dependent Distances for Unsupervised Learning* (slides).
 
     Examples
     --------
@@ -194,6 +197,7 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "n_clusters": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_clusters": [Interval(numbers.Integral, 1, None, closed="left")],
+        "selection": [StrOptions({"mode-ratio", "levels"})],
         "t": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"multiscale"})],
         "max_log2_t": [Interval(numbers.Integral, 1, 60, closed="both")],
         "n_neighbors": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -221,6 +225,7 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         self,
         n_clusters: int | None = None,
         *,
+        selection: str = "mode-ratio",
         max_clusters: int = 10,
         t: float | str = "multiscale",
         max_log2_t: int = 30,
@@ -245,6 +250,7 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         n_jobs: int | None = None,
     ) -> None:
         self.n_clusters = n_clusters
+        self.selection = selection
         self.max_clusters = max_clusters
         self.t = t
         self.max_log2_t = max_log2_t
@@ -304,6 +310,14 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         if self.n_clusters is not None and self.n_clusters > n:
             raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n}")
         y_partial = check_partial_labels(y, n)
+        reference_graph = reference_graphs(
+            self.metric, dm._graph_params(), neighbors=windows, owner=self
+        )
+        self.levels_ = None
+        if self.n_clusters is None and self.selection == "levels":
+            self.levels_ = lund_levels(
+                dm.affinity_, dm.geometry_, reference_graph, self.max_clusters, self.random_state
+            )
         fit = fit_lund(
             dm.eigenvectors_,
             dm.eigenvalues_,
@@ -311,7 +325,7 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
             getattr(dm, "knn_distances_", None),
             getattr(dm, "knn_indices_", None),
             t=self.t,
-            n_clusters=self.n_clusters,
+            n_clusters=self.n_clusters if self.levels_ is None else self.levels_.n_clusters,
             max_clusters=self.max_clusters,
             max_log2_t=self.max_log2_t,
             n_search=self.n_search,
@@ -321,28 +335,19 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         self.multiscale_ = fit.multiscale
         self._set_state(fit.clustering)
         dm.set_params(t=self.t_)  # diffusion_map_.transform(X): Psi at the time used
-        self.reference_excess_ = None
-        if self.n_clusters is None:
-            explain_choice(
-                type(self).__name__,
-                self.n_clusters_,
-                self.n_clusters_scores_,
-                criterion="mode-score ratio",
-            )
         self.labels_ = self._final_labels(y_partial)
-        self.reference_excess_ = structure_check(  # label-free K >= 2 only
+        self.reference_excess_ = explain_lund_k(  # warnings about a label-free K
             type(self).__name__,
             self.n_clusters_,
+            self.n_clusters_scores_,
+            self.levels_,
             n_clusters=self.n_clusters,
             max_clusters=self.max_clusters,
             random_state=self.random_state,
             affinity=dm.affinity_,
             geometry=dm.geometry_,
-            reference_graph=reference_graphs(
-                self.metric, dm._graph_params(), neighbors=windows, owner=self
-            ),
+            reference_graph=reference_graph,
             windowed=windows is not None,
-            stacklevel=3,
         )
         return self
 

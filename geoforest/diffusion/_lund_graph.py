@@ -28,8 +28,12 @@ from ..graph import (
     MIN_EXCESS,
     Geometry,
     LabelFreeChoiceWarning,
+    Levels,
     check_metric_in,
     choose_by_excess,
+    explain_choice,
+    explain_levels,
+    label_free_levels,
     spatial_knn,
     spectral_excess,
 )
@@ -136,6 +140,77 @@ def reference_graphs(
         return fit_graph(points, metric, **params, random_state=seed, **extra).W
 
     return graph
+
+
+def lund_levels(
+    affinity: sp.csr_matrix,
+    geometry: Geometry | None,
+    reference_graph: Callable[[np.ndarray, int], sp.csr_matrix],
+    max_clusters: int,
+    random_state,
+) -> Levels:
+    """The levels of LUND's diffusion kernel ``W`` and the K they support (``selection="levels"``).
+
+    The graph layer's one label-free rule
+    (:func:`~geoforest.graph.label_free_levels`) on ``W``, the Gaussian
+    references built by the same pipeline (``reference_graph``); a graph
+    without coordinates (precomputed) has none, and the relative-gap rule
+    decides.
+    """
+    n = affinity.shape[0]
+    points = None
+    if geometry is not None:
+        try:
+            points = np.asarray(geometry.training_points(np.arange(n)), dtype=np.float64)
+        except NotImplementedError:  # distances only: no mean and covariance
+            points = None
+    seed = int(random_state) if isinstance(random_state, numbers.Integral) else 0
+    return label_free_levels(
+        affinity,
+        min(int(max_clusters), n - 1),
+        points=points,
+        reference_graph=None if points is None else reference_graph,
+        random_state=seed,
+    )
+
+
+def explain_lund_k(
+    name: str,
+    k: int,
+    scores: np.ndarray,
+    levels: Levels | None,
+    *,
+    n_clusters: int | None,
+    max_clusters: int,
+    random_state,
+    affinity: sp.csr_matrix,
+    geometry: Geometry | None,
+    reference_graph: Callable[[np.ndarray, int], sp.csr_matrix],
+    windowed: bool,
+) -> np.ndarray | None:
+    """Warn about a label-free K of ``LUND.fit`` (its caller) and return ``reference_excess_``.
+
+    ``selection="levels"``: :func:`~geoforest.graph.explain_levels`, and the
+    levels' excess.  ``"mode-ratio"``: the close-call warning of the mode-score
+    ratios, then :func:`structure_check` against Gaussian references.
+    """
+    if levels is not None:
+        explain_levels(name, levels, stacklevel=4)  # warn, here, fit, the user's line
+        return levels.excess if levels.rule == "finest-level" else None
+    if n_clusters is None:
+        explain_choice(name, k, scores, criterion="mode-score ratio", stacklevel=4)
+    return structure_check(
+        name,
+        k,
+        n_clusters=n_clusters,
+        max_clusters=max_clusters,
+        random_state=random_state,
+        affinity=affinity,
+        geometry=geometry,
+        reference_graph=reference_graph,
+        windowed=windowed,
+        stacklevel=4,
+    )
 
 
 def structure_check(
