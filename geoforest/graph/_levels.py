@@ -206,33 +206,28 @@ def label_free_levels(
     gaps, fragmented = score_partitions(part, max_k)
     base_k = n_components(part.eigenvalues)
     excess = np.full(max_k, np.nan)
+    supported = np.zeros(max_k, dtype=bool)
     if points is None or reference_graph is None or max_k < 2:
+        rule = "relative-gap"
         _, k, _ = choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)
-        supported = np.zeros(max_k, dtype=bool)
         with np.errstate(invalid="ignore"):
             supported[1:] = (gaps[1:] >= MIN_RELATIVE_GAP) & ~fragmented[1:]
-        return Levels(
-            k,
-            gaps,
-            excess,
-            fragmented,
-            supported,
-            part.labels,
-            part.rows,
-            part.eigenvalues,
+    else:
+        rule = "finest-level"
+        if base_k > max_k:
+            choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)  # raises
+        ex = spectral_excess(A, points, reference_graph, max_k, seed, eigenvalues=part.eigenvalues)
+        excess[1 : ex.size + 1] = ex
+        with np.errstate(invalid="ignore"):  # NaN: not scored, never supported
+            supported[1:] = (gaps[1:] >= min_gap) & (excess[1:] >= min_excess) & ~fragmented[1:]
+        k = max(
             base_k,
-            "relative-gap",
+            choose_finest_level(
+                gaps, excess[1:], fragmented, min_gap=min_gap, min_excess=min_excess
+            ),
         )
-    if base_k > max_k:
-        choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)  # raises
-    ex = spectral_excess(A, points, reference_graph, max_k, seed, eigenvalues=part.eigenvalues)
-    excess[1 : ex.size + 1] = ex
-    supported = np.zeros(max_k, dtype=bool)
-    with np.errstate(invalid="ignore"):  # NaN: not scored, never supported
-        supported[1:] = (gaps[1:] >= min_gap) & (excess[1:] >= min_excess) & ~fragmented[1:]
-    k = choose_finest_level(gaps, excess[1:], fragmented, min_gap=min_gap, min_excess=min_excess)
     return Levels(
-        max(k, base_k),
+        k,
         gaps,
         excess,
         fragmented,
@@ -241,7 +236,7 @@ def label_free_levels(
         part.rows,
         part.eigenvalues,
         base_k,
-        "finest-level",
+        rule,
     )
 
 
