@@ -179,6 +179,13 @@ def ranking_kind(rho: np.ndarray, span: np.ndarray, dim: float) -> str:
         little, none much.
         Noise that is not aligned with the features (a rotated problem) looks
         like this, and a metric built on one feature would lose to Euclid.
+        So does a *single* feature far ahead of all others, whatever the
+        floor: that is how Fast-BIC's own feedback looks on a structureless
+        cloud (a cut along a feature leaves flatter slabs, which the next
+        cuts favour again), and a metric of that one feature turns a Gaussian
+        blob into a path whose spectrum shows clusters.  Structure along one
+        feature (two modes in noise columns) is resolved within its modes
+        too and leaves several strong features (``docs/defaults.md``).
     ``"curve"``
         The strong features' near neighbours span about one dimension
         (``dim < CURVE_DIMENSION``, :func:`local_dimension`).
@@ -195,7 +202,8 @@ def ranking_kind(rho: np.ndarray, span: np.ndarray, dim: float) -> str:
     if top <= 0:
         return "nothing learned"
     strong = rho >= SATURATION * top
-    if np.count_nonzero(strong) < MIN_STRONG and np.median(rho) > NOISE_FLOOR * top:
+    n_strong = np.count_nonzero(strong)
+    if n_strong < MIN_STRONG and (n_strong == 1 or np.median(rho) > NOISE_FLOOR * top):
         return "no structure"
     if dim < CURVE_DIMENSION:
         return "curve"

@@ -94,7 +94,8 @@ def _brute_weights(X, S, k_near, pool):
             ratios.append(lam.sum() ** 2 / (lam**2).sum())
         dim = np.median(ratios)
     full = np.minimum(1.0, rho / (SATURATION * top)) ** POWER * (rho >= CUTOFF * top)
-    if (rho >= SATURATION * top).sum() < MIN_STRONG and np.median(rho) > NOISE_FLOOR * top:
+    n_strong = (rho >= SATURATION * top).sum()
+    if n_strong < MIN_STRONG and (n_strong == 1 or np.median(rho) > NOISE_FLOOR * top):
         return rho, np.ones(p)  # no structure: Euclid
     # The library's ranges are over the estimate rows and their pools: every row here.
     span = np.ptp(X[:, rho >= SATURATION * top], axis=0)
