@@ -103,7 +103,13 @@ from ._geometry import Geometry, SubsetGeometry, check_n_neighbors, sorted_rows
 from ._knn import check_query_graph, check_sparse_graph, spatial_knn, symmetrize
 from ._levels import LEVEL_MIN_GAP, STRONG_EXCESS, Levels, explain_levels, label_free_levels
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
-from ._reference import MIN_EXCESS, choose_by_excess, gaussian_reference, spectral_excess
+from ._reference import (
+    MIN_EXCESS,
+    choose_by_excess,
+    gaussian_reference,
+    mixture_reference,
+    spectral_excess,
+)
 from ._spanning import spanning_tree
 from ._spectral import (
     canonical_labels,
@@ -139,6 +145,7 @@ __all__ = [
     "check_sparse_graph",
     "choose_by_excess",
     "gaussian_reference",
+    "mixture_reference",
     "choose_by_relative_gap",
     "choose_finest_level",
     "eigengap_scores",

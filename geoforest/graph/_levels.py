@@ -23,12 +23,22 @@ level the data support.
   and spread, so the step is not one a single Gaussian blob would also show
   (one blob reaches relative gaps of 1.5 to 2.1).
 
+**A null per part above the most separated level.**  Where one class stands
+far from the others, one Gaussian of the whole set is elongated between
+them and its own graph is nearly cut in two; the finer levels (the classes
+that touch) then show little excess over it.  So the levels finer than the
+most separated one (:func:`separated_level`, the largest unfragmented
+relative gap, ``K_sep``) are judged against mixtures of one Gaussian per
+part of the ``K_sep``-way partition (:func:`mixture_reference`), the levels
+up to it against the whole set's Gaussian.  Two more references, when
+``K_sep >= 2``.
+
 ``K`` is the largest supported level, at least the number of connected
 components of the graph (components are clusters whatever the rule says),
 and 1 when no level is supported.  The bars were chosen on the selection
 half of the clustering suite, clean and with 100 noise columns, with a
 leave-one-set-out check (``studies/label_free_gap_excess.py``,
-``docs/results/label-free-levels.md``).
+``studies/label_free_mixture_null.py``, ``docs/results/label-free-levels.md``).
 
 **Without a reference.**  A graph given as an affinity or as distances
 (``metric="precomputed"``) has no coordinates to draw Gaussian references
@@ -91,16 +101,19 @@ class Levels(NamedTuple):
       ``mu_(K+1) / mu_K`` (NaN: not computed, or ``K`` at most the number of
       connected components).
     * ``excess`` (same shape): excess of each ``K`` over the Gaussian
-      references (NaN at ``K = 1``, and everywhere without a reference).
+      references (NaN at ``K = 1``, and everywhere without a reference); above
+      the most separated level, over the mixture of its parts (module
+      docstring).
     * ``fragmented`` (bool, same shape): ``K``-way partitions with a cluster
       under :func:`min_cluster_size` points.
     * ``supported`` (bool, same shape): the levels the rule accepts;
       ``n_clusters`` is the largest (or the number of components), and the
       coarser supported levels are the hierarchy above it.
     * ``labels`` (dict of int to ndarray): the ``K``-way spectral partition of
-      ``rows`` for every ``K >= 2`` computed.
-    * ``rows`` (ndarray of int): the points ``labels`` partition (all of them
-      up to 5,000 points).
+      every point for every ``K >= 2`` computed (above 5,000 points, k-means
+      runs on 5,000 of them and the others join the nearest centre;
+      :func:`spectral_partitions`).
+    * ``rows`` (ndarray of int): the points ``labels`` partition: all of them.
     * ``eigenvalues`` (ndarray): leading eigenvalues of the normalised
       affinity, descending.
     * ``n_components`` (int): connected components of the graph.
@@ -201,7 +214,7 @@ def label_free_levels(
     else:  # the references need an int; drawn before the partitions use the generator
         seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
     part = spectral_partitions(
-        A, max_k, solver=solver, random_state=random_state, tol=tol, n_init=n_init
+        A, max_k, solver=solver, random_state=random_state, tol=tol, n_init=n_init, extend=True
     )
     gaps, fragmented = score_partitions(part, max_k)
     base_k = n_components(part.eigenvalues)
@@ -218,6 +231,20 @@ def label_free_levels(
             choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)  # raises
         ex = spectral_excess(A, points, reference_graph, max_k, seed, eigenvalues=part.eigenvalues)
         excess[1 : ex.size + 1] = ex
+        k_sep = separated_level(gaps, fragmented)
+        if 2 <= k_sep < ex.size + 1:
+            # The levels finer than the most separated one, against references
+            # that keep its parts apart (module docstring).
+            finer = spectral_excess(
+                A,
+                points,
+                reference_graph,
+                max_k,
+                seed,
+                eigenvalues=part.eigenvalues,
+                labels=part.labels[k_sep],
+            )
+            excess[k_sep : ex.size + 1] = finer[k_sep - 1 :]
         with np.errstate(invalid="ignore"):  # NaN: not scored, never supported
             supported[1:] = (gaps[1:] >= min_gap) & (excess[1:] >= min_excess) & ~fragmented[1:]
         k = max(
@@ -238,6 +265,16 @@ def label_free_levels(
         base_k,
         rule,
     )
+
+
+def separated_level(gaps: np.ndarray, fragmented: np.ndarray) -> int:
+    """The most separated level: the ``K`` of the largest relative gap among
+    unfragmented partitions (1 when none is scored)."""
+    usable = np.isfinite(gaps) & ~np.asarray(fragmented, dtype=bool)
+    usable[0] = False
+    if not usable.any():
+        return 1
+    return int(np.argmax(np.where(usable, gaps, -np.inf))) + 1
 
 
 def explain_levels(estimator: str, levels: Levels, *, stacklevel: int = 3) -> None:

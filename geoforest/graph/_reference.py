@@ -37,6 +37,7 @@ __all__ = [
     "N_REFERENCES",
     "choose_by_excess",
     "gaussian_reference",
+    "mixture_reference",
     "spectral_excess",
 ]
 
@@ -110,6 +111,58 @@ def gaussian_reference(X, rng) -> np.ndarray:
     return mean + rng.standard_normal(X.shape) * X.std(axis=0)
 
 
+def mixture_reference(X, labels, rng) -> np.ndarray:
+    """Points from one Gaussian per part of ``X`` (same shape, same rows per part).
+
+    Row ``i`` of the result is drawn from the Gaussian with the mean and
+    covariance of its part ``labels == labels[i]`` (:func:`gaussian_reference`
+    of the part).  The reference for levels finer than a partition already
+    found: structureless *within* each part, so one part standing far from
+    the others does not elongate the reference as one Gaussian of the whole
+    set would (its graph would then be nearly cut in two, and the finer
+    levels' excess would vanish).
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Finite real data.
+    labels : array-like of shape (n_samples,)
+        The parts.
+    rng : int, RandomState instance or None
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+
+    Raises
+    ------
+    ValueError
+        ``X`` as :func:`gaussian_reference` refuses it, or ``labels`` not one
+        per row.
+
+    Examples
+    --------
+    >>> X = np.r_[np.zeros((500, 2)), np.full((500, 2), 50.0)]
+    >>> X += np.random.RandomState(0).normal(size=X.shape)
+    >>> R = mixture_reference(X, np.repeat([0, 1], 500), 0)
+    >>> bool(np.all(R[:500, 0] < 25) and np.all(R[500:, 0] > 25))
+    True
+    """
+    X = np.asarray(X)
+    labels = np.asarray(labels).reshape(-1)
+    if labels.shape[0] != np.shape(X)[0]:
+        raise ValueError(f"mixture_reference: {labels.shape[0]} labels for {np.shape(X)[0]} rows")
+    rng = check_random_state(rng)
+    if labels.size == 0:
+        return gaussian_reference(X, rng)  # refuses the empty data, as for one part
+    parts = [np.flatnonzero(labels == part) for part in np.unique(labels)]
+    drawn = [gaussian_reference(X[rows], rng) for rows in parts]
+    R = np.empty((labels.shape[0], drawn[0].shape[1]))
+    for rows, points in zip(parts, drawn, strict=True):
+        R[rows] = points
+    return R
+
+
 def spectral_excess(
     A: sp.spmatrix,
     X: np.ndarray,
@@ -119,6 +172,7 @@ def spectral_excess(
     n_references: int = N_REFERENCES,
     *,
     eigenvalues=None,
+    labels=None,
 ) -> np.ndarray:
     """The excess of each K from 2 to ``max_clusters`` over Gaussian references.
 
@@ -141,6 +195,10 @@ def spectral_excess(
         order, at least ``max_clusters``) when already computed, as
         :func:`~geoforest.graph.spectral_partitions` returns them; ``None``
         solves for them.
+    labels : array-like of shape (n,) or None, default=None
+        Parts of the data: the references are then mixtures of one Gaussian
+        per part (:func:`mixture_reference`); ``None``: one Gaussian of the
+        whole set.
 
     Returns
     -------
@@ -155,7 +213,7 @@ def spectral_excess(
     rng = np.random.RandomState(seed)
     refs = []
     for r in range(int(n_references)):
-        R = gaussian_reference(X, rng)
+        R = gaussian_reference(X, rng) if labels is None else mixture_reference(X, labels, rng)
         refs.append(_laplacian_spectrum(build_graph(R, seed + 1 + r), n_eigs, seed + 1 + r))
     return np.log(np.mean(refs, axis=0)[1:] / mu[1:])
 

@@ -372,6 +372,7 @@ def spectral_partitions(
     random_state: int | np.random.RandomState | None = None,
     tol: float = 0.0,
     max_samples: int | None = PARTITION_SAMPLE,
+    extend: bool = False,
 ) -> Bunch:
     """Eigenvalues and the NJW partitions for every ``K`` from 2 to ``max_clusters`` at once.
 
@@ -394,6 +395,11 @@ def spectral_partitions(
         As in :func:`spectral_clustering`.
     max_samples : int or None, default=5000
         Rows the partitions are computed on (``None``: all).
+    extend : bool, default=False
+        Above ``max_samples`` points, label every other point too: the
+        nearest centre (in the NJW embedding) of the sample's clusters, as a
+        k-means ``predict`` would, at ``O(n K^2)`` per ``K``.  ``rows`` is
+        then every point.
 
     Returns
     -------
@@ -428,4 +434,36 @@ def spectral_partitions(
         k: _njw_kmeans(vectors, isolated, k, n_init, seed, rows)[0]
         for k in range(2, min(int(max_clusters), vectors.shape[1]) + 1)
     }
+    if extend and rows is not None:
+        labels = {k: _nearest_centre(vectors, isolated, k, rows, lab) for k, lab in labels.items()}
+        rows = None
     return Bunch(eigenvalues=values, rows=np.arange(n) if rows is None else rows, labels=labels)
+
+
+def _nearest_centre(vectors, isolated, k: int, rows, sample_labels) -> np.ndarray:
+    """Labels of every point from the ``K``-way partition of the sample ``rows``:
+    each other point joins the cluster whose centre in the NJW embedding is
+    nearest (the sample's own labels are kept), then canonical numbering.
+
+    Points outside the embedding (isolated, or in components the ``K``
+    leading eigenvectors miss) join the sample's largest cluster, as in
+    :func:`_njw_kmeans`.
+    """
+    leading = vectors[:, :k].copy()
+    leading[isolated] = 0.0
+    embedding = spectral_embedding_njw(leading)
+    centres = np.zeros((k, k))
+    for c in range(k):
+        members = embedding[rows[sample_labels == c]]
+        if members.shape[0]:
+            centres[c] = members.mean(axis=0)
+    d2 = (
+        (embedding * embedding).sum(axis=1)[:, None]
+        - 2.0 * embedding @ centres.T
+        + (centres * centres).sum(axis=1)[None, :]
+    )
+    labels = np.argmin(d2, axis=1).astype(np.intp)
+    unembedded = ~np.any(embedding != 0.0, axis=1)
+    labels[unembedded] = np.argmax(np.bincount(sample_labels, minlength=k))
+    labels[rows] = sample_labels
+    return canonical_labels(labels)

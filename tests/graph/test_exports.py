@@ -59,6 +59,7 @@ OWN = [
     "check_sparse_graph",
     "choose_by_excess",
     "gaussian_reference",
+    "mixture_reference",
     "choose_finest_level",
     "explain_levels",
     "fit_geometry",

@@ -78,6 +78,26 @@ def test_a_far_group_does_not_hide_the_touching_ones():
     assert levels.supported[1] and levels.supported[3]
 
 
+def test_levels_above_the_most_separated_one_are_judged_per_part():
+    """With wider touching groups one Gaussian of the whole set (elongated
+    towards the far group) leaves K = 4 too little excess; against a Gaussian
+    per part of the K = 2 level it is clear.  The excess is recomputed through
+    the public spectral_excess, with and without the parts."""
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [8, 8]], scale=0.35)
+    A = connected_graph(P)
+    levels = label_free_levels(A, 6, points=P, reference_graph=connected_graph, random_state=0)
+    assert int(np.nanargmax(levels.gaps)) + 1 == 2  # the most separated level
+    whole = gf.graph.spectral_excess(A, P, connected_graph, 6, 0, eigenvalues=levels.eigenvalues)
+    parts = gf.graph.spectral_excess(
+        A, P, connected_graph, 6, 0, eigenvalues=levels.eigenvalues, labels=levels.labels[2]
+    )
+    np.testing.assert_allclose(levels.excess[1], whole[0])  # K = 2: the whole-set null
+    np.testing.assert_allclose(levels.excess[2:], parts[1:])  # finer: per part
+    assert whole[2] < MIN_EXCESS <= parts[2]  # the whole-set null would hide K = 4
+    assert abs(parts[0]) < 0.3  # the parts themselves are what the mixture holds
+    assert levels.n_clusters == 4
+
+
 def test_one_gaussian_blob_supports_no_level_and_says_so():
     P = np.random.RandomState(1).normal(size=(300, 3))
     levels = label_free_levels(knn_graph(P), 8, points=P, reference_graph=knn_graph)
@@ -191,3 +211,29 @@ def test_points_must_be_the_graphs_nodes():
     P = groups([[0, 0], [3, 0]], n=20)
     with pytest.raises(ValueError, match="rows but the affinity"):
         label_free_levels(knn_graph(P), 4, points=P[:-1], reference_graph=knn_graph)
+
+
+def test_every_point_is_labelled_above_the_partition_sample():
+    """Above 5,000 points k-means runs on a sample; the others join the nearest
+    centre of the sample's clusters: the sample keeps its partition, and the
+    rest fall where the three groups are."""
+    from sklearn.metrics import adjusted_rand_score
+
+    from geoforest.graph import spectral_partitions
+    from geoforest.graph._spectral import PARTITION_SAMPLE
+
+    P = groups([[0, 0], [3, 0], [0, 3]], n=2100, scale=0.4)
+    A = knn_graph(P)
+    sample = spectral_partitions(A, 4, random_state=0, n_init=4)
+    full = spectral_partitions(A, 4, random_state=0, n_init=4, extend=True)
+    assert sample.rows.size == PARTITION_SAMPLE and full.rows.size == P.shape[0]
+    truth = np.repeat([0, 1, 2], 2100)
+    for k in (2, 3, 4):
+        lab = full.labels[k]
+        assert lab.shape == (P.shape[0],) and set(np.unique(lab)) == set(range(k))
+        # The sample keeps its k-means partition (up to numbering).
+        assert adjusted_rand_score(lab[sample.rows], sample.labels[k]) == 1.0
+    assert adjusted_rand_score(full.labels[3], truth) > 0.99
+    levels = label_free_levels(A, 4, points=P, reference_graph=knn_graph, random_state=0)
+    assert levels.n_clusters == 3 and levels.rows.size == P.shape[0]
+    np.testing.assert_array_equal(levels.labels[3], full.labels[3])

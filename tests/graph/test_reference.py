@@ -109,3 +109,44 @@ def test_gaussian_reference_refuses_what_it_cannot_describe(kind, n):
         X = np.ones((n, 0))
     with pytest.raises(ValueError, match="gaussian_reference"):
         gaussian_reference(X, 0)
+
+
+def test_mixture_reference_keeps_each_parts_moments_far_from_zero():
+    # Two parts far apart and far from zero, unequal spreads: each part's reference
+    # rows have that part's mean and covariance (independent numpy estimates).
+    rng = np.random.RandomState(4)
+    a = rng.normal(size=(8000, 2)) * [1.0, 3.0] + 1e6
+    b = rng.normal(size=(6000, 2)) @ np.array([[2.0, 1.0], [0.0, 0.5]]) + [1e6 + 100, 1e6]
+    X = np.r_[a, b]
+    labels = np.r_[np.full(8000, 7), np.full(6000, -1)]  # any label values
+    order = rng.permutation(X.shape[0])  # rows of a part need not be contiguous
+    X, labels = X[order], labels[order]
+    R = gf.graph.mixture_reference(X, labels, 0)
+    assert R.shape == X.shape
+    for part in (7, -1):
+        rows = labels == part
+        np.testing.assert_allclose(R[rows].mean(axis=0), X[rows].mean(axis=0), atol=0.3)
+        np.testing.assert_allclose(
+            np.cov(R[rows], rowvar=False), np.cov(X[rows], rowvar=False), rtol=0.08, atol=0.1
+        )
+    np.testing.assert_array_equal(gf.graph.mixture_reference(X, labels, 0), R)
+    # One part is the whole set's Gaussian, draw for draw.
+    np.testing.assert_array_equal(
+        gf.graph.mixture_reference(X, np.zeros(X.shape[0]), 5), gaussian_reference(X, 5)
+    )
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(["nan", "complex", "empty", "labels"]), st.integers(1, 6))
+def test_mixture_reference_refuses_what_it_cannot_describe(kind, n):
+    X, labels = np.ones((n, 2)), np.zeros(n)
+    if kind == "nan":
+        X[-1, 0] = np.nan
+    elif kind == "complex":
+        X = X + 1j
+    elif kind == "empty":
+        X, labels = np.ones((0, 2)), np.zeros(0)
+    else:
+        labels = np.zeros(n + 1)
+    with pytest.raises(ValueError, match="gaussian_reference|mixture_reference"):
+        gf.graph.mixture_reference(X, labels, 0)

@@ -65,12 +65,11 @@ fig.tight_layout()
 # %%
 # The hierarchy
 # -------------
-# ``levels_.labels`` holds the spectral partition of every level (of up to
-# 5,000 points, ``levels_.rows``). The supported levels, coarse to fine:
+# ``levels_.labels`` holds the spectral partition of every point at every
+# level. The supported levels, coarse to fine:
 fig, axes = plt.subplots(1, len(supported), figsize=(3 * len(supported), 3))
 for ax, k in zip(np.atleast_1d(axes), supported, strict=True):
-    rows = levels.rows
-    ax.scatter(X[rows, 0], X[rows, 1], c=levels.labels[k], s=4, cmap="tab10")
+    ax.scatter(X[:, 0], X[:, 1], c=levels.labels[k], s=4, cmap="tab10")
     ax.set_title(f"K = {k}" + (" (chosen)" if k == model.n_clusters_ else ""), fontsize=9)
     ax.set_xticks([])
     ax.set_yticks([])
