@@ -1,6 +1,7 @@
 """A null per part: levels finer than the most separated one, judged against a Gaussian mixture.
 
     python studies/label_free_mixture_null.py [--seeds 3] [--n-jobs 1] [--cache DIR]
+        [--mixture-references 2]
 
 The default label-free rule (``gf.graph.label_free_levels``) judges every
 level against Gaussian references of the *whole* set's mean and covariance.
@@ -59,7 +60,7 @@ def mixture_reference(X: np.ndarray, labels: np.ndarray, seed: int) -> np.ndarra
     return R
 
 
-def one(name: str, seed: int, cache: Path, base_cache: Path) -> dict:
+def one(name: str, seed: int, cache: Path, base_cache: Path, n_references: int = 2) -> dict:
     path = cache / f"{name}_{seed}.joblib"
     if path.exists():
         return joblib.load(path)
@@ -79,7 +80,9 @@ def one(name: str, seed: int, cache: Path, base_cache: Path) -> dict:
         def build(points, s):  # the mixture, not the whole-set Gaussian spectral_excess drew
             return gap_excess.graph_of(mixture_reference(X, labels, s), 2, s).affinity_matrix_
 
-        row["mixture"] = G.spectral_excess(A, X, build, MAX_K, seed, eigenvalues=parts.eigenvalues)
+        row["mixture"] = G.spectral_excess(
+            A, X, build, MAX_K, seed, n_references, eigenvalues=parts.eigenvalues
+        )
     joblib.dump(row, path)
     return row
 
@@ -140,13 +143,16 @@ def main() -> None:
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--cache", type=Path, default=Path("label-free-mixture-cache"))
     parser.add_argument("--base-cache", type=Path, default=Path("label-free-gap-excess-cache"))
+    parser.add_argument("--mixture-references", type=int, default=2)
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     args.base_cache.mkdir(parents=True, exist_ok=True)
     noisy = tuple(f"{s}+{NOISE_DIMS}" for s in SELECTION)
     names = [*SELECTION, *noisy, *CONTROLS]
     rows = Parallel(n_jobs=args.n_jobs)(
-        delayed(one)(nm, s, args.cache, args.base_cache) for nm in names for s in range(args.seeds)
+        delayed(one)(nm, s, args.cache, args.base_cache, args.mixture_references)
+        for nm in names
+        for s in range(args.seeds)
     )
     print(
         f"{'rule':8s} {'b':>4} {'e':>4} {'clean':>6} {'|dK|':>4} {'+100':>6} {'|dK|':>4}  controls"

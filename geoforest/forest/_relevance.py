@@ -288,21 +288,73 @@ def local_dimension(X, rows, neighbors, n_shared, n_near: int, rho, spread) -> f
         return np.inf
     strong = strong[np.argsort(-rho[strong], kind="stable")][:DIMENSION_FEATURES]
     scale = 1.0 / np.sqrt(spread[strong])
+    ratios = np.empty(rows.shape[0])
+    count = _participation_ratios(
+        X,
+        np.asarray(rows, dtype=np.int64),
+        np.asarray(neighbors, dtype=np.int64),
+        np.asarray(n_shared, dtype=np.int64),
+        int(n_near),
+        strong.astype(np.int64),
+        scale,
+        ratios,
+    )
+    return float(np.median(ratios[:count])) if count else np.inf
+
+
+@njit(nogil=True, cache=True)
+def _participation_ratios(X, rows, neighbors, n_shared, n_near, strong, scale, out):
+    """``out[:count]``: the participation ratio of each estimate row's near
+    neighbours (:func:`local_dimension`), returning ``count``.
+
+    For the scatter matrix ``C = D^T D`` of the centred near neighbours the
+    eigenvalues' ``(sum l)^2 / sum l^2`` is ``trace(C)^2 / ||C||_F^2``
+    (``C`` is symmetric), so no eigendecomposition is needed.
+    """
     n_pool = neighbors.shape[1]
-    ratios = []
+    s = strong.shape[0]
+    P = np.empty((n_pool, s))
+    d = np.empty(n_pool)
+    C = np.empty((s, s))
+    mean = np.empty(s)
+    count = 0
     for i in range(rows.shape[0]):
-        m = min(int(n_shared[i]), n_pool)
+        m = min(n_shared[i], n_pool)
         h = (m * n_near + n_pool - 1) // n_pool
         if h < 3 or h >= m:
             continue
-        P = (X[neighbors[i, :m]][:, strong].astype(np.float64) - X[rows[i], strong]) * scale
-        near = np.argsort((P * P).sum(axis=1), kind="stable")[:h]
-        D = P[near] - P[near].mean(axis=0)
-        lam = np.clip(np.linalg.eigvalsh(D.T @ D), 0.0, None)
-        total = lam.sum()
-        if total > 0:
-            ratios.append(total * total / (lam * lam).sum())
-    return float(np.median(ratios)) if ratios else np.inf
+        a = rows[i]
+        for c in range(m):
+            b = neighbors[i, c]
+            acc = 0.0
+            for j in range(s):
+                t = (np.float64(X[b, strong[j]]) - np.float64(X[a, strong[j]])) * scale[j]
+                P[c, j] = t
+                acc += t * t
+            d[c] = acc
+        near = np.argsort(d[:m], kind="mergesort")[:h]  # stable: proximity order on ties
+        mean[:] = 0.0
+        for c in near:
+            for j in range(s):
+                mean[j] += P[c, j]
+        mean /= h
+        C[:, :] = 0.0
+        for c in near:
+            for j in range(s):
+                u = P[c, j] - mean[j]
+                for q in range(j, s):
+                    C[j, q] += u * (P[c, q] - mean[q])
+        trace = 0.0
+        frob = 0.0
+        for j in range(s):
+            trace += C[j, j]
+            frob += C[j, j] * C[j, j]
+            for q in range(j + 1, s):
+                frob += 2.0 * C[j, q] * C[j, q]
+        if trace > 0:
+            out[count] = trace * trace / frob
+            count += 1
+    return count
 
 
 def estimate_rows(order: np.ndarray) -> np.ndarray:

@@ -101,7 +101,14 @@ from ._geometries import (
 )
 from ._geometry import Geometry, SubsetGeometry, check_n_neighbors, sorted_rows
 from ._knn import check_query_graph, check_sparse_graph, spatial_knn, symmetrize
-from ._levels import LEVEL_MIN_GAP, STRONG_EXCESS, Levels, explain_levels, label_free_levels
+from ._levels import (
+    LEVEL_MIN_GAP,
+    MIXTURE_REFERENCES,
+    STRONG_EXCESS,
+    Levels,
+    explain_levels,
+    label_free_levels,
+)
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
 from ._reference import (
     MIN_EXCESS,
@@ -127,6 +134,7 @@ __all__ = [
     "ForestGeometry",
     "Geometry",
     "LEVEL_MIN_GAP",
+    "MIXTURE_REFERENCES",
     "LabelFreeChoiceWarning",
     "Levels",
     "METRICS",

@@ -30,8 +30,8 @@ that touch) then show little excess over it.  So the levels finer than the
 most separated one (:func:`separated_level`, the largest unfragmented
 relative gap, ``K_sep``) are judged against mixtures of one Gaussian per
 part of the ``K_sep``-way partition (:func:`mixture_reference`), the levels
-up to it against the whole set's Gaussian.  Two more references, when
-``K_sep >= 2``.
+up to it against the whole set's Gaussian.  One more reference
+(:data:`MIXTURE_REFERENCES`), when ``K_sep >= 2``.
 
 ``K`` is the largest supported level, at least the number of connected
 components of the graph (components are clusters whatever the rule says),
@@ -76,6 +76,7 @@ from ._spectral import spectral_partitions
 
 __all__ = [
     "LEVEL_MIN_GAP",
+    "MIXTURE_REFERENCES",
     "STRONG_EXCESS",
     "Levels",
     "explain_levels",
@@ -89,6 +90,9 @@ LEVEL_MIN_GAP = 1.3
 #: A chosen level whose excess is under this and whose relative gap is under
 #: :data:`STRONG_RELATIVE_GAP` is weak evidence (:func:`explain_levels` warns).
 STRONG_EXCESS = 1.0
+#: Mixture references per fit (the null of the levels above the most separated
+#: one): one scores as two did on the selection half, and each costs a graph.
+MIXTURE_REFERENCES = 1
 
 
 class Levels(NamedTuple):
@@ -241,6 +245,7 @@ def label_free_levels(
                 reference_graph,
                 max_k,
                 seed,
+                MIXTURE_REFERENCES,
                 eigenvalues=part.eigenvalues,
                 labels=part.labels[k_sep],
             )

@@ -67,6 +67,7 @@ OWN = [
     "label_free_levels",
     "LEVEL_MIN_GAP",
     "Levels",
+    "MIXTURE_REFERENCES",
     "make_geometry",
     "sorted_rows",
     "spanning_tree",

@@ -89,7 +89,14 @@ def test_levels_above_the_most_separated_one_are_judged_per_part():
     assert int(np.nanargmax(levels.gaps)) + 1 == 2  # the most separated level
     whole = gf.graph.spectral_excess(A, P, connected_graph, 6, 0, eigenvalues=levels.eigenvalues)
     parts = gf.graph.spectral_excess(
-        A, P, connected_graph, 6, 0, eigenvalues=levels.eigenvalues, labels=levels.labels[2]
+        A,
+        P,
+        connected_graph,
+        6,
+        0,
+        gf.graph.MIXTURE_REFERENCES,
+        eigenvalues=levels.eigenvalues,
+        labels=levels.labels[2],
     )
     np.testing.assert_allclose(levels.excess[1], whole[0])  # K = 2: the whole-set null
     np.testing.assert_allclose(levels.excess[2:], parts[1:])  # finer: per part
