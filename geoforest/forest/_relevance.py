@@ -46,6 +46,11 @@ spread along the structure's features and let the noise features decide the
 ranking.  Measurements and the choice of the constants: ``docs/defaults.md``
 (``studies/relevance_distance.py``, ``benchmarks/bench_million.py``).
 
+Where the forest found no structure (:func:`ranking_kind`) the ranking is
+Euclid's over :data:`NO_STRUCTURE_CANDIDATES` ``x k`` candidates: the
+leaves' own shape (slabs of one feature, on a structureless cloud) then
+decides less of what is near.
+
 When every relevance is 0 (no feature is closer among forest neighbours than
 among random pairs, e.g. trees that never split a small data set) the
 ranking is by the z-scored Euclidean distance (weights ``1 / var_j``).
@@ -89,6 +94,11 @@ MIXED_UNITS = 100.0
 #: by (rotated noise: one or two features lead by chance, by a hair).
 MIN_STRONG = 3
 NOISE_FLOOR = 0.1
+#: Proximity candidates per neighbour when the forest found no structure: the
+#: ranking is then Euclid's, and a forest whose leaves are slabs of one feature
+#: (Fast-BIC's feedback on a structureless cloud) gives candidates from one slab
+#: at :data:`CANDIDATES_PER_NEIGHBOR`, a kNN graph stretched along that feature.
+NO_STRUCTURE_CANDIDATES = 24
 
 
 def column_variances(X: np.ndarray, block: int = 1 << 16) -> np.ndarray:
@@ -406,7 +416,8 @@ def estimate_metric(forest, order: np.ndarray | None) -> LearnedMetric:
         # not the forest's.  Nothing was learned, whatever the numbering.
         n_shared = np.zeros_like(n_shared)
     rho, weights, kind = relevance(X, rows, neighbors, n_shared, var, near)
-    return LearnedMetric(rho, weights, kind)
+    per_neighbor = NO_STRUCTURE_CANDIDATES if kind == "no structure" else CANDIDATES_PER_NEIGHBOR
+    return LearnedMetric(rho, weights, kind, per_neighbor)
 
 
 class LearnedRankingMixin:

@@ -233,7 +233,9 @@ def label_free_levels(
         rule = "finest-level"
         if base_k > max_k:
             choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)  # raises
-        ex = spectral_excess(A, points, reference_graph, max_k, seed, eigenvalues=part.eigenvalues)
+        ex = spectral_excess(
+            A, points, reference_graph, max_k, seed, eigenvalues=part.eigenvalues, tol=tol
+        )
         excess[1 : ex.size + 1] = ex
         k_sep = separated_level(gaps, fragmented)
         if 2 <= k_sep < ex.size + 1:
@@ -248,6 +250,7 @@ def label_free_levels(
                 MIXTURE_REFERENCES,
                 eigenvalues=part.eigenvalues,
                 labels=part.labels[k_sep],
+                tol=tol,
             )
             excess[k_sep : ex.size + 1] = finer[k_sep - 1 :]
         with np.errstate(invalid="ignore"):  # NaN: not scored, never supported

@@ -24,6 +24,7 @@ is in the spirit of the gap statistic of Tibshirani, Walther and Hastie
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 
 import numpy as np
@@ -51,9 +52,9 @@ MIN_EXCESS = 0.5
 FULL_COVARIANCE_MAX_FEATURES = 2000
 
 
-def _laplacian_spectrum(A, n_eigs: int, seed: int) -> np.ndarray:
+def _laplacian_spectrum(A, n_eigs: int, seed: int, tol: float = 0.0) -> np.ndarray:
     """The ``n_eigs`` smallest eigenvalues ``mu`` of the normalised Laplacian, ascending."""
-    values, _ = spectral_eigs(A, n_eigs, random_state=seed)
+    values, _ = spectral_eigs(A, n_eigs, random_state=seed, tol=tol)
     return _smallest_mu(values, n_eigs)
 
 
@@ -173,6 +174,7 @@ def spectral_excess(
     *,
     eigenvalues=None,
     labels=None,
+    tol: float = 0.0,
 ) -> np.ndarray:
     """The excess of each K from 2 to ``max_clusters`` over Gaussian references.
 
@@ -199,22 +201,36 @@ def spectral_excess(
         Parts of the data: the references are then mixtures of one Gaussian
         per part (:func:`mixture_reference`); ``None``: one Gaussian of the
         whole set.
+    tol : float, default=0.0
+        Eigensolver tolerance of every spectrum solved here (``0``: machine
+        precision), as :func:`~geoforest.graph.spectral_eigs`.  Solve the
+        references as the data were solved: at machine precision a
+        reference graph whose spectrum decays slowly (a Gaussian cloud in
+        five or more dimensions) exhausts Lanczos's budget and falls back
+        to a sparse LU that fills in.
 
     Returns
     -------
     ndarray of shape (max_clusters - 1,)
         Entry ``K - 2`` is ``s_K``.
     """
+    if (
+        isinstance(tol, bool)
+        or not isinstance(tol, numbers.Real)
+        or not np.isfinite(tol)
+        or tol < 0
+    ):
+        raise ValueError(f"spectral_excess: tol must be a finite number >= 0, got {tol!r}")
     n_eigs = int(max_clusters)
     if eigenvalues is None:
-        mu = _laplacian_spectrum(A, n_eigs, seed)
+        mu = _laplacian_spectrum(A, n_eigs, seed, tol)
     else:
         mu = _smallest_mu(eigenvalues, n_eigs)
     rng = np.random.RandomState(seed)
     refs = []
     for r in range(int(n_references)):
         R = gaussian_reference(X, rng) if labels is None else mixture_reference(X, labels, rng)
-        refs.append(_laplacian_spectrum(build_graph(R, seed + 1 + r), n_eigs, seed + 1 + r))
+        refs.append(_laplacian_spectrum(build_graph(R, seed + 1 + r), n_eigs, seed + 1 + r, tol))
     return np.log(np.mean(refs, axis=0)[1:] / mu[1:])
 
 

@@ -166,19 +166,15 @@ def test_a_blob_whose_forest_favours_one_feature_is_still_one_cluster():
     assert any("no cluster structure" in str(w.message) for w in caught)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "issue 54 follow-up: on some isotropic Gaussian samples the forest's proximity "
-        "leaves are slabs of one feature (feature_relevance_ 0.99 against <= 0.17); the "
-        "ranking is then Euclid's ('no structure'), but over candidates from one slab, "
-        "so the kNN graph is still stretched along that feature: K = 4, with the "
-        "weak-evidence warning (Euclid over 20 candidates per neighbour gives 1)"
-    ),
-)
 def test_a_5000_point_gaussian_blob_is_one_cluster_even_when_the_metric_collapses():
+    """Leaves that are slabs of one feature (relevance 0.99 against <= 0.17): the
+    ranking is Euclid's ("no structure"), over NO_STRUCTURE_CANDIDATES per
+    neighbour, not the 6 from one slab that stretched the graph into K = 4."""
     X = np.random.RandomState(100).standard_normal((5000, 5))
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         model = gf.ForestSpectralClustering(random_state=0).fit(X)
+    assert model.forest_.feature_relevance_.max() > 0.95
+    assert model.forest_._metric.kind == "no structure"
+    assert model.forest_._metric.per_neighbor == 24
     assert model.n_clusters_ == 1

@@ -143,7 +143,8 @@ def test_no_structure_falls_back_to_euclid_on_the_candidates():
     np.testing.assert_array_equal(metric.weights, 1.0)
     # The same forest's neighbours ranked by Euclid over its candidates, by hand.
     forest = gf.UnsupervisedForest(n_estimators=40, random_state=0, distance="proximity").fit(X)
-    cand = forest.kneighbors(n_neighbors=6 * 21 - 1, return_distance=False)
+    # NO_STRUCTURE_CANDIDATES (24) candidates per neighbour, the query counting itself.
+    cand = forest.kneighbors(n_neighbors=24 * 21 - 1, return_distance=False)
     d = ((X[cand] - X[:, None, :]) ** 2).sum(axis=2)
     by_hand = np.take_along_axis(cand, np.argsort(d, axis=1, kind="stable")[:, :20], axis=1)
     expected = gf.metrics.geodesic_precision_recall(by_hand, ks=[20], latent=arc).precision[0]

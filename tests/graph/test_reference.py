@@ -150,3 +150,32 @@ def test_mixture_reference_refuses_what_it_cannot_describe(kind, n):
         labels = np.zeros(n + 1)
     with pytest.raises(ValueError, match="gaussian_reference|mixture_reference"):
         gf.graph.mixture_reference(X, labels, 0)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from([-1e-6, float("nan"), float("inf"), "1e-6", True, None]))
+def test_spectral_excess_refuses_a_bad_tolerance(tol):
+    X, _ = make_blobs(60, centers=2, random_state=0)
+
+    def build(P, seed):
+        return NearestNeighbors(n_neighbors=8).fit(P).kneighbors_graph(mode="connectivity")
+
+    A = build(X, 0)
+    A = ((A + A.T) > 0).astype(float)
+    with pytest.raises(ValueError, match="tol must be"):
+        spectral_excess(A, X, build, 4, 0, tol=tol)
+
+
+def test_spectral_excess_at_a_tolerance_matches_machine_precision():
+    """The references solved at the data's tolerance give the same excess (the
+    tolerance only bounds the solver's work), here on a graph ARPACK solves."""
+    X, _ = make_blobs(3000, centers=3, n_features=5, random_state=1)
+
+    def build(P, seed):
+        G = NearestNeighbors(n_neighbors=10).fit(P).kneighbors_graph(mode="connectivity")
+        return ((G + G.T) > 0).astype(float)
+
+    A = build(X, 0)
+    exact = spectral_excess(A, X, build, 5, 0)
+    loose = spectral_excess(A, X, build, 5, 0, tol=1e-6)
+    np.testing.assert_allclose(loose, exact, atol=1e-3)
