@@ -47,7 +47,6 @@ __all__ = [
     "label_free_k",
     "level_evidence",
     "predict_knn_spectral",
-    "training_coordinates",
 ]
 
 
@@ -105,19 +104,6 @@ def knn_graph(
     return KnnGraph(geometry, *_connected_affinity(geometry, knn_affinity(ind, n), dist, ind))
 
 
-def training_coordinates(geometry: Geometry) -> np.ndarray | None:
-    """The training points in the user's coordinates, or None for a geometry without them.
-
-    The Gaussian references of :func:`~geoforest.graph.spectral_excess` are
-    drawn from the data's mean and covariance: a graph given as distances
-    (``metric="precomputed"``) has none.
-    """
-    try:
-        return np.asarray(geometry.training_points(np.arange(geometry.n_samples_)), np.float64)
-    except NotImplementedError:
-        return None
-
-
 class LabelFreeSettings(NamedTuple):
     """What the label-free choice of K needs besides the graph: the same
     geometry again, for the Gaussian references, and the solver settings."""
@@ -152,7 +138,7 @@ def label_free_k(graph: KnnGraph, max_k: int, seed: int, settings: LabelFreeSett
             n_jobs=settings.n_jobs,
         ).affinity
 
-    points = training_coordinates(graph.geometry)
+    points = graph.geometry.coordinates()
     return label_free_levels(
         graph.affinity,
         max_k,

@@ -158,12 +158,7 @@ def lund_levels(
     decides.
     """
     n = affinity.shape[0]
-    points = None
-    if geometry is not None:
-        try:
-            points = np.asarray(geometry.training_points(np.arange(n)), dtype=np.float64)
-        except NotImplementedError:  # distances only: no mean and covariance
-            points = None
+    points = None if geometry is None else geometry.coordinates()
     seed = int(random_state) if isinstance(random_state, numbers.Integral) else 0
     return label_free_levels(
         affinity,
@@ -264,9 +259,8 @@ def structureless_excess(
     max_k = min(int(max_k), n - 1)
     if geometry is None or max_k < 2:
         return None
-    try:
-        X = np.asarray(geometry.training_points(np.arange(n)), dtype=np.float64)
-    except NotImplementedError:  # distances only: no mean and covariance
+    X = geometry.coordinates()
+    if X is None:  # distances only: no mean and covariance
         return None
     W = affinity
     if not windowed and n > REFERENCE_SAMPLES:

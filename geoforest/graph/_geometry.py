@@ -117,6 +117,16 @@ class Geometry(ABC):
         """Training rows in the user's coordinates, as :meth:`query` takes them."""
         raise NotImplementedError(f"{type(self).__name__} has no coordinates")
 
+    def coordinates(self) -> np.ndarray | None:
+        """Every training point in the user's coordinates (float64), or ``None``
+        for a geometry of distances only (``metric="precomputed"``): what the
+        label-free rules draw Gaussian references from (their mean and
+        covariance; :func:`~geoforest.graph.spectral_excess`)."""
+        try:
+            return np.asarray(self.training_points(np.arange(self.n_samples_)), np.float64)
+        except NotImplementedError:
+            return None
+
     def _lists(self, rows, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest others of training ``rows`` (the row itself may be listed)."""
         n = self.n_samples_

@@ -117,3 +117,20 @@ def test_bridges_are_a_minimum_spanning_forest_of_the_components(seed, k, blobs)
             np.put_along_axis(F, full_i, full_d, axis=1)
             F = np.minimum(F, F.T)
             np.testing.assert_allclose(lengths.sum(), _quotient_mst_length(F, comp), rtol=1e-6)
+
+
+def test_coordinates_are_the_users_points_or_none_for_distances():
+    """The one door the label-free rules draw their references through: the
+    user's points (far from zero, unchanged), a subset's own rows, and None
+    where the geometry holds only distances."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 3)) * [1.0, 10.0, 0.1] + 1e6
+    for metric in ("euclidean", "forest"):
+        geometry = make_geometry(metric, random_state=0, n_neighbors=5).fit(X)
+        C = geometry.coordinates()
+        assert C.dtype == np.float64
+        np.testing.assert_array_equal(C, X)
+        rows = np.array([3, 7, 11])
+        np.testing.assert_array_equal(geometry.subset(rows).coordinates(), X[rows])
+    D = sp.csr_matrix(cdist(X, X))
+    assert make_geometry("precomputed", n_neighbors=5).fit(D).coordinates() is None
