@@ -285,16 +285,21 @@ def spectral_clustering(
     )
 
 
-def _njw_kmeans(vectors, isolated, k: int, n_init: int, random_state, rows=None):
-    """k-means on the NJW embedding of the first ``k`` eigenvectors (of ``rows`` only)."""
+def _njw_embedding(vectors, isolated, k: int, rows=None) -> np.ndarray:
+    """The NJW embedding of the first ``k`` eigenvectors (of ``rows`` only)."""
     leading = vectors[:, :k].copy()
     # Exactly zero in theory (for non-zero eigenvalues); remove the rounding
     # noise so that the NJW normalisation does not blow it up to unit length.
     leading[isolated] = 0.0
     if rows is not None:
         leading = leading[rows]
-    n = leading.shape[0]
-    embedding = spectral_embedding_njw(leading)
+    return spectral_embedding_njw(leading)
+
+
+def _njw_kmeans(vectors, isolated, k: int, n_init: int, random_state, rows=None):
+    """k-means on the NJW embedding of the first ``k`` eigenvectors (of ``rows`` only)."""
+    embedding = _njw_embedding(vectors, isolated, k, rows)
+    n = embedding.shape[0]
     # Rows that are exactly zero: isolated points, and the points of connected
     # components none of the K leading eigenvectors covers (more components than K).
     unembedded = np.flatnonzero(~np.any(embedding != 0.0, axis=1))
@@ -449,9 +454,7 @@ def _nearest_centre(vectors, isolated, k: int, rows, sample_labels) -> np.ndarra
     leading eigenvectors miss) join the sample's largest cluster, as in
     :func:`_njw_kmeans`.
     """
-    leading = vectors[:, :k].copy()
-    leading[isolated] = 0.0
-    embedding = spectral_embedding_njw(leading)
+    embedding = _njw_embedding(vectors, isolated, k)
     centres = np.zeros((k, k))
     for c in range(k):
         members = embedding[rows[sample_labels == c]]
