@@ -86,7 +86,8 @@ def knn_graph(
 
     ``metric``, ``forest`` and ``n_neighbors`` are read by
     :func:`~geoforest.graph.fit_geometry` alone (it checks them, once); the
-    graph joins each point to its ``n_neighbors`` nearest others.
+    graph joins each point to its ``n_neighbors`` nearest others, its exact
+    copies left out (:meth:`~geoforest.graph.Geometry.distinct_neighbors`).
     """
     geometry = fit_geometry(
         X,
@@ -100,7 +101,7 @@ def knn_graph(
     n = geometry.n_samples_
     if n < 2:
         raise ValueError(f"spectral clustering needs at least 2 samples, got n_samples={n}")
-    dist, ind = geometry.neighbors()
+    dist, ind = geometry.distinct_neighbors()  # a group of copies is no clique (its docstring)
     return KnnGraph(geometry, *_connected_affinity(geometry, knn_affinity(ind, n), dist, ind))
 
 

@@ -99,7 +99,13 @@ from ._geometries import (
     make_geometry,
     takes_graph,
 )
-from ._geometry import Geometry, SubsetGeometry, check_n_neighbors, sorted_rows
+from ._geometry import (
+    COPIES_LOOKED_PAST,
+    Geometry,
+    SubsetGeometry,
+    check_n_neighbors,
+    sorted_rows,
+)
 from ._knn import check_query_graph, check_sparse_graph, spatial_knn, symmetrize
 from ._levels import (
     LEVEL_MIN_GAP,
@@ -130,6 +136,7 @@ from ._weights import knn_affinity
 __all__ = [
     "AUTO_DENSE_MAX_N",
     "AUTO_KDTREE_MAX_DIM",
+    "COPIES_LOOKED_PAST",
     "EuclideanGeometry",
     "ForestGeometry",
     "Geometry",

@@ -8,6 +8,8 @@ clustering family asks of it, so the families never ask which geometry they
 hold:
 
 * :meth:`~Geometry.neighbors` — each training point's ``k`` nearest others;
+* :meth:`~Geometry.distinct_neighbors` — the same lists with each point's
+  exact copies left out, what the neighbour *graphs* are built from;
 * :meth:`~Geometry.query` — new points' nearest training points;
 * :meth:`~Geometry.bridges` — the edges of a minimum spanning forest, *in this
   metric*, that join a disconnected graph's components, so that a connected
@@ -40,7 +42,21 @@ from scipy.sparse.csgraph import connected_components
 
 from ._spanning import spanning_tree
 
-__all__ = ["Geometry", "SubsetGeometry", "check_n_neighbors", "sorted_rows"]
+__all__ = ["COPIES_LOOKED_PAST", "Geometry", "SubsetGeometry", "check_n_neighbors", "sorted_rows"]
+
+#: :meth:`Geometry.distinct_neighbors` looks past at most this many times ``k``
+#: copies of a point; a point with more copies keeps its plain list.
+COPIES_LOOKED_PAST = 4
+
+
+def copy_groups(X) -> np.ndarray | None:
+    """Each row's group of exact copies (equal in every coordinate), or ``None`` if none repeat."""
+    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64) + 0.0)  # -0.0 equals 0.0
+    if X.ndim != 2 or X.shape[0] < 2:
+        return None
+    rows = X.view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
+    _, group, counts = np.unique(rows, return_inverse=True, return_counts=True)
+    return group.reshape(-1).astype(np.int64) if counts.max() > 1 else None
 
 
 def check_n_neighbors(n_neighbors, n_samples: int, *, queries: bool = False) -> int:
@@ -108,6 +124,44 @@ class Geometry(ABC):
         ``k`` defaults to :attr:`n_neighbors`; it must be below ``n_samples_``.
         """
         return self._neighbors(self._k(k))
+
+    def distinct_neighbors(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`neighbors` with each point's exact copies left out of its list.
+
+        Tabular data of coded columns repeat rows (683 rows of cytology
+        scores hold groups of 27, 23, 21 and 20 identical ones).  In a plain
+        ``k``-NN list a group larger than ``k`` lists only itself: its points
+        form a clique the rest reaches only through the points that list
+        them, and a spectral cut takes it for a cluster, one per group (the
+        label-free rule then split those scores into 9 where the classes are
+        2).  A copy says nothing about where a point lies, so a point's list
+        here holds its ``k`` nearest points *not equal to it*; its copies
+        get the same list, so they stay together in any partition (equal
+        rows of the affinity) without being a clique.  Copies are found in
+        the user's coordinates (:meth:`coordinates`; a geometry of distances
+        only keeps its plain lists), looking past at most
+        ``COPIES_LOOKED_PAST * k`` of them: a point with more keeps its plain
+        list (so many equal rows are a cluster of their own).  Without copies
+        this is :meth:`neighbors`, at no extra cost.
+        """
+        k = self._k(k)
+        coordinates = self.coordinates()
+        group = None if coordinates is None else copy_groups(coordinates)
+        if group is None:
+            return self._neighbors(k)
+        look = min(int(np.bincount(group).max()) - 1, COPIES_LOOKED_PAST * k)
+        look = min(look, self.n_samples_ - 1 - k)
+        if look <= 0:
+            return self._neighbors(k)
+        dist, ind = self._neighbors(k + look)
+        other = group[ind] != group[:, None]
+        enough = other.sum(axis=1) >= k
+        # Rows with k others: those k, in order (still ascending); the rest keep
+        # their plain first k.
+        order = np.where(
+            enough[:, None], np.argsort(~other, axis=1, kind="stable"), np.arange(ind.shape[1])
+        )[:, :k]
+        return np.take_along_axis(dist, order, axis=1), np.take_along_axis(ind, order, axis=1)
 
     def query(self, X, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(dist, ind)`` of shape (m, k): the training points nearest to new points."""

@@ -42,9 +42,10 @@ def test_families_old_paths_warn_and_give_the_same_objects(family):
 
 #: The layer's own names: the geometries and the unit-free edge weights (issue 43), the
 #: one entry, the geometries' classes and what the families share (issue 53), the
-#: finest-level choice (issue 54).
+#: finest-level choice and the copies a neighbour graph looks past (issue 54).
 OWN = [
     "AUTO_DENSE_MAX_N",
+    "COPIES_LOOKED_PAST",
     "EuclideanGeometry",
     "ForestGeometry",
     "Geometry",

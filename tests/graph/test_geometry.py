@@ -134,3 +134,96 @@ def test_coordinates_are_the_users_points_or_none_for_distances():
         np.testing.assert_array_equal(geometry.subset(rows).coordinates(), X[rows])
     D = sp.csr_matrix(cdist(X, X))
     assert make_geometry("precomputed", n_neighbors=5).fit(D).coordinates() is None
+
+
+def _with_copies(seed, n=80, d=3, groups=((0, 12), (5, 3), (9, 1))):
+    """Continuous points (no ties between distinct ones) plus exact copies:
+    ``(row, extra copies)`` for each group, appended at the end."""
+    X = np.random.RandomState(seed).normal(size=(n, d)) * [1.0, 5.0, 0.2] + 1e4
+    extra = [np.repeat(X[[row]], m, axis=0) for row, m in groups]
+    return np.vstack([X, *extra])
+
+
+def _brute_distinct(X, k):
+    D = cdist(X, X)
+    same = (X[:, None, :] == X[None, :, :]).all(axis=2)
+    D[same] = np.inf  # a point and its copies are not each other's distinct neighbours
+    order = np.argsort(D, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(D, order, axis=1)
+
+
+@pytest.mark.parametrize("k", [3, 5, 10])
+def test_distinct_neighbors_leave_copies_out(k):
+    """Each list is the k nearest points *not equal* to the row (brute force),
+    ascending; copies get the same list; without copies it is neighbors()."""
+    X = _with_copies(0)
+    g = make_geometry("euclidean").fit(X)
+    dist, ind = g.distinct_neighbors(k)
+    np.testing.assert_allclose(dist, _brute_distinct(X, k), rtol=1e-12)
+    assert np.all(np.diff(dist, axis=1) >= 0) and np.all(dist > 0)
+    assert not (X[ind] == X[:, None, :]).all(axis=2).any()  # no copy listed
+    copies = np.flatnonzero((X == X[0]).all(axis=1))
+    assert copies.size == 13 and all(set(ind[c]) == set(ind[0]) for c in copies)
+    Y = X[:80]  # no copies: the plain lists, exactly
+    plain = make_geometry("euclidean").fit(Y)
+    for a, b in zip(plain.distinct_neighbors(k), plain.neighbors(k), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_distinct_neighbors_keep_plain_lists_past_the_look_limit_and_without_coordinates():
+    k = 2
+    big = gf.graph.COPIES_LOOKED_PAST * k + 5  # more copies than are looked past
+    X = _with_copies(1, groups=((0, big), (3, 2)))
+    g = make_geometry("euclidean").fit(X)
+    dist, ind = g.distinct_neighbors(k)
+    group = np.flatnonzero((X == X[0]).all(axis=1))
+    assert np.isin(ind[group], group).all() and np.all(dist[group] == 0)  # its own cluster
+    small = np.flatnonzero((X == X[3]).all(axis=1))
+    assert np.all(dist[small] > 0)  # the small group still looks past its copies
+    D = sp.csr_matrix(cdist(X, X))
+    pre = make_geometry("precomputed", n_neighbors=k).fit(D)
+    for a, b in zip(pre.distinct_neighbors(), pre.neighbors(), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "forest"])
+def test_a_group_of_copies_is_no_cluster_of_its_own(metric):
+    """One Gaussian blob with 40 copies of one of its points (more than
+    n_neighbors).  With the copies in each other's lists they were a clique:
+    label-free K = 2, and the 2-way cut took them (and 6 more points) off.
+    Now the blob is one cluster, and a forced 2-way cut halves it."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 2))
+    X = np.vstack([X, np.repeat(X[[10]], 40, axis=0)])
+    with pytest.warns(gf.graph.LabelFreeChoiceWarning, match="no cluster structure"):
+        free = gf.ForestSpectralClustering(metric=metric, random_state=0).fit(X)
+    assert free.n_clusters_ == 1
+    two = gf.ForestSpectralClustering(2, metric=metric, random_state=0).fit(X)
+    assert np.bincount(two.labels_).min() > 100
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2, 30),
+    copies=st.lists(st.integers(0, 12), min_size=1, max_size=4),
+    k=st.integers(1, 6),
+    seed=st.integers(0, 10_000),
+)
+def test_distinct_neighbors_on_careless_inputs(n, copies, k, seed):
+    """Few points, many copies, every row repeated, huge offsets: valid lists of
+    shape (n, k), never the row itself, a copy only where no k others exist."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 2)) * 1e3 + 1e12
+    X = np.vstack([X, *(np.repeat(X[[i % n]], m, axis=0) for i, m in enumerate(copies))])
+    N = X.shape[0]
+    if k >= N:
+        return
+    g = make_geometry("euclidean").fit(X)
+    dist, ind = g.distinct_neighbors(k)
+    assert dist.shape == ind.shape == (N, k)
+    assert np.all((ind >= 0) & (ind < N)) and not np.any(ind == np.arange(N)[:, None])
+    same = (X[ind] == X[:, None, :]).all(axis=2)
+    others = N - (X[:, None, :] == X[None, :, :]).all(axis=2).sum(axis=1)
+    size = N - others  # the row's group, itself included
+    looked_past = (size - 1 <= gf.graph.COPIES_LOOKED_PAST * k) & (others >= k)
+    assert not same[looked_past].any()
