@@ -1,5 +1,6 @@
 """The last significant gap, checked against a Gaussian null: issue 54's second-round
-candidate, with bars chosen leave-one-set-out on the 18-set selection half.
+candidate, with bars chosen leave-one-set-out on the selection half (18 sets when
+the bars were chosen; 25 since the few-level tabular sets joined it).
 
     python studies/label_free_gap_excess.py [--seeds 3] [--n-jobs 2] [--cache DIR]
 

@@ -13,7 +13,7 @@ against a mixture instead: one Gaussian per part of the ``K_sep``-way
 partition, with that part's mean, covariance and size, run through the same
 forest graph.
 
-Rules compared on the 18-set selection half (clean and +100) and the
+Rules compared on the selection half (18 sets when run; 25 now) (clean and +100) and the
 controls, at most 1,000 rows, 3 seeds, every (b, e):
 
 * ``global``: today's rule;

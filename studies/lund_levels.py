@@ -16,7 +16,7 @@ default, this study measures the candidate with public API only:
    labels at that K.
 
 Rows: ``metric="euclidean"`` (LUND's default) and ``metric="forest"`` (the
-forest's 15-NN graph), on the 18 selection sets, clean and with 100 noise
+forest's 15-NN graph), on the selection sets (18 when run, 25 now), clean and with 100 noise
 columns, and the controls; at most 1,000 rows; seeds ``0 .. seeds - 1``.
 Printed: the median over sets of the per-set median ARI and |K^ - K| for
 LUND's own rule and for the levels.  The report half is never loaded.
