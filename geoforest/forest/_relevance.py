@@ -441,6 +441,24 @@ class LearnedRankingMixin:
             return "proximity"
         return "relevance"
 
+    @property
+    def metric_weights_(self) -> np.ndarray | None:
+        """The weights ``w`` of the learned metric, or ``None``.
+
+        While :attr:`distance_` is ``"relevance"`` the distances of
+        :meth:`kneighbors` are ``d(x, y)^2 = sum_j w_j (x_j - y_j)^2``: a
+        Euclidean distance once each feature is scaled by ``sqrt(w_j)``,
+        which lets a neighbour graph's components be joined by an exact
+        minimum spanning forest in this metric in near-linear time
+        (:meth:`geoforest.graph.Geometry.bridges`).  ``None`` while the
+        ranking is by proximity, which has no such coordinates.  A copy.
+        """
+        if not hasattr(self, "_metric"):
+            raise AttributeError("metric_weights_ is set by fit")
+        if self.distance_ == "proximity":
+            return None
+        return np.array(self._metric.weights, dtype=np.float64)
+
     def _finish_fit(self, order) -> None:
         # order: the canonical row order (an ndarray; a Dask fit's lookup of it,
         # ``_dask.CanonicalOrder``; None: not computed).

@@ -153,6 +153,10 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         neighbours that share a leaf with the point (at most 2,000 points,
         evenly spread).  1: the forest's nearest agree exactly along ``j``;
         0: no closer than the rest of the pool.
+    metric_weights_ : ndarray of float64, shape (n_features,), or None
+        With ``distance_ == "relevance"``: the weights ``w`` of the metric
+        ``d(x, y)^2 = sum_j w_j (x_j - y_j)^2`` that ranks and measures the
+        neighbours of :meth:`kneighbors`; ``None`` with ``"proximity"``.
     nbytes_ : int
         Memory of the fitted trees in bytes: ``trees_``, their flat copy for
         queries and ``inbag_counts_`` (not the training data).

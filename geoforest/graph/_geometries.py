@@ -165,6 +165,19 @@ class ForestGeometry(Geometry):
     def _neighbors(self, k: int):
         return self.forest_.kneighbors(None, n_neighbors=k)
 
+    def bridges(self, G, neighbors):
+        """The base class's Borůvka over the neighbour lists, or, when the forest
+        ranks by a learned metric (``metric_weights_``), the K-d tree Borůvka of
+        :func:`~geoforest.graph.bridge_components` in the coordinates where that
+        metric is Euclidean: the same metric and units, but near-linear where
+        the lists would have to grow to a whole component to find its way out
+        (separated clusters: the bridges took 44 of 48 s at 20,000 points)."""
+        weights = getattr(self.forest_, "metric_weights_", None)
+        if weights is None:
+            return super().bridges(G, neighbors)
+        Z = (self.X_ - self.X_.mean(axis=0)) * np.sqrt(weights)  # centred: far from zero
+        return bridge_components(Z, G)
+
     def _query(self, X, k: int):
         return self.forest_.kneighbors(X, n_neighbors=k)
 

@@ -309,3 +309,25 @@ def test_far_off_columns_are_centred_once(helix_noise):
         rel._X_fit, prox.proximity(dense=True), ESTIMATE_NEIGHBORS, ESTIMATE_POOL
     )
     np.testing.assert_allclose(rel.feature_relevance_, rho, rtol=1e-6, atol=1e-9)
+
+
+def test_metric_weights_measure_the_neighbours_it_lists():
+    """``metric_weights_`` is the metric of kneighbors: every listed distance is
+    sqrt(sum_j w_j (x_j - y_j)^2); None while the ranking is by proximity, and
+    unset before fit."""
+    rng = np.random.RandomState(0)
+    X = np.c_[rng.normal(size=(300, 2)) * [3.0, 1.0], rng.normal(size=(300, 3))] + 5e3
+    forest = gf.UnsupervisedForest(n_estimators=30, random_state=0)
+    with pytest.raises(AttributeError):
+        forest.metric_weights_  # noqa: B018
+    forest.fit(X)
+    w = forest.metric_weights_
+    assert forest.distance_ == "relevance" and w.shape == (5,) and np.all(w >= 0)
+    w[:] = -1.0  # a copy: the forest's own weights are untouched
+    w = forest.metric_weights_
+    assert np.all(w >= 0)
+    dist, ind = forest.kneighbors(n_neighbors=8)
+    diff = X[:, None, :] - X[ind]
+    np.testing.assert_allclose(dist, np.sqrt((diff * diff * w).sum(axis=2)), rtol=1e-5)
+    forest.set_params(distance="proximity")
+    assert forest.metric_weights_ is None

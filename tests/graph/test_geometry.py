@@ -227,3 +227,28 @@ def test_distinct_neighbors_on_careless_inputs(n, copies, k, seed):
     size = N - others  # the row's group, itself included
     looked_past = (size - 1 <= gf.graph.COPIES_LOOKED_PAST * k) & (others >= k)
     assert not same[looked_past].any()
+
+
+def test_forest_bridges_are_the_exact_spanning_forest_of_its_learned_metric():
+    """Separated blobs far from zero, short lists (no list reaches another blob):
+    the bridges are the minimum spanning forest of the components under the
+    forest's own metric, sqrt(sum_j w_j (x_j - y_j)^2) over every pair (brute
+    force), in its units; with a proximity ranking the lists' Borůvka still runs."""
+    X = _blobs(3, n_blobs=5, per=30, d=4, gap=30.0) + 1e7
+    forest = gf.UnsupervisedForest(n_estimators=20, random_state=0)
+    g = make_geometry("forest", forest, random_state=0, n_neighbors=3).fit(X)
+    w = g.forest_.metric_weights_
+    assert w is not None and w.shape == (4,) and np.all(w >= 0)
+    dist, ind = g.neighbors(3)
+    G = _knn_graph(ind, X.shape[0])
+    n_comp, comp = connected_components(G, directed=False)
+    assert n_comp >= 5
+    pairs, lengths = g.bridges(G, (dist, ind))
+    F = cdist(X * np.sqrt(w), X * np.sqrt(w))
+    np.testing.assert_allclose(lengths, F[pairs[:, 0], pairs[:, 1]], rtol=1e-9)
+    np.testing.assert_allclose(lengths.sum(), _quotient_mst_length(F, comp), rtol=1e-9)
+    g.forest_.set_params(distance="proximity")
+    assert g.forest_.metric_weights_ is None
+    pairs, _ = g.bridges(G, g.neighbors(3))
+    joined = G + sp.csr_matrix((np.ones(len(pairs)), pairs.T), G.shape)
+    assert len(pairs) == n_comp - 1 and connected_components(joined, directed=False)[0] == 1
