@@ -252,3 +252,15 @@ def test_forest_bridges_are_the_exact_spanning_forest_of_its_learned_metric():
     pairs, _ = g.bridges(G, g.neighbors(3))
     joined = G + sp.csr_matrix((np.ones(len(pairs)), pairs.T), G.shape)
     assert len(pairs) == n_comp - 1 and connected_components(joined, directed=False)[0] == 1
+
+
+@settings(max_examples=20, deadline=None)
+@given(k=st.one_of(st.integers(-5, 0), st.integers(23, 40), st.floats(0.5, 5.5), st.booleans()))
+def test_distinct_neighbors_refuse_what_neighbors_refuses(k):
+    """The same one check of n_neighbors as neighbors() (22 points here)."""
+    X = _with_copies(2, n=12, groups=((0, 6), (1, 4)))
+    g = make_geometry("euclidean").fit(X)
+    with pytest.raises((TypeError, ValueError)) as distinct:
+        g.distinct_neighbors(k)
+    with pytest.raises(type(distinct.value)):
+        g.neighbors(k)
