@@ -178,3 +178,23 @@ def test_a_5000_point_gaussian_blob_is_one_cluster_even_when_the_metric_collapse
     assert model.forest_._metric.kind == "no structure"
     assert model.forest_._metric.per_neighbor == 24
     assert model.n_clusters_ == 1
+
+
+def test_references_grow_a_quarter_of_the_forests_trees():
+    """The Gaussian references' forests: the data forest's settings, a quarter of
+    its trees (at least 10, never more than it has), nothing for Euclid; the
+    user's forest itself is not touched."""
+    from geoforest.cluster._graph_spectral import LabelFreeSettings, reference_forest
+
+    def settings(metric, forest):
+        return LabelFreeSettings(metric, forest, 15, None, 10, "auto", 1e-6, 4)
+
+    default = reference_forest(settings("forest", None))
+    assert isinstance(default, gf.UnsupervisedForest) and default.n_estimators == 25
+    mine = gf.UnsupervisedForest(n_estimators=60, max_samples=0.3, random_state=5)
+    ref = reference_forest(settings("forest", mine))
+    assert ref is not mine and mine.n_estimators == 60
+    assert ref.n_estimators == 15 and ref.max_samples == 0.3
+    assert reference_forest(settings("forest", gf.UnsupervisedForest(20))).n_estimators == 10
+    assert reference_forest(settings("forest", gf.UnsupervisedForest(6))).n_estimators == 6
+    assert reference_forest(settings("euclidean", None)) is None
