@@ -131,13 +131,11 @@ def reference_forest(settings: LabelFreeSettings):
     a forest).
 
     A reference only has to show where the low end of a structureless
-    graph's spectrum lies, and a Gaussian cloud's graph is the same with a
-    quarter of the trees: on the 25-set selection half (clean, +100, the
-    controls; 162 fits of ``studies/label_free_stop_rules.py``) 100-tree and
-    25-tree references gave the same K^ on 156 fits, the same medians, and
-    excesses that differ by a median of -0.002 (the spread of two draws of
-    the reference).  Each reference was a full forest before: three
-    pipelines of the data's cost in a label-free fit.
+    graph's spectrum lies, and a Gaussian cloud's graph does not need the
+    data's trees for that: with a quarter of them the excesses move by no
+    more than two draws of the reference do, and a label-free fit no longer
+    costs three forests of the data's size (``docs/defaults.md``, "Label-free
+    K of the forest graph").
     """
     if settings.metric != "forest":
         return None

@@ -53,13 +53,10 @@ class ForestSpectralClustering(
     weighted by the overlap of the two points' neighbour lists (Jaccard),
     components joined by a minimum spanning forest in the same geometry
     (:func:`~geoforest.graph.knn_affinity`, :mod:`geoforest.graph`), and
-    the graph is clustered by normalised spectral clustering; ``K`` is, when
-    not given, the finest level the graph supports, not the most separated
-    one (:func:`~geoforest.graph.label_free_levels`; its Gaussian references
-    run through the same pipeline, their forests with a quarter of the
-    trees).  A point's exact copies are left out of its list, so a group of
-    equal rows is not a clique of its own.  New points join
-    the majority cluster of their ``n_neighbors`` nearest training points.
+    the graph is clustered by normalised spectral clustering (a point's copies
+    left out of its list); ``K`` is, when not given, the finest level the graph
+    supports, not the most separated one (:func:`~geoforest.graph.label_free_levels`).
+    New points join the majority cluster of their ``n_neighbors`` nearest training points.
     This default was chosen on the selection half of the clustering suite
     (``docs/defaults.md``, "The geometry of each clusterer").
 

@@ -171,7 +171,7 @@ class ForestGeometry(Geometry):
         :func:`~geoforest.graph.bridge_components` in the coordinates where that
         metric is Euclidean: the same metric and units, but near-linear where
         the lists would have to grow to a whole component to find its way out
-        (separated clusters: the bridges took 44 of 48 s at 20,000 points)."""
+        (separated clusters; ``docs/results/label-free-levels.md``)."""
         weights = getattr(self.forest_, "metric_weights_", None)
         if weights is None:
             return super().bridges(G, neighbors)

@@ -128,13 +128,12 @@ class Geometry(ABC):
     def distinct_neighbors(self, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`neighbors` with each point's exact copies left out of its list.
 
-        Tabular data of coded columns repeat rows (683 rows of cytology
-        scores hold groups of 27, 23, 21 and 20 identical ones).  In a plain
-        ``k``-NN list a group larger than ``k`` lists only itself: its points
-        form a clique the rest reaches only through the points that list
-        them, and a spectral cut takes it for a cluster, one per group (the
-        label-free rule then split those scores into 9 where the classes are
-        2).  A copy says nothing about where a point lies, so a point's list
+        Tabular data of coded columns repeat rows, often in groups larger
+        than ``k``.  In a plain ``k``-NN list such a group lists only itself:
+        its points form a clique the rest reaches only through the points
+        that list them, and a spectral cut takes it for a cluster, one per
+        group (``docs/results/label-free-levels.md``, round 5).  A copy says
+        nothing about where a point lies, so a point's list
         here holds its ``k`` nearest points *not equal to it*; its copies
         get the same list, so they stay together in any partition (equal
         rows of the affinity) without being a clique.  Copies are found in
