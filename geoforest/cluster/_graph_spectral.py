@@ -139,20 +139,23 @@ def reference_forest(settings: LabelFreeSettings):
     """
     if settings.metric != "forest":
         return None
-    if settings.forest is None:
-        from ..forest import UnsupervisedForest  # the geometry's default forest
+    return _fewer_trees(settings.forest)
 
-        forest = UnsupervisedForest()
-    else:
-        forest = clone(settings.forest)
+
+def _fewer_trees(forest):
+    """An unfitted copy of ``forest`` (``None``: the geometry's default,
+    ``UnsupervisedForest()``) with ``REFERENCE_TREE_FRACTION`` of its trees; a
+    ``ForestNeighborsTransformer`` gets its inner forest so reduced."""
+    from ..forest import UnsupervisedForest
+
+    forest = UnsupervisedForest() if forest is None else clone(forest)
     params = forest.get_params(deep=False)
     if "n_estimators" in params:
         trees = int(params["n_estimators"])
-        forest.set_params(
-            n_estimators=max(
-                min(REFERENCE_MIN_TREES, trees), round(trees * REFERENCE_TREE_FRACTION)
-            )
-        )
+        fewer = round(trees * REFERENCE_TREE_FRACTION)
+        forest.set_params(n_estimators=max(min(REFERENCE_MIN_TREES, trees), fewer))
+    elif "forest" in params:  # a ForestNeighborsTransformer
+        forest.set_params(forest=_fewer_trees(params["forest"]))
     return forest
 
 

@@ -98,7 +98,7 @@ _KEEL = {
     "splice": (3190, 287, 3, 0),
     "banana": (5300, 2, 2, 0),
     "twonorm": (7400, 20, 2, 0),
-    # Issue 54: tabular sets whose columns are binary or take a few coded levels.
+    # Tabular sets whose columns are binary or take a few coded levels.
     "wisconsin": (683, 9, 2, 0),
     "housevotes": (232, 32, 2, 0),
     "australian": (690, 14, 2, 0),

@@ -198,3 +198,7 @@ def test_references_grow_a_quarter_of_the_forests_trees():
     assert reference_forest(settings("forest", gf.UnsupervisedForest(20))).n_estimators == 10
     assert reference_forest(settings("forest", gf.UnsupervisedForest(6))).n_estimators == 6
     assert reference_forest(settings("euclidean", None)) is None
+    wrapped = reference_forest(settings("forest", gf.ForestNeighborsTransformer(forest=mine)))
+    assert isinstance(wrapped, gf.ForestNeighborsTransformer) and wrapped.forest.n_estimators == 15
+    bare = reference_forest(settings("forest", gf.ForestNeighborsTransformer()))
+    assert bare.forest.n_estimators == 25 and mine.n_estimators == 60

