@@ -108,8 +108,22 @@ def gaussian_reference(X, rng) -> np.ndarray:
     mean = X.mean(axis=0)
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
         cov = np.atleast_2d(np.cov(X, rowvar=False))
-        return rng.multivariate_normal(mean, cov, size=X.shape[0])
+        try:
+            return rng.multivariate_normal(mean, cov, size=X.shape[0])
+        except np.linalg.LinAlgError:
+            # LAPACK's SVD, which multivariate_normal factors with, can fail to
+            # converge on a nearly singular covariance; the symmetric
+            # eigendecomposition is the robust factor of the same matrix.
+            return _gaussian_by_eigh(mean, cov, rng, X.shape[0])
     return mean + rng.standard_normal(X.shape) * X.std(axis=0)
+
+
+def _gaussian_by_eigh(mean: np.ndarray, cov: np.ndarray, rng, n: int) -> np.ndarray:
+    """``n`` draws from N(``mean``, ``cov``), ``cov`` factored by ``eigh`` (rounding's
+    negative eigenvalues clipped to 0)."""
+    values, vectors = np.linalg.eigh(cov)
+    scale = np.sqrt(np.clip(values, 0.0, None))
+    return mean + (rng.standard_normal((n, mean.size)) * scale) @ vectors.T
 
 
 def mixture_reference(X, labels, rng) -> np.ndarray:

@@ -88,6 +88,23 @@ def test_gaussian_reference_matches_the_data_moments_far_from_zero():
     np.testing.assert_array_equal(gaussian_reference(X, 0), R)  # the seed decides the draw
 
 
+def test_reference_survives_an_svd_that_does_not_converge(monkeypatch):
+    # LAPACK's SVD (multivariate_normal's factor) failed on one mixture part of a
+    # suite set; the reference then factors the covariance by eigh instead,
+    # and still has the data's moments.  The failure is forced here.
+    def failing_svd(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    monkeypatch.setattr(np.linalg, "svd", failing_svd)
+    rng = np.random.RandomState(1)
+    X = rng.standard_normal((5000, 3)) @ np.array([[2.0, 0, 0], [1.0, 1.0, 0], [0, 0, 0.1]]) + 1e6
+    R = gaussian_reference(X, np.random.RandomState(0))
+    assert R.shape == X.shape and np.all(np.isfinite(R))
+    np.testing.assert_allclose(R.mean(0), X.mean(0), atol=0.1)
+    np.testing.assert_allclose(np.cov(R.T), np.cov(X.T), atol=0.15)
+    np.testing.assert_array_equal(gaussian_reference(X, np.random.RandomState(0)), R)
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.sampled_from(["nan", "inf", "complex", "1d", "empty", "no-columns"]),
