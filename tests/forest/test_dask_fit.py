@@ -347,8 +347,13 @@ def test_dask_fit_ranks_by_the_learned_metric_as_in_memory(X, monkeypatch, chunk
     # 40: one chunk per partition); 3 trees leave many queries fewer co-leaf
     # points than candidates, so the candidates are padded by index.
     monkeypatch.setattr(_dask_neighbors, "REF_ROWS", ref_rows)
-    # A partition searches its queries in blocks of SEARCH_ROWS; 61 splits every
-    # query chunk here into several, whose ragged answers are joined.
+    # A query chunk is searched in blocks of QUERY_BLOCK rows, each merged and
+    # ranked on its own; 97 cuts every chunk here into several (with 3 trees,
+    # and chunks of 150 rows).  Inside a block a partition searches
+    # SEARCH_ROWS at a time; 61 splits every block into several, whose ragged
+    # answers are joined.
+    small = trees == 3 or chunks == 150
+    monkeypatch.setattr(_dask_ranked, "QUERY_BLOCK", 97 if small else 1 << 14)
     monkeypatch.setattr(_dask_ranked, "SEARCH_ROWS", 61 if trees == 3 else 1 << 14)
     a = gf.UnsupervisedForest(n_estimators=trees, random_state=2).fit(X)
     with dask.config.set(scheduler="sync"):
@@ -368,6 +373,12 @@ def test_dask_fit_ranks_by_the_learned_metric_as_in_memory(X, monkeypatch, chunk
             _close_neighbours(a, b, k, da.from_array(Q, chunks=(57, 5)))
         _close_neighbours(a, b, 7, X[:300])  # training rows as new points: each finds itself
         _close_neighbours(a, b, 2399)  # every other point: padding to the end
+        # One search per reference partition and query block, each block ranked alone.
+        graph = dict(b.kneighbors(n_neighbors=5)[1].__dask_graph__())
+        n_blocks = sum(-(-c // _dask_ranked.QUERY_BLOCK) for c in b._X_fit.chunks[0])
+        names = [str(key[0] if isinstance(key, tuple) else key) for key in graph]
+        assert sum(name.startswith("_search_ranked") for name in names) == n_blocks * n_parts
+        assert sum(name.startswith("_rank_merged") for name in names) == n_blocks
 
 
 def test_dask_fit_learned_ranking_on_a_cluster(client, X):
