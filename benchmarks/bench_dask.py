@@ -69,7 +69,13 @@ For each phase:
   by design, whatever ``n``;
 * **worker peak**: each worker process's ``VmHWM`` (read and reset through
   ``client.run`` the same way; the first reset is after ``X`` is persisted, so
-  generation is not counted), and the bytes each worker spilled to disk.
+  generation is not counted), and the bytes each worker spilled to disk.  A
+  worker the nanny restarts starts a new process (and a new peak), so the
+  figure is only meaningful with no restarts;
+* **restarts**: the scheduler's events during the phase: workers the nannies
+  restarted for passing the memory limit (topic ``worker-restart-memory``)
+  and workers removed for any reason (``remove-worker`` in topic ``all``),
+  whose tasks in memory are then recomputed.
 
 Beside it, unless ``--inmemory-n 0``: the in-memory path on a NumPy array of
 ``--inmemory-n`` rows (default 10^6; same ``p``, trees, ``max_samples``,
@@ -211,6 +217,7 @@ class Meter:
 
     def __init__(self, client, X) -> None:
         self.client, self.X = client, X
+        self.events = self._events()
         self.workers = set(client.scheduler_info()["workers"])
         client.run(_worker_prepare)
         self.totals = self._totals()
@@ -220,6 +227,14 @@ class Meter:
 
     def _totals(self) -> dict[str, dict[str, Any]]:
         return self.client.run(_worker_transfers)
+
+    def _events(self) -> tuple[int, int]:
+        """The scheduler's counts so far: memory restarts, workers removed."""
+        restarts = len(self.client.get_events("worker-restart-memory"))
+        removed = sum(
+            msg.get("action") == "remove-worker" for _, msg in self.client.get_events("all")
+        )
+        return restarts, removed
 
     def phase(self) -> dict[str, Any]:
         """What the phase that just ended moved and used; resets the peaks."""
@@ -240,7 +255,14 @@ class Meter:
                     wire_client += nbytes
         self.totals = after
         memory = self.client.run(_worker_memory)
-        cpu = sum(m["cpu_s"] - self.memory[a]["cpu_s"] for a, m in memory.items())
+        # A restarted worker has a new address: its CPU seconds start again from 0.
+        cpu = sum(
+            m["cpu_s"] - self.memory.get(a, {"cpu_s": 0.0})["cpu_s"] for a, m in memory.items()
+        )
+        events = self._events()
+        restarts, removed = (now - before for now, before in zip(events, self.events, strict=True))
+        self.events = events
+        self.workers = set(memory)
         self.memory = memory
         who_has = self.client.who_has(self.X)
         between = sum(moved.values())
@@ -259,6 +281,8 @@ class Meter:
             ),
             "workers_cpu_s": cpu,
             "workers": memory,
+            "memory_restarts": restarts,
+            "workers_removed": removed,
         }
 
 
@@ -490,6 +514,7 @@ COLUMNS = (
     ("to client MB", 12),
     ("client peak +MB", 15),
     ("max worker peak MB", 18),
+    ("restarts", 8),
 )
 
 
@@ -519,14 +544,15 @@ def print_table(res_dask: dict[str, Any], res_mem: dict[str, Any] | None) -> Non
                 mb(r["to_client_bytes"]),
                 mb(r["client_peak_growth_bytes"]),
                 mb(wpeak),
+                f"{r['memory_restarts']}/{r['workers_removed']}",
             )
         )
     kn = res_dask["phases"][-1]
     for name, r in res_dask["kneighbors_by_ranking"].items():
         label = f"kneighbors ({name}), all rows EXTRAPOL."
-        print(table_row("dask", n, label, f"{r['extrapolated_s']:.1f}", *["-"] * 6))
+        print(table_row("dask", n, label, f"{r['extrapolated_s']:.1f}", *["-"] * 7))
         label = "  same, workers kept busy EXTRAPOL."
-        print(table_row("dask", n, label, f"{r['extrapolated_busy_s']:.1f}", *["-"] * 6))
+        print(table_row("dask", n, label, f"{r['extrapolated_busy_s']:.1f}", *["-"] * 7))
     if res_mem is not None:
         for r in res_mem["phases"]:
             print(
@@ -540,6 +566,7 @@ def print_table(res_dask: dict[str, Any], res_mem: dict[str, Any] | None) -> Non
                     "-",
                     "-",
                     mb(r["peak_growth_bytes"]),
+                    "-",
                     "-",
                 )
             )
@@ -566,6 +593,10 @@ def print_table(res_dask: dict[str, Any], res_mem: dict[str, Any] | None) -> Non
         "between workers MB: Dask's sizeof of the data workers fetched from each other "
         "(Worker.transfer_outgoing_bytes_total); (wire MB): the bytes those transfers wrote "
         "to the socket. To client: the rest of the counter (results gathered for the client)."
+    )
+    print(
+        "restarts: workers restarted by their nanny for passing the memory limit / workers "
+        "removed (any cause; their results in memory are recomputed), from the scheduler's events."
     )
     print(
         "client peak +MB: VmHWM of the client process (the client alone; with "
@@ -596,6 +627,9 @@ def print_summary(res_dask: dict[str, Any], res_mem: dict[str, Any] | None) -> N
             f"  kneighbors learned / proximity ranking: {learned:.1f}s / {prox:.1f}s "
             f"= {learned / prox:.2f}x (same forest, same query rows)"
         )
+    restarts = sum(r["memory_restarts"] for r in res_dask["phases"])
+    removed = sum(r["workers_removed"] for r in res_dask["phases"])
+    print(f"  worker memory restarts:     {restarts} (workers removed: {removed})")
     for addr, peak in res_dask["worker_peak_rss_bytes"].items():
         spilled = res_dask["worker_spilled_bytes"][addr]
         print(f"  worker {addr}: peak RSS {mb(peak)} MB, spilled to disk {mb(spilled)} MB")
