@@ -55,3 +55,55 @@ def _off_the_clock(bar, seconds: float) -> None:
     now = bar._time()
     bar.start_t = min(bar.start_t + seconds, now)
     bar.last_print_t = min(bar.last_print_t + seconds, now)
+
+
+class StageProgress:
+    """A bar over the named stages of one fit (tqdm, only when ``verbose``).
+
+    Calling the object with a stage's name marks the stage under way done
+    and shows the new one; leaving the ``with`` block marks the last one
+    done.  Long stages with bars of their own (a forest's trees, its
+    neighbours) show them beneath this one.  As in :func:`progress`, time
+    spent compiling kernels is kept off the bar's clock.
+
+    Examples
+    --------
+    >>> with StageProgress(2, verbose=0, desc="fit") as stage:
+    ...     stage("graph")
+    ...     stage("eigenvectors")
+    """
+
+    def __init__(self, total: int, verbose: int, desc: str):
+        self._bar = None
+        self._started = False
+        self._compiled = compile_seconds()
+        if verbose:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, desc=desc, leave=False)
+
+    def __enter__(self) -> StageProgress:
+        return self
+
+    def __call__(self, name: str) -> None:
+        if self._bar is None:
+            return
+        self._finish_stage()
+        self._started = True
+        self._bar.set_postfix_str(name)
+
+    def _finish_stage(self) -> None:
+        if not self._started:
+            return
+        now = compile_seconds()
+        if now > self._compiled:
+            _off_the_clock(self._bar, now - self._compiled)
+            self._compiled = now
+        self._bar.update()
+        self._bar.refresh()  # a few long stages: show each step, whatever the interval
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            if exc[0] is None:
+                self._finish_stage()
+            self._bar.close()

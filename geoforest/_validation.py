@@ -135,8 +135,9 @@ def check_n_neighbors(n_neighbors, n_train: int, is_train: bool) -> None:
         )
 
 
-def with_seed_and_threads(forest, random_state, n_jobs):
-    """``forest`` with a wrapper's ``random_state`` / ``n_jobs`` where its own are None.
+def with_seed_and_threads(forest, random_state, n_jobs, verbose: int = 0):
+    """``forest`` with a wrapper's ``random_state`` / ``n_jobs`` where its own are None,
+    and the wrapper's positive ``verbose`` where its own is 0.
 
     Estimators that grow a forest inside (the clusterers' forest geometry,
     rpfCluster, the neighbours transformer) pass their seed and threads on
@@ -149,4 +150,6 @@ def with_seed_and_threads(forest, random_state, n_jobs):
         updates["random_state"] = random_state
     if params.get("n_jobs", 0) is None:
         updates["n_jobs"] = n_jobs
+    if verbose and params.get("verbose", None) == 0:  # a wrapper asked for progress
+        updates["verbose"] = verbose
     return forest.set_params(**updates)

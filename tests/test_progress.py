@@ -34,6 +34,12 @@ CASES = {
         ),
         "rpfCluster scales",
     ),
+    "ForestSpectralClustering-knn": (
+        lambda v: gf.ForestSpectralClustering(
+            forest=gf.UnsupervisedForest(n_estimators=10), verbose=v, random_state=0
+        ),
+        "ForestSpectralClustering",
+    ),
 }
 
 
@@ -45,6 +51,42 @@ def test_verbose_shows_progress_and_changes_nothing(blobs, name, capsys):
     loud = make(1).fit(blobs).labels_
     assert desc in capsys.readouterr().err
     np.testing.assert_array_equal(quiet, loud)
+
+
+def test_the_knn_path_shows_its_stages_and_the_forests_bars(blobs, capsys):
+    # Label-free: five stages; the forest grown inside (verbose 0) shows its
+    # trees and its neighbours as well, and keeps the user's forest untouched.
+    forest = gf.UnsupervisedForest(n_estimators=10)
+    model = gf.ForestSpectralClustering(forest=forest, verbose=1, random_state=0).fit(blobs)
+    err = capsys.readouterr().err
+    for stage in ("geometry", "neighbours", "graph and bridges", "levels and references"):
+        assert stage in err
+    assert "eigenvectors and k-means" in err and "5/5" in err
+    assert "trees" in err
+    assert forest.verbose == 0 and model.forest_.verbose == 1
+    gf.ForestSpectralClustering(3, forest=forest, verbose=1, random_state=0).fit(blobs)
+    err = capsys.readouterr().err
+    assert "4/4" in err and "levels and references" not in err
+
+
+def test_a_forest_that_asked_for_its_own_verbosity_keeps_it(blobs):
+    forest = gf.UnsupervisedForest(n_estimators=10, verbose=2)
+    model = gf.ForestSpectralClustering(3, forest=forest, verbose=1, random_state=0).fit(blobs)
+    assert model.forest_.verbose == 2
+
+
+def test_stage_bar_is_silent_without_verbose_and_closes_on_errors(capsys):
+    from geoforest._progress import StageProgress
+
+    with StageProgress(2, 0, "quiet") as stage:
+        stage("a")
+        stage("b")
+    assert capsys.readouterr().err == ""
+    with pytest.raises(RuntimeError), StageProgress(3, 1, "failing") as stage:
+        stage("a")
+        raise RuntimeError("boom")
+    err = capsys.readouterr().err
+    assert "failing" in err and "1/3" not in err  # the failed stage is not counted done
 
 
 def test_the_time_left_does_not_count_a_compilation(monkeypatch):

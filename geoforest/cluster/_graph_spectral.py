@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
+from .._progress import StageProgress
 from .._validation import validate_data
 from ..graph import (
     Geometry,
@@ -80,7 +81,16 @@ def _connected_affinity(geometry, A, dist, ind) -> tuple[sp.csr_matrix, int]:
 
 
 def knn_graph(
-    X, metric: str, *, forest, n_neighbors: int, random_state, n_jobs=None, owner=None
+    X,
+    metric: str,
+    *,
+    forest,
+    n_neighbors: int,
+    random_state,
+    n_jobs=None,
+    owner=None,
+    verbose: int = 0,
+    stage=None,
 ) -> KnnGraph:
     """The fitted geometry of ``X`` and its Jaccard-weighted kNN graph, components bridged.
 
@@ -88,7 +98,11 @@ def knn_graph(
     :func:`~geoforest.graph.fit_geometry` alone (it checks them, once); the
     graph joins each point to its ``n_neighbors`` nearest others, its exact
     copies left out (:meth:`~geoforest.graph.Geometry.distinct_neighbors`).
+    ``verbose`` reaches a forest grown here; ``stage`` (a
+    :class:`~geoforest._progress.StageProgress`) is told the stages.
     """
+    stage = stage if stage is not None else StageProgress(0, 0, "")
+    stage("geometry")
     geometry = fit_geometry(
         X,
         metric,
@@ -97,11 +111,14 @@ def knn_graph(
         random_state=random_state,
         n_jobs=n_jobs,
         owner=owner,
+        verbose=verbose,
     )
     n = geometry.n_samples_
     if n < 2:
         raise ValueError(f"spectral clustering needs at least 2 samples, got n_samples={n}")
+    stage("neighbours")
     dist, ind = geometry.distinct_neighbors()  # a group of copies is no clique (its docstring)
+    stage("graph and bridges")
     return KnnGraph(geometry, *_connected_affinity(geometry, knn_affinity(ind, n), dist, ind))
 
 
@@ -222,6 +239,7 @@ def fit_knn_spectral(
     spectral_seed: int,
     n_jobs: int | None = None,
     owner=None,
+    verbose: int = 0,
 ) -> KnnSpectralFit:
     """Spectral clustering of the kNN graph of ``X`` in the geometry ``metric``.
 
@@ -230,9 +248,51 @@ def fit_knn_spectral(
     ``spectral_seed`` seeds the eigensolver and k-means.  With
     ``n_clusters=None``, K is the finest level the graph supports
     (:func:`label_free_k`; ``explain_levels`` reports no structure or weak
-    evidence).  ``owner`` names the estimator in messages.  Returns
-    what was found; :class:`~geoforest.ForestSpectralClustering` stores it.
+    evidence).  ``owner`` names the estimator in messages.  ``verbose``
+    shows a bar over the stages (the geometry, its neighbours, the graph,
+    the levels when K is estimated, the spectral step) and the forest's own
+    bars.  Returns what was found; :class:`~geoforest.ForestSpectralClustering`
+    stores it.
     """
+    name = type(owner).__name__ if owner is not None else "spectral clustering"
+    with StageProgress(4 if n_clusters is not None else 5, verbose, name) as stage:
+        return _fit_knn_spectral(
+            X,
+            metric=metric,
+            forest=forest,
+            n_neighbors=n_neighbors,
+            n_clusters=n_clusters,
+            max_clusters=max_clusters,
+            n_init=n_init,
+            eigen_solver=eigen_solver,
+            eigen_tol=eigen_tol,
+            random_state=random_state,
+            spectral_seed=spectral_seed,
+            n_jobs=n_jobs,
+            owner=owner,
+            verbose=verbose,
+            stage=stage,
+        )
+
+
+def _fit_knn_spectral(
+    X,
+    *,
+    metric,
+    forest,
+    n_neighbors,
+    n_clusters,
+    max_clusters,
+    n_init,
+    eigen_solver,
+    eigen_tol,
+    random_state,
+    spectral_seed,
+    n_jobs,
+    owner,
+    verbose,
+    stage,
+) -> KnnSpectralFit:
     graph = knn_graph(
         X,
         metric,
@@ -241,6 +301,8 @@ def fit_knn_spectral(
         random_state=random_state,
         n_jobs=n_jobs,
         owner=owner,
+        verbose=verbose,
+        stage=stage,
     )
     A, n = graph.affinity, graph.geometry.n_samples_
     if n_clusters is not None and n_clusters > n:
@@ -255,8 +317,10 @@ def fit_knn_spectral(
         settings = LabelFreeSettings(
             metric, forest, n_neighbors, n_jobs, int(max_clusters), eigen_solver, eigen_tol, n_init
         )
+        stage("levels and references")
         levels = label_free_k(graph, max_k, seed, settings)
         k = levels.n_clusters
+    stage("eigenvectors and k-means")
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*connected components", category=UserWarning)
         res = spectral_clustering(
@@ -269,7 +333,7 @@ def fit_knn_spectral(
             tol=eigen_tol,
         )
     if levels is not None:
-        explain_levels(name, levels, stacklevel=5)
+        explain_levels(name, levels, stacklevel=6)
     return KnnSpectralFit(
         graph.geometry,
         res.labels,

@@ -138,8 +138,7 @@ class ForestSpectralClustering(
         How ``"auto"`` picks a candidate (see above and Notes).
     stability_forests : int, default=4
         Forests compared by ``selection="stability"`` (the fitted one
-        included); ignored by the other rules.  4 is the only value compared
-        (``docs/results/rpf-cluster.md``).
+        included; 4 is the only value compared, ``docs/results/rpf-cluster.md``).
     max_clusters : int, default=10
         Largest K the eigengap may choose when ``n_clusters`` is None.
     n_init : int, default=10
@@ -170,7 +169,9 @@ class ForestSpectralClustering(
     n_jobs : int or None, default=None
         Threads of the forest (when it has none).
     verbose : int, default=0
-        Show a progress bar over the candidate scales (beta_1, beta_2) (tqdm) when positive.
+        Progress bars (tqdm) when positive: ``"knn"``, over the fit's stages
+        and the forest's own (a forest grown here with ``verbose=0`` gets
+        this one); ``"kernel"``, over the candidate scales (beta_1, beta_2).
 
     Attributes
     ----------
@@ -239,9 +240,7 @@ class ForestSpectralClustering(
     data sets it picks sharp scales that are stable without being better
     partitions (``docs/results/rpf-cluster.md``).
 
-    :meth:`cluster_candidate` clusters one (beta_1, beta_2) pair as ``fit``
-    does; :func:`consensus_scores` and :func:`select_best` score and pick
-    candidates as ``selection="consensus"``.
+    :meth:`cluster_candidate` clusters one (beta_1, beta_2) pair as ``fit`` does.
 
     References
     ----------
@@ -397,6 +396,7 @@ class ForestSpectralClustering(
             spectral_seed=self._spectral_seed(),
             n_jobs=self.n_jobs,
             owner=self,
+            verbose=self.verbose,
         )
         self.geometry_ = fitted.geometry
         self.forest_ = getattr(fitted.geometry, "forest_", None)

@@ -246,7 +246,7 @@ def _is_fitted(est) -> bool:
 
 
 def make_geometry(
-    metric, forest=None, *, n_neighbors=None, random_state=None, n_jobs=None
+    metric, forest=None, *, n_neighbors=None, random_state=None, n_jobs=None, verbose=0
 ) -> Geometry:
     """The (unfitted) :class:`Geometry` of a clusterer's ``metric`` and ``forest``.
 
@@ -259,18 +259,21 @@ def make_geometry(
         The lists' length when a caller gives none.
     random_state, n_jobs
         Passed to the forest where its own are None.
+    verbose : int, default=0
+        Passed to a forest grown here when positive and the forest's own is 0
+        (its progress bars: trees, neighbours).
 
     Returns
     -------
     Geometry
     """
-    geometry = _unfitted(metric, forest, random_state, n_jobs)
+    geometry = _unfitted(metric, forest, random_state, n_jobs, verbose)
     if n_neighbors is not None:
         geometry.n_neighbors = check_n_neighbors(n_neighbors, np.iinfo(np.int64).max)
     return geometry
 
 
-def _unfitted(metric, forest, random_state, n_jobs) -> Geometry:
+def _unfitted(metric, forest, random_state, n_jobs, verbose=0) -> Geometry:
     if metric == "euclidean":
         return EuclideanGeometry()
     if metric == "precomputed":
@@ -292,7 +295,8 @@ def _unfitted(metric, forest, random_state, n_jobs) -> Geometry:
         )
     elif _is_fitted(forest):
         return ForestGeometry(forest, prefitted=True)
-    return ForestGeometry(with_seed_and_threads(clone(forest), random_state, n_jobs), False)
+    grown = with_seed_and_threads(clone(forest), random_state, n_jobs, verbose)
+    return ForestGeometry(grown, False)
 
 
 def fit_geometry(
@@ -304,6 +308,7 @@ def fit_geometry(
     random_state=None,
     n_jobs=None,
     owner=None,
+    verbose: int = 0,
 ) -> Geometry:
     """The fitted :class:`Geometry` of ``X``: the graph layer's one entry.
 
@@ -326,6 +331,8 @@ def fit_geometry(
         Passed to a forest grown here where its own are None.
     owner : estimator or None
         Named in error messages.
+    verbose : int, default=0
+        Progress bars of a forest grown here (as :func:`make_geometry`).
 
     Returns
     -------
@@ -345,7 +352,12 @@ def fit_geometry(
     _check_forest_metric(metric, forest, name)
     check_not_complex(X, owner if owner is not None else name)
     geometry = make_geometry(
-        metric, forest, n_neighbors=n_neighbors, random_state=random_state, n_jobs=n_jobs
+        metric,
+        forest,
+        n_neighbors=n_neighbors,
+        random_state=random_state,
+        n_jobs=n_jobs,
+        verbose=verbose,
     )
     if metric == "precomputed":
         _check_graph_shape(X, name)
