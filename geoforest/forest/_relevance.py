@@ -171,10 +171,28 @@ def relevance(X, rows, neighbors, n_shared, var, n_near: int):
     dim = local_dimension(X, rows, neighbors, n_shared, n_near, rho, spread)
     # Ranges over the rows read here (the estimate rows and their pools), so a
     # forest grown from a Dask array, which gathers just those, finds the same.
-    held = np.unique(np.concatenate([rows, neighbors.ravel()]))
-    span = X[held].max(axis=0).astype(np.float64) - X[held].min(axis=0)
+    # There every row of X is read: no copy of it.
+    held = read_rows(rows, neighbors)
+    X_held = X if held.shape[0] == X.shape[0] else X[held]
+    span = X_held.max(axis=0).astype(np.float64) - X_held.min(axis=0)
+    del X_held
     kind = ranking_kind(rho, span, dim)
     return rho, metric_weights(rho, spread, var, kind), kind
+
+
+def read_rows(rows: np.ndarray, neighbors: np.ndarray) -> np.ndarray:
+    """The rows :func:`relevance` reads (``rows`` and every entry of
+    ``neighbors``), sorted, each once.
+
+    Sorted and compared with their predecessor rather than ``np.unique``,
+    which builds a hash table of several times the rows' bytes first.
+    """
+    held = np.concatenate([rows, neighbors.ravel()]).astype(np.int64, copy=False)
+    held.sort()
+    keep = np.empty(held.shape[0], dtype=bool)
+    keep[:1] = True
+    np.not_equal(held[1:], held[:-1], out=keep[1:])
+    return held[keep]
 
 
 def ranking_kind(rho: np.ndarray, span: np.ndarray, dim: float) -> str:
@@ -518,7 +536,8 @@ def _dask_pools(forest, order, pool: int):
     dist, ind = forest._kneighbors(take_rows(X, rows), pool + 1, True, "all", None, prepared=True)
     neighbors, dist = drop_self(ind, dist, rows, pool)
     n_shared = (dist < 1.0).sum(axis=1)
-    held = np.unique(np.concatenate([rows, neighbors.ravel()]))
+    del ind, dist  # before the rows arrive
+    held = read_rows(rows, neighbors)
     X_held, var = rows_and_variances(X, held)
     local = np.searchsorted(held, rows), np.searchsorted(held, neighbors)
     return X_held, local[0], local[1], n_shared, var
