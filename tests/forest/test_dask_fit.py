@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import geoforest as gf
+from geoforest.forest import _relevance
 from geoforest.forest._dask import _fit as _dask_fit
 from geoforest.forest._dask import _neighbors as _dask_neighbors
 from geoforest.forest._dask import _ranked as _dask_ranked
@@ -391,3 +392,43 @@ def test_dask_fit_learned_ranking_on_a_cluster(client, X):
     G = b.kneighbors_graph(X[::5] + 0.01, n_neighbors=4, mode="distance").toarray()
     expected = a.kneighbors_graph(X[::5] + 0.01, n_neighbors=4, mode="distance").toarray()
     np.testing.assert_allclose(G, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("gather_bytes", [1, 2_000, 1 << 23])
+def test_gathered_rows_equal_numpy_on_any_scheduler(client, X, monkeypatch, gather_bytes):
+    # The estimate's rows written into one array piece by piece: one piece per
+    # batch (1 byte), batches of 100 rows, all at once; chunks without rows skipped.
+    monkeypatch.setattr(_dask_fit, "GATHER_BYTES", gather_bytes)
+    Xd = da.from_array(X, chunks=(300, 5))
+    rows = np.flatnonzero(np.random.default_rng(3).random(X.shape[0]) < 0.3)
+    rows = rows[(rows < 600) | (rows >= 900)]  # chunk 2 (rows 600-899) has none
+    extra = Xd.sum(axis=0, dtype=np.float64)
+    for scheduler in (None, "sync"):
+        with dask.config.set(scheduler=scheduler):
+            taken, (total,) = _dask_fit.gather_rows(Xd, rows, extra)
+            assert (_dask_fit._scheduler_client() is None) == (scheduler == "sync")
+        assert taken.dtype == np.float32 and taken.flags.c_contiguous
+        np.testing.assert_array_equal(taken, X[rows])
+        np.testing.assert_array_equal(total, extra.compute())
+    empty, extras = _dask_fit.gather_rows(Xd, rows[:0])
+    assert empty.shape == (0, 5) and extras == []
+
+
+def test_read_rows_are_the_sorted_distinct_rows():
+    rng = np.random.default_rng(4)
+    rows = np.sort(rng.choice(5000, 40, replace=False))
+    neighbors = rng.integers(0, 5000, (40, 30))
+    np.testing.assert_array_equal(
+        _relevance.read_rows(rows, neighbors), np.unique(np.concatenate([rows, neighbors.ravel()]))
+    )
+
+
+def test_dask_fit_learned_metric_on_a_cluster_bit_for_bit(client, X, monkeypatch):
+    # The estimate's rows gathered in batches of about 50 rows: the relevance is
+    # the in-memory one to the last bit (the weights also read the column
+    # variances, summed chunk by chunk).
+    monkeypatch.setattr(_dask_fit, "GATHER_BYTES", 1_000)
+    a = gf.UnsupervisedForest(n_estimators=6, random_state=5).fit(X)
+    b = gf.UnsupervisedForest(n_estimators=6, random_state=5).fit(da.from_array(X, chunks=500))
+    np.testing.assert_array_equal(b.feature_relevance_, a.feature_relevance_)
+    np.testing.assert_allclose(b._metric.weights, a._metric.weights, rtol=1e-14)

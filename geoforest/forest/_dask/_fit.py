@@ -60,6 +60,9 @@ from ._queries import whole_rows
 #: Canonical-order pairs per sorting group (16 bytes each: 64 MB groups).
 GROUP_ROWS = 1 << 22
 
+#: Most bytes of gathered rows the client receives at once (:func:`gather_rows`).
+GATHER_BYTES = 1 << 23
+
 
 # --------------------------------------------------------------------------- checks
 def check_dask_X(forest, X):
@@ -431,17 +434,104 @@ def canonical_rows_at(X, order, positions: np.ndarray) -> np.ndarray:
     return order.take(positions)
 
 
+def _rows_of(block, local):
+    return block[local]
+
+
+def _scheduler_client():
+    """The ``distributed`` client ``dask.compute`` would use now, or None (a local
+    scheduler, chosen by ``dask.config`` or by default)."""
+    try:
+        from distributed import Client
+    except ImportError:
+        return None
+    from dask.base import get_scheduler
+
+    client = getattr(get_scheduler(), "__self__", None)
+    return client if isinstance(client, Client) else None
+
+
+def gather_rows(X, rows: np.ndarray, *extra) -> tuple[np.ndarray, list]:
+    """``X[rows]`` of the Dask array ``X`` (``rows`` sorted) written straight into
+    one array, and the Dask collections ``extra`` computed in the same graph.
+
+    Each chunk's rows are one piece.  On a ``distributed`` cluster the pieces
+    are fetched a batch of at most :data:`GATHER_BYTES` at a time and copied
+    into place, so the client holds the answer and one batch, never the whole
+    answer twice (``X[rows].compute()`` receives it as one message and the
+    scheduler's copy of it, in the client's process under a ``LocalCluster``).
+    A local scheduler computes them all at once.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n, p)
+        One chunk along the columns.
+    rows : ndarray of int64
+        Sorted row numbers.
+    *extra : dask collections
+        Computed with the rows, in one graph (sharing ``X``'s tasks).
+
+    Returns
+    -------
+    taken : ndarray of shape (len(rows), p), ``X.dtype``, C-contiguous
+    extras : list
+        The computed ``extra``, in order.
+    """
+    import dask
+
+    rows = np.asarray(rows, dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+    cuts = np.searchsorted(rows, bounds)
+    blocks = X.to_delayed().ravel()
+    take = dask.delayed(_rows_of, pure=True)
+    spans, pieces = [], []
+    for c in np.flatnonzero(cuts[1:] > cuts[:-1]):
+        lo, hi = int(cuts[c]), int(cuts[c + 1])
+        spans.append((lo, hi))
+        pieces.append(take(blocks[c], rows[lo:hi] - bounds[c]))
+    out = np.empty((rows.shape[0], X.shape[1]), dtype=X.dtype)
+    client = _scheduler_client()
+    if client is None:
+        values = dask.compute(*extra, *pieces)
+        for (lo, hi), value in zip(spans, values[len(extra) :], strict=True):
+            out[lo:hi] = value
+        return out, list(values[: len(extra)])
+    futures = client.compute([*extra, *pieces])
+    extras = client.gather(futures[: len(extra)])
+    _fill(client, out, spans, futures[len(extra) :])
+    return out, extras
+
+
+def _fill(client, out: np.ndarray, spans: list, futures: list) -> None:
+    """Copy each gathered piece into ``out[lo:hi]``, fetching consecutive pieces
+    of at most :data:`GATHER_BYTES` together (at least one), each batch released
+    on the cluster once copied."""
+    batch_rows = max(1, GATHER_BYTES // max(1, out[:1].nbytes))
+    start = 0
+    while start < len(spans):
+        stop = start + 1
+        while stop < len(spans) and spans[stop][1] - spans[start][0] <= batch_rows:
+            stop += 1
+        values = client.gather(futures[start:stop])
+        for (lo, hi), value in zip(spans[start:stop], values, strict=True):
+            out[lo:hi] = value
+        del values, value
+        for future in futures[start:stop]:
+            future.release()
+        start = stop
+
+
 def take_rows(X, rows: np.ndarray) -> np.ndarray:
-    """``X[rows]`` (sorted indices) of the Dask array ``X``, as a contiguous ndarray."""
-    return np.ascontiguousarray(X[rows].compute())
+    """``X[rows]`` (sorted indices) of the Dask array ``X``, as a contiguous ndarray
+    (:func:`gather_rows`)."""
+    return gather_rows(X, rows)[0]
 
 
 def rows_and_variances(X, rows: np.ndarray):
     """``(X[rows], column variances)`` in one pass over the Dask array ``X``: the
-    rows (sorted indices) as an ndarray, the float64 variance of every column
-    (about the float64 mean, as ``_relevance.column_variances``)."""
-    import dask
-
+    rows (sorted indices) as an ndarray (:func:`gather_rows`), the float64
+    variance of every column (about the float64 mean, as
+    ``_relevance.column_variances``)."""
     dev = X - X.mean(axis=0, dtype=np.float64)
-    X_rows, var = dask.compute(X[rows], (dev * dev).mean(axis=0))
-    return np.ascontiguousarray(X_rows), np.asarray(var, dtype=np.float64)
+    X_rows, (var,) = gather_rows(X, rows, (dev * dev).mean(axis=0))
+    return X_rows, np.asarray(var, dtype=np.float64)
