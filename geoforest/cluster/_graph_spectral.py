@@ -256,93 +256,64 @@ def fit_knn_spectral(
     """
     name = type(owner).__name__ if owner is not None else "spectral clustering"
     with StageProgress(4 if n_clusters is not None else 5, verbose, name) as stage:
-        return _fit_knn_spectral(
+        graph = knn_graph(
             X,
-            metric=metric,
+            metric,
             forest=forest,
             n_neighbors=n_neighbors,
-            n_clusters=n_clusters,
-            max_clusters=max_clusters,
-            n_init=n_init,
-            eigen_solver=eigen_solver,
-            eigen_tol=eigen_tol,
             random_state=random_state,
-            spectral_seed=spectral_seed,
             n_jobs=n_jobs,
             owner=owner,
             verbose=verbose,
             stage=stage,
         )
-
-
-def _fit_knn_spectral(
-    X,
-    *,
-    metric,
-    forest,
-    n_neighbors,
-    n_clusters,
-    max_clusters,
-    n_init,
-    eigen_solver,
-    eigen_tol,
-    random_state,
-    spectral_seed,
-    n_jobs,
-    owner,
-    verbose,
-    stage,
-) -> KnnSpectralFit:
-    graph = knn_graph(
-        X,
-        metric,
-        forest=forest,
-        n_neighbors=n_neighbors,
-        random_state=random_state,
-        n_jobs=n_jobs,
-        owner=owner,
-        verbose=verbose,
-        stage=stage,
-    )
-    A, n = graph.affinity, graph.geometry.n_samples_
-    if n_clusters is not None and n_clusters > n:
-        raise ValueError(f"n_clusters={n_clusters} exceeds n_samples={n}")
-    name = type(owner).__name__ if owner is not None else "spectral clustering"
-    seed = int(spectral_seed)
-    max_k = int(min(max_clusters, n - 1))
-    levels = None
-    if n_clusters is not None:
-        k = int(n_clusters)
-    else:
-        settings = LabelFreeSettings(
-            metric, forest, n_neighbors, n_jobs, int(max_clusters), eigen_solver, eigen_tol, n_init
-        )
-        stage("levels and references")
-        levels = label_free_k(graph, max_k, seed, settings)
-        k = levels.n_clusters
-    stage("eigenvectors and k-means")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*connected components", category=UserWarning)
-        res = spectral_clustering(
+        A, n = graph.affinity, graph.geometry.n_samples_
+        if n_clusters is not None and n_clusters > n:
+            raise ValueError(f"n_clusters={n_clusters} exceeds n_samples={n}")
+        seed = int(spectral_seed)
+        max_k = int(min(max_clusters, n - 1))
+        levels = None
+        if n_clusters is not None:
+            k = int(n_clusters)
+        else:
+            settings = LabelFreeSettings(
+                metric,
+                forest,
+                n_neighbors,
+                n_jobs,
+                int(max_clusters),
+                eigen_solver,
+                eigen_tol,
+                n_init,
+            )
+            stage("levels and references")
+            levels = label_free_k(graph, max_k, seed, settings)
+            k = levels.n_clusters
+        stage("eigenvectors and k-means")
+        with warnings.catch_warnings():
+            warnings.filterwarnings(
+                "ignore", message=".*connected components", category=UserWarning
+            )
+            res = spectral_clustering(
+                A,
+                k,
+                max_clusters=max_k,
+                n_init=n_init,
+                solver=eigen_solver,
+                random_state=seed,
+                tol=eigen_tol,
+            )
+        if levels is not None:
+            explain_levels(name, levels, stacklevel=5)
+        return KnnSpectralFit(
+            graph.geometry,
+            res.labels,
+            int(res.n_clusters),
+            res.eigenvalues,
             A,
-            k,
-            max_clusters=max_k,
-            n_init=n_init,
-            solver=eigen_solver,
-            random_state=seed,
-            tol=eigen_tol,
+            graph.n_bridges,
+            levels,
         )
-    if levels is not None:
-        explain_levels(name, levels, stacklevel=6)
-    return KnnSpectralFit(
-        graph.geometry,
-        res.labels,
-        int(res.n_clusters),
-        res.eigenvalues,
-        A,
-        graph.n_bridges,
-        levels,
-    )
 
 
 def predict_knn_spectral(geometry: Geometry, labels, X, n_neighbors: int) -> np.ndarray:
