@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import geoforest as gf
 
@@ -195,3 +197,14 @@ def test_the_demo_says_what_compiling_cost_only_when_it_compiled(tmp_path, capsy
     monkeypatch.setattr(_first_use, "compile_seconds", lambda: next(clock))
     assert main(args) == 0
     assert "the first row includes 12.5s of numba" in capsys.readouterr().out
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.sampled_from([-1, 1.5, "loud", None, [1]]))
+def test_fit_geometry_refuses_a_bad_verbose(bad):
+    # A careless verbose reaches the forest grown inside, whose checks refuse it.
+    X = np.random.default_rng(0).normal(size=(30, 2)) + 1e6
+    with pytest.raises((ValueError, TypeError)):
+        gf.graph.fit_geometry(
+            X, "forest", forest=gf.UnsupervisedForest(n_estimators=3), verbose=bad
+        )

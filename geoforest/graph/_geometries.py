@@ -28,6 +28,8 @@ from zero keeps that to itself.
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
@@ -267,6 +269,8 @@ def make_geometry(
     -------
     Geometry
     """
+    if not isinstance(verbose, numbers.Integral) or verbose < 0:
+        raise ValueError(f"verbose must be an int >= 0, got {verbose!r}")
     geometry = _unfitted(metric, forest, random_state, n_jobs, verbose)
     if n_neighbors is not None:
         geometry.n_neighbors = check_n_neighbors(n_neighbors, np.iinfo(np.int64).max)
