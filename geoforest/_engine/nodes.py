@@ -4,7 +4,8 @@ Open a popped node (:func:`open_node`: its range, parent link and size), test
 whether any cut can exist (:func:`all_rows_equal`, :func:`is_constant` for a
 candidate's values), keep the best candidate (:func:`copy_projection`), record
 a split's projection (:func:`store_projection`), partition its rows (:func:`partition`) and push
-its children (:func:`push`, :func:`child_batches`).  The buffers they write are
+its children (:func:`push`, :func:`child_batches`); a large node's split is
+chosen on a sample of its rows (:func:`draw_split_rows`).  The buffers they write are
 made once per tree by :mod:`.buffers`.
 
 Steps marked ``inline="always"`` are compiled into the loop instead of
@@ -16,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import njit
+from .rng import next_u64
 
 #: Columns of a row of the stack of pending nodes (:func:`push`, :func:`open_node`).
 STACK_COLUMNS = 7
@@ -85,6 +87,48 @@ def partition(samples, z, lo, hi, threshold, buf):
         r += 1 - left
     for j in range(r):
         samples[k + j] = buf[j]
+    return k
+
+
+#: Odd multiplier of the row hash (:func:`draw_split_rows`), and the mix that ends it.
+_ROW_PRIME = np.uint64(0x100000001B3)
+_MIX_A = np.uint64(0xBF58476D1CE4E5B9)
+_MIX_B = np.uint64(0x94D049BB133111EB)
+_SHIFT_A, _SHIFT_B, _SHIFT_C, _SHIFT_53 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+
+
+@njit(nogil=True, cache=True)
+def draw_split_rows(X, samples, lo, hi, m, sub, keys, state):
+    """Draw about ``m`` of the rows ``samples[lo:hi]`` into ``sub``; return how many.
+
+    Each row is drawn with probability ``m / (hi - lo)``, decided by a hash of
+    its values (the bits of its float32 features) salted per node from the
+    tree's ``state``.  The draw depends on what the rows hold, never on where
+    they stand, so a tree is the same for any order of the data's rows and for
+    a Dask fit, whose tasks stack a tree's rows in another order; copies of
+    a row are drawn together.  The drawn rows keep the node's increasing row
+    order (projections read ``X`` in memory order, see :func:`partition`).
+    ``keys`` is scratch of ``hi - lo`` entries; ``sub`` holds ``hi - lo``.
+    """
+    size = hi - lo
+    salt = next_u64(state)
+    bits = X.view(np.uint32)
+    for i in range(size):
+        keys[i] = salt
+    # Column by column: rows in increasing order read each column in memory order.
+    for f in range(X.shape[1]):
+        for i in range(size):
+            keys[i] = (keys[i] ^ np.uint64(bits[samples[lo + i], f])) * _ROW_PRIME
+    cut = m / size
+    k = 0
+    for i in range(size):
+        z = keys[i]
+        z = (z ^ (z >> _SHIFT_A)) * _MIX_A
+        z = (z ^ (z >> _SHIFT_B)) * _MIX_B
+        z = z ^ (z >> _SHIFT_C)
+        if float(z >> _SHIFT_53) * 2.0**-53 < cut:
+            sub[k] = samples[lo + i]
+            k += 1
     return k
 
 

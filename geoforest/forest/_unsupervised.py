@@ -117,6 +117,16 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         structure after all its redraws (8, 4, 2, 1, 0 down a branch; the
         budget never grows again below such a node).  Saves most of the redraw
         work on noise-like data, at a cost in many noise dimensions (see Notes).
+    split_samples : int or None, default=8192
+        A node holding more rows than this chooses its projection and cut on
+        about this many of them and then sends all its rows down the cut; its
+        gain is scaled to its size.  Each row is drawn with probability
+        ``split_samples / rows`` by a hash of its values salted per node, so
+        the tree is the same for any row order and for a Dask fit.  Near the
+        root of a tree grown on many rows the cut a sample finds is the cut
+        all rows would find, at a fraction of the sorting; nodes this small
+        or smaller are unchanged, so are trees grown on no more rows (see
+        Notes).  ``None``: every node chooses on all its rows.
     image_shape : tuple of int or None, default=None
         With ``projection="patch"``: ``(L,)`` or ``(H, W)`` (row-major), whose
         product is ``n_features``.
@@ -200,6 +210,13 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
     * ``decay_redraws=False``: decaying redraws fit faster and help a little
       in few noise dimensions, but lose precision in many.  An option for many
       points in few dimensions, not a default.
+    * ``split_samples=8192``: no tree of the neighbours' or clustering
+      suites (at most 1,500 rows) has a node that large, so they are
+      unchanged.  On the suite's larger selection sets at full size (up to
+      20,000 rows, clean and with 100 noise columns) 8192 kept the neighbours'
+      label share, while 4096 and 2048 lost some under noise columns; a
+      forest on 200,000 points grows each tree about a quarter faster
+      (``studies/split_samples.py``, ``docs/defaults.md``).
 
     * ``distance="auto"`` (the learned metric) was designed on
       real data, the simulations and larger helices
@@ -265,6 +282,7 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         "min_gain": [numbers.Real, None],
         "max_redraws": [Interval(numbers.Integral, 0, None, closed="left")],
         "decay_redraws": ["boolean"],
+        "split_samples": [Interval(numbers.Integral, 2, None, closed="left"), None],
         "image_shape": ["array-like", Interval(numbers.Integral, 1, None, closed="left"), None],
         "min_patch_shape": ["array-like", Interval(numbers.Integral, 1, None, closed="left"), None],
         "max_patch_shape": ["array-like", Interval(numbers.Integral, 1, None, closed="left"), None],
@@ -289,6 +307,7 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         min_gain: float | None = None,
         max_redraws: int = 8,
         decay_redraws: bool = False,
+        split_samples: int | None = 8192,
         image_shape=None,
         min_patch_shape=None,
         max_patch_shape=None,
@@ -312,6 +331,7 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
         self.min_gain = min_gain
         self.max_redraws = max_redraws
         self.decay_redraws = decay_redraws
+        self.split_samples = split_samples
         self.image_shape = image_shape
         self.min_patch_shape = min_patch_shape
         self.max_patch_shape = max_patch_shape
@@ -347,6 +367,11 @@ class UnsupervisedForest(LearnedRankingMixin, TransformerMixin, BaseForest):
             ),
             n_batches=1 + int(self.max_redraws),
             decay_batches=bool(self.decay_redraws),
+            split_samples=(
+                0
+                if self.split_samples is None
+                else max(int(self.split_samples), 2 * int(self.min_samples_leaf))
+            ),
         )
 
     def _min_gain(self) -> float:

@@ -7,6 +7,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
+from .._jit import njit
+
 __all__ = ["check_lists", "knn_affinity"]
 
 
@@ -63,15 +65,42 @@ def knn_affinity(ind: np.ndarray, n: int) -> sp.csr_matrix:
     """
     ind = check_lists(ind, n)
     k = ind.shape[1]
+    lists = np.concatenate([np.arange(n)[:, None], ind], axis=1)
     rows = np.repeat(np.arange(n), k + 1)
-    cols = np.concatenate([np.arange(n)[:, None], ind], axis=1).ravel()
-    B = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(n, n))
+    B = sp.csr_matrix((np.ones(rows.size), (rows, lists.ravel())), shape=(n, n))
     B.data[:] = 1.0  # a point listed twice counts once
     edges = B + B.T
     edges.setdiag(0.0)
     edges.eliminate_zeros()
     edges = edges.tocoo()
-    shared = np.asarray(B[edges.row].multiply(B[edges.col]).sum(axis=1)).ravel()
-    size = np.asarray(B.sum(axis=1)).ravel()
+    # Each edge's overlap by merging the two sorted lists: memory of the edges
+    # only (rows of B gathered per edge took (k + 1) entries per edge, twice).
+    lists.sort(axis=1)
+    shared = np.empty(edges.row.shape[0])
+    _shared_counts(lists, edges.row.astype(np.int64), edges.col.astype(np.int64), shared)
+    size = np.diff(B.indptr).astype(np.float64)
     w = shared / (size[edges.row] + size[edges.col] - shared)
     return sp.csr_matrix((w, (edges.row, edges.col)), shape=(n, n))
+
+
+@njit(nogil=True, cache=True)
+def _shared_counts(lists, row, col, out):
+    """``out[e]``: the distinct points the sorted lists of ``row[e]`` and
+    ``col[e]`` share (a point listed twice in one list counts once)."""
+    m = lists.shape[1]
+    for e in range(row.shape[0]):
+        a, b = lists[row[e]], lists[col[e]]
+        p = q = c = 0
+        while p < m and q < m:
+            x, y = a[p], b[q]
+            if x < y:
+                p += 1
+            elif y < x:
+                q += 1
+            else:
+                c += 1
+                while p < m and a[p] == x:
+                    p += 1
+                while q < m and b[q] == x:
+                    q += 1
+        out[e] = c

@@ -5,6 +5,8 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.exceptions import NotFittedError
 
 import geoforest as gf
@@ -549,3 +551,34 @@ def test_oob_warns_about_rows_never_out_of_bag(data):
     assert never > 0
     with pytest.warns(UserWarning, match=f"{never} of {data.shape[0]} training rows are never"):
         f.proximity(method="oob")
+
+
+@pytest.mark.parametrize("criterion", ["fastbic", "twomeans", "gmm"])
+def test_split_samples_keeps_row_order_and_threads_and_only_touches_large_nodes(data, criterion):
+    # Nodes of more than 20 rows choose their split on 20 of them: the forest is
+    # still the same for any row order and any n_jobs; a split_samples at or
+    # above the rows per tree (0.7 of 120 = 84) is the forest without sampling.
+    perm = np.random.default_rng(2).permutation(len(data))
+    kw = dict(criterion=criterion, max_samples=0.7, split_samples=20)
+    a = small_forest(n_jobs=1, **kw).fit(data)
+    assert_trees_equal(a, small_forest(n_jobs=2, **kw).fit(data))
+    b = small_forest(**kw).fit(data[perm])
+    assert_trees_equal(a, b)
+    np.testing.assert_array_equal(a.apply(data)[perm], b.apply(data[perm]))
+    plain = small_forest(criterion=criterion, max_samples=0.7).fit(data)
+    assert_trees_equal(plain, small_forest(**{**kw, "split_samples": 84}).fit(data))
+    assert not all(
+        np.array_equal(ta.threshold, tb.threshold)
+        for ta, tb in zip(a.trees_, plain.trees_, strict=True)
+    )
+    # The two Gaussians 4 apart stay apart: nearly every neighbour is of the point's own.
+    _, ind = a.kneighbors(n_neighbors=10)
+    truth = data.mean(axis=1) > 2  # which Gaussian (means 0 and 4, four features)
+    assert np.mean(truth[ind] == truth[:, None]) > 0.95
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.integers(-5, 1), st.floats(allow_nan=True), st.text(max_size=3), st.just([64])))
+def test_split_samples_refuses_what_is_not_an_int_of_at_least_two(data, bad):
+    with pytest.raises(ValueError, match="split_samples"):
+        small_forest(split_samples=bad).fit(data + 1e6)

@@ -63,6 +63,9 @@ CASES = [
         ),
     ),
     (gf.RandomProjectionForest, dict(max_samples=None)),
+    # Large nodes cut on a drawn sample of their rows: the draw reads the rows'
+    # values, not their order, so a Dask task's row stack gives the same trees.
+    (gf.UnsupervisedForest, {"distance": "proximity", "split_samples": 150}),
 ]
 
 

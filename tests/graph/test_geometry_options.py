@@ -92,3 +92,12 @@ def test_knn_affinity_is_symmetric_and_in_the_unit_interval(n, k, seed):
     assert abs(A - A.T).max() == 0 if A.nnz else True
     assert np.all(A.diagonal() == 0)
     assert np.all((A.data > 0) & (A.data <= 1))
+    # Against the definition with Python sets: an edge wherever one lists the
+    # other, weighing the Jaccard overlap of the lists with the points themselves.
+    sets = [set(ind[i]) | {i} for i in range(n)]
+    expected = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            if i != j and (j in sets[i] or i in sets[j]):
+                expected[i, j] = len(sets[i] & sets[j]) / len(sets[i] | sets[j])
+    np.testing.assert_allclose(A.toarray(), expected, rtol=1e-15)
