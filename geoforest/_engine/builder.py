@@ -37,10 +37,11 @@ from .nodes import (
     all_rows_equal,
     child_batches,
     copy_projection,
-    draw_split_rows,
     open_node,
     partition,
     push,
+    sampled_rows,
+    split_buffers,
     store_projection,
     weight_bounds,
 )
@@ -192,7 +193,6 @@ def build_tree(
     proj_kind, proj_params, max_nnz = cfg.projection, cfg.projection_params, cfg.max_nonzeros
     rule, rule_params, n_proj = cfg.criterion, cfg.criterion_params, cfg.n_projections
     n_batches, decay_batches, random_cuts = cfg.n_batches, cfg.decay_batches, cfg.random_cuts
-    split_m = cfg.split_samples
     min_split, min_leaf = limits.min_samples_split, limits.min_samples_leaf
     max_depth = limits.max_depth
     # Every branch on ``supervised`` (or ``y is None``) is resolved at compile
@@ -234,9 +234,7 @@ def build_tree(
     unsup = (rule_task, X, samples, cand, pool_v, state, vals)
     # A sorted unsupervised rule chooses a large node's split on ``split_m`` of
     # its rows (``sub``) and then sends all of them down the cut.
-    split_m = split_m if workspace is not None and not unsorted and split_m > 0 else n
-    sub_owned = np.empty(n if split_m < n else 0, dtype=rows.dtype)
-    keys = np.empty(n if split_m < n else 0, dtype=np.uint64)
+    split_m, sub_owned, keys = split_buffers(cfg.split_samples, n, rows, workspace, unsorted)
     unsup_sub = (rule_task, X, borrowed(sub_owned), cand, pool_v, state, vals)
     if facts is not None:  # a regressor's X: some candidates are cut from sums (.columns)
         sums_owned = sums_scratch(facts, X.shape[1])
@@ -264,18 +262,9 @@ def build_tree(
             gather_node(by, bt, sample_weight, counts, samples, lo, hi, n_classes, out, labels)
         best_j, best_score, best_gain, best_thr, width, grown = -1, -np.inf, -np.inf, 0.0, 0, False
         project_best = False  # the best was cut from sums: its values are not in z_best
-        on_sample = hi - lo > split_m  # the split is chosen on about split_m rows
-        ev, ev_lo, ev_hi = unsup, lo, hi
-        if on_sample:
-            n_drawn = draw_split_rows(X, samples, lo, hi, split_m, sub_owned, keys, state)
-            # Too few to cut, or copies of one row (the node's others missed): all rows.
-            on_sample = n_drawn >= max(2 * min_leaf, 2) and not all_rows_equal(
-                X, sub_owned, 0, n_drawn
-            )
-            ev, ev_lo, ev_hi = unsup_sub, 0, n_drawn
-        if not on_sample:
-            ev, ev_lo, ev_hi = unsup, lo, hi
-        ev_rows = ev[2]
+        # A node larger than split_m chooses its split on the n_drawn rows in sub_owned.
+        n_drawn = sampled_rows(X, samples, lo, hi, split_m, sub_owned, keys, min_leaf, state)
+        ev, ev_lo, ev_hi = (unsup_sub, 0, n_drawn) if n_drawn > 0 else (unsup, lo, hi)
         for _batch in range(node_batches):
             # Redraw candidates while no projection has shown structure (gain > 0).
             k = draw_candidates(proj_kind, proj_params, n_proj, cand, n_const, state)
@@ -289,7 +278,7 @@ def build_tree(
                         facts_v, sums, sup, lo, hi, node, j, n_const, z_cur
                     )
                 elif workspace is not None:
-                    project_samples(X, ev_rows, ev_lo, ev_hi, cand_idx, cand_w, start, end, z_cur)
+                    project_samples(X, ev[2], ev_lo, ev_hi, cand_idx, cand_w, start, end, z_cur)
                     drawn = gw
                     thr, score, g, gw = rule_cut_of(
                         ev, ev_lo, ev_hi, z_cur, gw, borrowed(workspace)
@@ -304,9 +293,8 @@ def build_tree(
                     width = copy_projection(g_idx, g_w, 0, gw, cand.win_idx, cand.win_w)
             if best_gain > 0.0 or (grown and _batch >= proj_params[SLOT_GROWN_REDRAWS]):
                 break  # structure found, or grown candidates redrawn enough
-        if on_sample:  # the sample's gain, scaled to the node's rows
-            best_gain *= (hi - lo) / ev_hi
-            project_best = True  # the winner's values are the sample's only
+        if n_drawn > 0:  # the sample's gain, scaled; the winner's values are the sample's
+            best_gain, project_best = best_gain * (hi - lo) / n_drawn, True
         if best_j < 0 or best_gain <= min_gain:
             continue
         if project_best:

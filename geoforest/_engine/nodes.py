@@ -133,6 +133,32 @@ def draw_split_rows(X, samples, lo, hi, m, sub, keys, state):
 
 
 @njit(nogil=True, cache=True)
+def split_buffers(split_m, n, samples, workspace, unsorted):
+    """``(split_m, sub, keys)`` of a tree on ``n`` samples: the node size above
+    which its split is chosen on a sample (``n``, never, for a supervised
+    tree (``workspace`` None), an unsorted cut or ``split_m <= 0``), and the
+    draw's buffers (:func:`draw_split_rows`)."""
+    sampling = workspace is not None and not unsorted
+    split_m = split_m if sampling and split_m > 0 else n
+    size = n if split_m < n else 0
+    return split_m, np.empty(size, dtype=samples.dtype), np.empty(size, dtype=np.uint64)
+
+
+@njit(nogil=True, cache=True)
+def sampled_rows(X, samples, lo, hi, split_m, sub, keys, min_leaf, state):
+    """How many rows of a node larger than ``split_m`` were drawn into ``sub``
+    to choose its split (:func:`draw_split_rows`); 0 to choose on all rows:
+    the node is not that large, or the draw is too small to cut or holds
+    copies of one row only (the node's other rows missed)."""
+    if hi - lo <= split_m:
+        return 0
+    k = draw_split_rows(X, samples, lo, hi, split_m, sub, keys, state)
+    if k < max(2 * min_leaf, 2) or all_rows_equal(X, sub, 0, k):
+        return 0
+    return k
+
+
+@njit(nogil=True, cache=True)
 def _node_size(counts, samples, lo, hi):
     """Samples at a node with multiplicity (``counts`` empty: each row once)."""
     if counts.shape[0] == 0:
