@@ -34,15 +34,17 @@ from .buffers import finish_tree, tree_buffers
 from .columns import sums_scratch
 from .labels import SupervisedRule, gather_node, node_value, supervised_candidate
 from .nodes import (
-    all_rows_equal,
     child_batches,
     copy_projection,
+    is_leaf,
+    node_gain,
     open_node,
     partition,
     push,
     sampled_rows,
     split_buffers,
     store_projection,
+    task_outputs,
     weight_bounds,
 )
 from .projections import (
@@ -200,15 +202,13 @@ def build_tree(
     supervised = y is not None
     if y is None and workspace is None:  # no task's branch would run: refuse, not a stump
         raise ValueError("an unsupervised tree needs its rule's workspace, got None")
-    n_outputs = 0
-    if supervised and n_classes == 0:
-        n_outputs = targets.shape[1]
+    n_outputs = task_outputs(y, targets, n_classes)
     n = samples.shape[0]
     rows = samples.copy()  # partitioned node by node; returned
-    cap = 2 * n + 1  # a binary tree on n samples has at most 2 n - 1 nodes
     # The node loop uses every array through a borrowed view (no reference
     # counting: .borrow); ``owned`` holds the arrays until keep_alive below.
-    owned = tree_buffers(X, rows, cap, n_proj, max_nnz, n_classes, n_outputs, n_batches)
+    # A binary tree on n samples has at most 2 n - 1 nodes.
+    owned = tree_buffers(X, rows, 2 * n + 1, n_proj, max_nnz, n_classes, n_outputs, n_batches)
     X, samples, state, proj_params, rule_params, sample_weight, counts = borrowed(
         (X, rows, state, proj_params, rule_params, sample_weight, counts)
     )
@@ -254,10 +254,8 @@ def build_tree(
         by, bt, out = borrowed(y), borrowed(targets), value[node]
         if supervised and node_value(by, bt, sample_weight, samples, lo, hi, n_classes, out):
             continue  # pure node, or every target equal
-        if size < min_split or size < 2 * min_leaf or 0 <= max_depth <= depth:
-            continue
-        if all_rows_equal(X, samples, lo, hi):
-            continue  # e.g. copies of one point drawn by the bootstrap
+        if is_leaf(X, samples, lo, hi, size, min_split, min_leaf, max_depth, depth):
+            continue  # too small or deep, or copies of one point (drawn by the bootstrap)
         if supervised:
             gather_node(by, bt, sample_weight, counts, samples, lo, hi, n_classes, out, labels)
         best_j, best_score, best_gain, best_thr, width, grown = -1, -np.inf, -np.inf, 0.0, 0, False
@@ -293,8 +291,8 @@ def build_tree(
                     width = copy_projection(g_idx, g_w, 0, gw, cand.win_idx, cand.win_w)
             if best_gain > 0.0 or (grown and _batch >= proj_params[SLOT_GROWN_REDRAWS]):
                 break  # structure found, or grown candidates redrawn enough
-        if n_drawn > 0:  # the sample's gain, scaled; the winner's values are the sample's
-            best_gain, project_best = best_gain * (hi - lo) / n_drawn, True
+        # Chosen on a sample: its gain scaled to the node, the winner projected on all rows.
+        best_gain, project_best = node_gain(best_gain, project_best, hi - lo, n_drawn)
         if best_j < 0 or best_gain <= min_gain:
             continue
         if project_best:

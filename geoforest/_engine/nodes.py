@@ -159,6 +159,37 @@ def sampled_rows(X, samples, lo, hi, split_m, sub, keys, min_leaf, state):
 
 
 @njit(nogil=True, cache=True)
+def is_leaf(X, samples, lo, hi, size, min_split, min_leaf, max_depth, depth):
+    """True when the node of rows ``samples[lo:hi]`` (``size`` samples with
+    multiplicity) stays a leaf before any candidate is drawn: too small to
+    split or to keep ``min_leaf`` on each side, at ``max_depth`` (``< 0``:
+    unlimited), or all its rows equal (no projection can cut them)."""
+    if size < min_split or size < 2 * min_leaf or 0 <= max_depth <= depth:
+        return True
+    return all_rows_equal(X, samples, lo, hi)
+
+
+@njit(nogil=True, cache=True)
+def node_gain(gain, project_best, size, n_drawn):
+    """The gain of a node's best cut and whether its winner must be projected
+    again: chosen on ``n_drawn > 0`` sampled rows (:func:`sampled_rows`), the
+    sample's gain is scaled to the node's ``size`` rows, as the gains of
+    unsampled nodes count every row, and the winner's values are the sample's."""
+    if n_drawn > 0:
+        return gain * size / n_drawn, True
+    return gain, project_best
+
+
+@njit(nogil=True, cache=True)
+def task_outputs(y, targets, n_classes):
+    """Columns of a regression tree's ``targets`` (0 for other tasks)."""
+    n_outputs = 0  # one return of one type: every branch on None is pruned
+    if y is not None and n_classes == 0:
+        n_outputs = targets.shape[1]
+    return n_outputs
+
+
+@njit(nogil=True, cache=True)
 def _node_size(counts, samples, lo, hi):
     """Samples at a node with multiplicity (``counts`` empty: each row once)."""
     if counts.shape[0] == 0:
