@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import StageProgress
@@ -37,9 +38,11 @@ from ..graph import (
     knn_affinity,
     label_free_levels,
     spectral_clustering,
+    takes_graph,
 )
 
 __all__ = [
+    "LEVEL_SELECTION_SAMPLES",
     "GeometryNeighborsMixin",
     "KnnGraph",
     "KnnSpectralFit",
@@ -48,6 +51,8 @@ __all__ = [
     "label_free_k",
     "level_evidence",
     "predict_knn_spectral",
+    "selection_levels",
+    "selection_rows",
 ]
 
 
@@ -224,6 +229,20 @@ def level_evidence(levels: Levels | None, max_clusters: int):
     return scores, excess
 
 
+#: ``max_selection_samples="auto"`` of the neighbour graph: the points the
+#: label-free level is chosen on (``docs/defaults.md``, "Label-free K on a subset").
+LEVEL_SELECTION_SAMPLES = 20000
+
+
+def selection_rows(n: int, max_selection_samples: int | None, seed: int) -> np.ndarray | None:
+    """The sorted subset of ``max_selection_samples`` of ``n`` points a choice
+    is made on (``seed`` draws it), or ``None`` to make it on all of them."""
+    m = max_selection_samples
+    if m is None or n <= m:
+        return None
+    return np.sort(check_random_state(seed).choice(n, size=m, replace=False))
+
+
 def fit_knn_spectral(
     X,
     *,
@@ -237,6 +256,7 @@ def fit_knn_spectral(
     eigen_tol: float,
     random_state,
     spectral_seed: int,
+    max_selection_samples: int | None = None,
     n_jobs: int | None = None,
     owner=None,
     verbose: int = 0,
@@ -248,7 +268,10 @@ def fit_knn_spectral(
     ``spectral_seed`` seeds the eigensolver and k-means.  With
     ``n_clusters=None``, K is the finest level the graph supports
     (:func:`label_free_k`; ``explain_levels`` reports no structure or weak
-    evidence).  ``owner`` names the estimator in messages.  ``verbose``
+    evidence); on more than ``max_selection_samples`` points (of a geometry
+    with coordinates), the level is chosen on a subset of that many
+    (:func:`selection_levels`) and the whole graph is cut at it.
+    ``owner`` names the estimator in messages.  ``verbose``
     shows a bar over the stages (the geometry, its neighbours, the graph,
     the levels when K is estimated, the spectral step) and the forest's own
     bars.  Returns what was found; :class:`~geoforest.ForestSpectralClustering`
@@ -287,7 +310,11 @@ def fit_knn_spectral(
                 n_init,
             )
             stage("levels and references")
-            levels = label_free_k(graph, max_k, seed, settings)
+            sub = None if takes_graph(metric) else selection_rows(n, max_selection_samples, seed)
+            if sub is None:
+                levels = label_free_k(graph, max_k, seed, settings)
+            else:
+                levels = selection_levels(X, sub, random_state, seed, settings)
             k = levels.n_clusters
         stage("eigenvectors and k-means")
         with warnings.catch_warnings():
@@ -314,6 +341,42 @@ def fit_knn_spectral(
             graph.n_bridges,
             levels,
         )
+
+
+def selection_levels(X, sub, random_state, seed: int, settings: LabelFreeSettings) -> Levels:
+    """The levels of the points ``X[sub]``, in their own geometry, as a label-free
+    fit of ``X[sub]`` alone finds them (:func:`label_free_k`; ``rows`` is ``sub``).
+
+    The subset gets its own forest (an unfitted copy of the data's, same
+    settings) and its own neighbour graph: the full graph restricted to ``m``
+    of ``n`` points keeps about ``m / n`` of each point's edges and would
+    show structure that is not there, while the subset's own graph has the
+    full graph's local shape at ``m`` points.  Its Gaussian references are
+    then of ``m`` points too, so the choice costs a label-free fit of ``m``
+    points whatever ``n`` is; a subset's choice varies more from seed to
+    seed than every point's, the price of that bound (``docs/defaults.md``,
+    "Label-free K on a subset").
+    """
+    if sub.size <= settings.n_neighbors:
+        raise ValueError(
+            f"max_selection_samples={sub.size} must exceed n_neighbors="
+            f"{settings.n_neighbors}: the subset K is chosen on is a neighbour graph "
+            "of its own; pass a larger max_selection_samples, or None for every point"
+        )
+    forest = settings.forest
+    if forest is not None:
+        forest = clone(forest)  # a fitted forest knows the full data only
+    sub_graph = knn_graph(
+        X[sub],
+        settings.metric,
+        forest=forest,
+        n_neighbors=settings.n_neighbors,
+        random_state=random_state,
+        n_jobs=settings.n_jobs,
+    )
+    max_k = int(min(settings.max_clusters, sub.size - 1))
+    levels = label_free_k(sub_graph, max_k, seed, settings._replace(forest=forest))
+    return levels._replace(rows=sub[levels.rows])
 
 
 def predict_knn_spectral(geometry: Geometry, labels, X, n_neighbors: int) -> np.ndarray:

@@ -23,10 +23,12 @@ from ..graph import (
     takes_graph,
 )
 from ._graph_spectral import (
+    LEVEL_SELECTION_SAMPLES,
     GeometryNeighborsMixin,
     fit_knn_spectral,
     level_evidence,
     predict_knn_spectral,
+    selection_rows,
 )
 from ._rpf_candidates import KernelCandidatesMixin
 from ._rpf_kernel import forest_kernel, kept_by_threshold, predict_by_kernel
@@ -40,6 +42,10 @@ from ._rpf_selection import (
 )
 
 __all__ = ["ForestSpectralClustering"]
+
+#: ``max_selection_samples="auto"`` of rpfCluster's kernel: the points its
+#: candidate scales are compared on (``docs/benchmarks.md``).
+KERNEL_SELECTION_SAMPLES = 1000
 
 
 class ForestSpectralClustering(
@@ -114,8 +120,9 @@ class ForestSpectralClustering(
     affinity : {"knn", "kernel"}, default="knn"
         ``"knn"``: the neighbour graph of ``metric``.  ``"kernel"``:
         rpfCluster, the thresholded and sharpened proximity kernel of
-        ``forest``; only ``metric="forest"``; the parameters from
-        ``threshold`` to ``max_selection_samples`` apply to it alone.
+        ``forest``; only ``metric="forest"``; ``threshold``, ``scale``,
+        ``selection``, ``stability_forests`` and ``kernel_neighbors`` apply
+        to it alone.
     metric : {"forest", "euclidean", "precomputed"}, default="forest"
         The geometry of the neighbour graph, as for every clusterer of
         geoforest (defined once in :mod:`geoforest.graph`).
@@ -157,13 +164,21 @@ class ForestSpectralClustering(
         ``UserWarning``: that keeps every co-leaf pair, the full kernel), so memory grows
         with ``n * kernel_neighbors`` instead of ``n * n_estimators * leaf
         size``: the option for hundreds of thousands of points.
-    max_selection_samples : int or None, default=1000
-        With ``"auto"`` on more points than this, the candidates are compared
-        on a random subset of this many points, with the kernel of a forest
-        grown on the subset alone (same settings), and only the chosen pair
-        clusters all the points.  The subset gets its own forest because the
-        full kernel restricted to the subset keeps almost no edges at large n
-        (``docs/benchmarks.md``).  ``None`` always uses every point.
+    max_selection_samples : int, "auto" or None, default="auto"
+        On more points than this, a choice is made on a random subset of this
+        many, in the subset's own geometry (a forest grown on the subset
+        alone, same settings), and only what was chosen is applied to all
+        the points.  The subset gets its own forest because the full graph
+        or kernel restricted to it keeps about ``m / n`` of each point's
+        edges.  With ``affinity="knn"`` and ``n_clusters=None`` the choice is
+        K: the levels, their Gaussian references and ``levels_`` are the
+        subset's (``levels_.rows``), so the label-free fit costs a K-given
+        fit plus a label-free fit of this many points, whatever ``n`` is
+        (``docs/defaults.md``, "Label-free K on a subset"; a precomputed
+        graph always uses every point).  With ``affinity="kernel"`` and
+        ``threshold`` or ``scale`` ``"auto"`` it is the candidate pair
+        (``docs/benchmarks.md``).  ``"auto"``: 20,000 for ``"knn"``, 1,000
+        for ``"kernel"``.  ``None`` always uses every point.
     random_state : int, RandomState instance or None, default=None
         Seeds the forest (when it has none) and the spectral step.
     n_jobs : int or None, default=None
@@ -185,7 +200,8 @@ class ForestSpectralClustering(
         Edges ``affinity="knn"`` added to join the graph's components.
     levels_ : Levels or None
         ``affinity="knn"`` with K estimated: the evidence and partition of
-        every level (:class:`~geoforest.graph.Levels`); else ``None``.
+        every level (:class:`~geoforest.graph.Levels`), of the points
+        ``levels_.rows`` (a subset above ``max_selection_samples``); else ``None``.
     reference_excess_ : ndarray of shape (max_clusters,) or None
         ``levels_``'s excess of each K over the Gaussian references (entry
         ``K - 1``); ``None`` without references.
@@ -284,7 +300,11 @@ class ForestSpectralClustering(
         "eigen_solver": [StrOptions({"auto", "dense", "arpack", "lobpcg"})],
         "eigen_tol": [Interval(numbers.Real, 0.0, None, closed="left")],
         "kernel_neighbors": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "max_selection_samples": [Interval(numbers.Integral, 10, None, closed="left"), None],
+        "max_selection_samples": [
+            StrOptions({"auto"}),
+            Interval(numbers.Integral, 10, None, closed="left"),
+            None,
+        ],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "n_jobs": N_JOBS,
@@ -307,7 +327,7 @@ class ForestSpectralClustering(
         eigen_solver: str = "auto",
         eigen_tol: float = 1e-6,
         kernel_neighbors: int | None = None,
-        max_selection_samples: int | None = 1000,
+        max_selection_samples: int | str | None = "auto",
         random_state=None,
         n_jobs: int | None = None,
         verbose: int = 0,
@@ -339,6 +359,13 @@ class ForestSpectralClustering(
         if self.selection == "relgap" and self.n_clusters is not None:
             return "unfragmented"  # the rule chooses K; with K given, beta_2 as before
         return self.selection
+
+    @property
+    def _selection_samples(self) -> int | None:
+        """The points a choice is made on, ``max_selection_samples`` resolved."""
+        if self.max_selection_samples != "auto":
+            return self.max_selection_samples
+        return KERNEL_SELECTION_SAMPLES if self.affinity == "kernel" else LEVEL_SELECTION_SAMPLES
 
     def _kernel_forest(self):
         """The forest of ``affinity="kernel"`` as given: the user's, or the paper's default."""
@@ -394,6 +421,7 @@ class ForestSpectralClustering(
             eigen_tol=self.eigen_tol,
             random_state=self.random_state,
             spectral_seed=self._spectral_seed(),
+            max_selection_samples=self._selection_samples,
             n_jobs=self.n_jobs,
             owner=self,
             verbose=self.verbose,
@@ -481,13 +509,11 @@ class ForestSpectralClustering(
         # at large n, while the subset's own kernel has the full kernel's local
         # structure (its values depend on neighbour ranks relative to the leaf
         # size, not on n).
-        m = self.max_selection_samples
-        if len(grid) > 1 and m is not None and n > m:
-            sub = np.sort(check_random_state(seed).choice(n, size=m, replace=False))
-            S_sel = forest_kernel(self._make_forest().fit(X[sub]), self.kernel_neighbors, m)
-        else:
-            sub = None
+        sub = selection_rows(n, self._selection_samples, seed) if len(grid) > 1 else None
+        if sub is None:
             S_sel = S
+        else:
+            S_sel = forest_kernel(self._make_forest().fit(X[sub]), self.kernel_neighbors, sub.size)
         if self._selection == "relgap":
             candidates, best, k_scores = _relgap_candidates(
                 S_sel,

@@ -117,7 +117,9 @@ class Levels(NamedTuple):
       every point for every ``K >= 2`` computed (above 5,000 points, k-means
       runs on 5,000 of them and the others join the nearest centre;
       :func:`spectral_partitions`).
-    * ``rows`` (ndarray of int): the points ``labels`` partition: all of them.
+    * ``rows`` (ndarray of int): the points ``labels`` partition: all of them
+      here; a subset when a caller chose the level on one (as
+      ``ForestSpectralClustering``'s ``max_selection_samples`` does).
     * ``eigenvalues`` (ndarray): leading eigenvalues of the normalised
       affinity, descending.
     * ``n_components`` (int): connected components of the graph.

@@ -202,3 +202,68 @@ def test_references_grow_a_quarter_of_the_forests_trees():
     assert isinstance(wrapped, gf.ForestNeighborsTransformer) and wrapped.forest.n_estimators == 15
     bare = reference_forest(settings("forest", gf.ForestNeighborsTransformer()))
     assert bare.forest.n_estimators == 25 and mine.n_estimators == 60
+
+
+# ------------------------------------------------------- the level chosen on a subset
+def _four_blobs(n=900):
+    centers = 6.0 * np.eye(4, 5)
+    return make_blobs(n, n_features=5, centers=centers, cluster_std=1.0, random_state=3)
+
+
+@pytest.mark.parametrize("metric", ["forest", "euclidean"])
+def test_a_subset_chooses_the_level_a_fit_of_the_subset_alone_chooses(metric):
+    # Independent reference: the subset's levels are those of a label-free fit of
+    # X[sub] alone (same seeds), and the labels those of the K-given fit of all of X.
+    X, _ = _four_blobs()
+    forest = gf.UnsupervisedForest(n_estimators=20) if metric == "forest" else None
+    kw = dict(metric=metric, forest=forest, random_state=5, n_jobs=1)
+    model = gf.ForestSpectralClustering(max_selection_samples=300, **kw).fit(X)
+    sub = model.levels_.rows
+    assert sub.size == 300 and np.all(np.diff(sub) > 0) and 0 <= sub[0] and sub[-1] < X.shape[0]
+    alone = gf.ForestSpectralClustering(max_selection_samples=None, **kw).fit(X[sub])
+    assert model.n_clusters_ == alone.n_clusters_ == 4
+    np.testing.assert_array_equal(model.levels_.gaps, alone.levels_.gaps)
+    np.testing.assert_array_equal(model.levels_.excess, alone.levels_.excess)
+    for k, labels in alone.levels_.labels.items():
+        np.testing.assert_array_equal(model.levels_.labels[k], labels)
+    given = gf.ForestSpectralClustering(model.n_clusters_, **kw).fit(X)
+    np.testing.assert_array_equal(model.labels_, given.labels_)
+    np.testing.assert_array_equal(
+        model.affinity_matrix_.toarray(), given.affinity_matrix_.toarray()
+    )
+
+
+def test_no_subset_at_or_below_the_size_and_for_a_graph():
+    X, _ = _four_blobs(400)
+    kw = dict(forest=gf.UnsupervisedForest(n_estimators=20), random_state=0, n_jobs=1)
+    at = gf.ForestSpectralClustering(max_selection_samples=400, **kw).fit(X)
+    every = gf.ForestSpectralClustering(max_selection_samples=None, **kw).fit(X)
+    assert at.levels_.rows.size == 400
+    np.testing.assert_array_equal(at.labels_, every.labels_)
+    np.testing.assert_array_equal(at.levels_.gaps, every.levels_.gaps)
+    # A precomputed graph has no coordinates to draw a subset's references from,
+    # and its restriction to a subset would lose most edges: always every point.
+    D = gf.ForestNeighborsTransformer(n_neighbors=15, random_state=0).fit_transform(X)
+    graph = gf.ForestSpectralClustering(metric="precomputed", max_selection_samples=50)
+    assert graph.fit(D).levels_.rows.size == 400
+
+
+def test_the_auto_size_is_the_kernel_s_for_the_kernel_and_the_levels_for_the_graph():
+    from geoforest.cluster._graph_spectral import LEVEL_SELECTION_SAMPLES
+    from geoforest.cluster._rpf_cluster import KERNEL_SELECTION_SAMPLES
+
+    assert gf.ForestSpectralClustering()._selection_samples == LEVEL_SELECTION_SAMPLES
+    kernel = gf.ForestSpectralClustering(affinity="kernel")
+    assert kernel._selection_samples == KERNEL_SELECTION_SAMPLES == 1000
+    with pytest.raises(ValueError, match="max_selection_samples"):
+        gf.ForestSpectralClustering(max_selection_samples="all").fit(_four_blobs(50)[0])
+
+
+@pytest.mark.parametrize("metric", ["forest", "euclidean"])
+def test_a_subset_too_small_for_its_graph_is_refused_by_its_name(metric):
+    X, _ = _four_blobs(60)
+    model = gf.ForestSpectralClustering(metric=metric, max_selection_samples=15)
+    with pytest.raises(ValueError, match="max_selection_samples=15 must exceed n_neighbors=15"):
+        model.fit(X)
+    # K given needs no subset: the same setting fits.
+    assert gf.ForestSpectralClustering(4, metric=metric, max_selection_samples=15).fit(X)

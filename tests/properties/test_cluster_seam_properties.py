@@ -32,6 +32,9 @@ X = make_blobs(60, centers=CENTERS, cluster_std=0.6, random_state=2)[0]
 ESTIMATORS = {
     "knn-euclidean-labelfree": dict(metric="euclidean"),
     "knn-forest": dict(n_clusters=3, metric="forest"),
+    # K chosen on a subset of 40 of the 60 points (its own graph and references)
+    "knn-euclidean-labelfree-subset": dict(metric="euclidean", max_selection_samples=40),
+    "knn-forest-labelfree-subset": dict(metric="forest", max_selection_samples=40),
     "kernel": dict(n_clusters=3, affinity="kernel", threshold=0.0, scale=0.1),
 }
 
