@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -12,13 +11,10 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._progress import progress
 from .._validation import N_JOBS, with_seed_and_threads
 from ..graph import (
     METRICS,
     check_metric_in,
-    eigengap_scores,
-    explain_choice,
     fit_geometry,
     takes_graph,
 )
@@ -28,18 +24,9 @@ from ._graph_spectral import (
     fit_knn_spectral,
     level_evidence,
     predict_knn_spectral,
-    selection_rows,
 )
 from ._rpf_candidates import KernelCandidatesMixin
-from ._rpf_kernel import forest_kernel, kept_by_threshold, predict_by_kernel
-from ._rpf_selection import (
-    RPF_SCALES,
-    RPF_THRESHOLDS,
-    _relgap_candidates,
-    _score_stability,
-    _select,
-    unfragmented_threshold,
-)
+from ._rpf_kernel import predict_by_kernel
 
 __all__ = ["ForestSpectralClustering"]
 
@@ -470,108 +457,6 @@ class ForestSpectralClustering(
         if self.affinity == "knn":
             return self._fit_knn(X)
         return self._fit_kernel(X)
-
-    def _fit_kernel(self, X):
-        """rpfCluster: spectral clustering of the sharpened forest kernel."""
-        geometry = self._kernel_geometry(X)
-        forest = geometry.forest_
-        n = geometry.n_samples_
-        if self.n_clusters is not None and self.n_clusters > n:
-            raise ValueError(f"n_clusters={self.n_clusters} exceeds n_samples={n}")
-        if n < 2:
-            raise ValueError(f"rpfCluster needs at least 2 samples, got n_samples={n}")
-        if self.kernel_neighbors is not None and self.kernel_neighbors > n - 1:
-            warnings.warn(
-                f"kernel_neighbors={self.kernel_neighbors} is above n_samples - 1 = "
-                f"{n - 1}; capped at {n - 1}, which keeps every co-leaf pair (the full "
-                "kernel, as kernel_neighbors=None gives)",
-                UserWarning,
-                stacklevel=2,
-            )
-        S = forest_kernel(forest, self.kernel_neighbors, n)
-        self.geometry_ = geometry
-        self.forest_ = forest
-        self.kernel_ = S
-        if self.threshold != "auto":
-            thresholds = (float(self.threshold),)
-        elif self._selection in ("unfragmented", "stability", "relgap"):
-            thresholds = (unfragmented_threshold(S, RPF_THRESHOLDS),)
-        else:
-            thresholds = RPF_THRESHOLDS
-        scales = RPF_SCALES if self.scale == "auto" else (float(self.scale),)
-        seed = self._spectral_seed()
-        self._seed = seed  # the spectral steps' seed, for cluster_candidate
-        grid = [(b1, b2) for b1 in thresholds for b2 in scales]
-        # Compare the candidates on a random subset when n is large: the choice of
-        # (beta_1, beta_2) needs the shape of the kernel, not every point.  The
-        # subset gets its own forest: restricting the full kernel to m of n points
-        # keeps about m / n of each row's neighbours, a graph with almost no edges
-        # at large n, while the subset's own kernel has the full kernel's local
-        # structure (its values depend on neighbour ranks relative to the leaf
-        # size, not on n).
-        sub = selection_rows(n, self._selection_samples, seed) if len(grid) > 1 else None
-        if sub is None:
-            S_sel = S
-        else:
-            S_sel = forest_kernel(self._make_forest().fit(X[sub]), self.kernel_neighbors, sub.size)
-        if self._selection == "relgap":
-            candidates, best, k_scores = _relgap_candidates(
-                S_sel,
-                grid,
-                seed,
-                max_clusters=self.max_clusters,
-                eigen_solver=self.eigen_solver,
-                eigen_tol=self.eigen_tol,
-                verbose=self.verbose,
-            )
-            b1, b2 = grid[best]
-            chosen = self._candidate(S, b1, b2, seed, n_clusters=candidates[best]["n_clusters"])
-            criterion = "relative gap"
-        else:
-            kept = kept_by_threshold(S_sel)
-            candidates = [
-                self._candidate(S_sel, b1, b2, seed, kept=kept(b1))
-                for b1, b2 in progress(grid, len(grid), self.verbose, "rpfCluster scales")
-            ]
-            if self._selection == "stability" and len(grid) > 1:
-                X_sel = X if sub is None else X[sub]
-                _score_stability(
-                    candidates,
-                    grid,
-                    X_sel,
-                    seed,
-                    n_forests=self.stability_forests,
-                    make_forest=self._make_forest,
-                    kernel_neighbors=self.kernel_neighbors,
-                    cluster=self._candidate,
-                )
-            best = _select(self._selection, candidates)
-            chosen = (
-                candidates[best]
-                if sub is None
-                else self._candidate(
-                    S, candidates[best]["threshold"], candidates[best]["scale"], seed
-                )
-            )
-            k_scores = eigengap_scores(chosen["_res"].eigenvalues, self.max_clusters)
-            criterion = "eigengap"
-        self.labels_ = chosen["_res"].labels
-        self.n_clusters_ = int(chosen["n_clusters"])
-        self.eigenvalues_ = chosen["_res"].eigenvalues
-        self.n_clusters_scores_ = k_scores
-        self.reference_excess_ = None
-        if self.n_clusters is None:
-            explain_choice(type(self).__name__, self.n_clusters_, k_scores, criterion=criterion)
-        self.affinity_matrix_ = chosen["_A"]
-        self.threshold_ = chosen["threshold"]
-        self.scale_ = chosen["scale"]
-        self.selection_indices_ = sub
-        self.selection_kernel_ = S_sel
-        self.candidates_ = [
-            {**{k: v for k, v in c.items() if not k.startswith("_")}, "labels": c["_labels"]}
-            for c in candidates
-        ]
-        return self
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Cluster of new points by a vote of the training points, through the forest kernel.
