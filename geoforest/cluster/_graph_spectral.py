@@ -236,7 +236,14 @@ LEVEL_SELECTION_SAMPLES = 20000
 
 def selection_rows(n: int, max_selection_samples: int | None, seed: int) -> np.ndarray | None:
     """The sorted subset of ``max_selection_samples`` of ``n`` points a choice
-    is made on (``seed`` draws it), or ``None`` to make it on all of them."""
+    is made on (``seed`` draws it), or ``None`` to make it on all of them.
+
+    A draw of row indices: the same points for the data moved by any offset
+    (the clusterers' shift contract, ``tests/properties``), not for the rows
+    reordered.  A draw by a hash of each row's values would be the same for
+    any row order, but not for ``X + c`` (the hash of a moved value is
+    another), and the shift contract is the tested one.
+    """
     m = max_selection_samples
     if m is None or n <= m:
         return None
