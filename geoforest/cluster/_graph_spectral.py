@@ -38,7 +38,6 @@ from ..graph import (
     knn_affinity,
     label_free_levels,
     spectral_clustering,
-    takes_graph,
 )
 
 __all__ = [
@@ -276,7 +275,8 @@ def fit_knn_spectral(
     ``n_clusters=None``, K is the finest level the graph supports
     (:func:`label_free_k`; ``explain_levels`` reports no structure or weak
     evidence); on more than ``max_selection_samples`` points (of a geometry
-    with coordinates), the level is chosen on a subset of that many
+    with coordinates, :meth:`~geoforest.graph.Geometry.coordinates`), the
+    level is chosen on a subset of that many
     (:func:`selection_levels`) and the whole graph is cut at it.
     ``owner`` names the estimator in messages.  ``verbose``
     shows a bar over the stages (the geometry, its neighbours, the graph,
@@ -317,11 +317,13 @@ def fit_knn_spectral(
                 n_init,
             )
             stage("levels and references")
-            sub = None if takes_graph(metric) else selection_rows(n, max_selection_samples, seed)
-            if sub is None:
+            sub = selection_rows(n, max_selection_samples, seed)
+            # A geometry of distances only has no subset points to fit anew.
+            points = None if sub is None else graph.geometry.coordinates(sub)
+            if points is None:
                 levels = label_free_k(graph, max_k, seed, settings)
             else:
-                levels = selection_levels(X, sub, random_state, seed, settings)
+                levels = selection_levels(points, sub, random_state, seed, settings)
             k = levels.n_clusters
         stage("eigenvectors and k-means")
         with warnings.catch_warnings():
@@ -350,9 +352,10 @@ def fit_knn_spectral(
         )
 
 
-def selection_levels(X, sub, random_state, seed: int, settings: LabelFreeSettings) -> Levels:
-    """The levels of the points ``X[sub]``, in their own geometry, as a label-free
-    fit of ``X[sub]`` alone finds them (:func:`label_free_k`; ``rows`` is ``sub``).
+def selection_levels(points, sub, random_state, seed: int, settings: LabelFreeSettings) -> Levels:
+    """The levels of the training points ``sub`` (``points``, their coordinates),
+    in their own geometry, as a label-free fit of them alone finds them
+    (:func:`label_free_k`; ``rows`` is ``sub``).
 
     The subset gets its own forest (an unfitted copy of the data's, same
     settings) and its own neighbour graph: the full graph restricted to ``m``
@@ -374,7 +377,7 @@ def selection_levels(X, sub, random_state, seed: int, settings: LabelFreeSetting
     if forest is not None:
         forest = clone(forest)  # a fitted forest knows the full data only
     sub_graph = knn_graph(
-        X[sub],
+        points,
         settings.metric,
         forest=forest,
         n_neighbors=settings.n_neighbors,

@@ -170,13 +170,16 @@ class Geometry(ABC):
         """Training rows in the user's coordinates, as :meth:`query` takes them."""
         raise NotImplementedError(f"{type(self).__name__} has no coordinates")
 
-    def coordinates(self) -> np.ndarray | None:
-        """Every training point in the user's coordinates (float64), or ``None``
-        for a geometry of distances only (``metric="precomputed"``): what the
-        label-free rules draw Gaussian references from (their mean and
-        covariance; :func:`~geoforest.graph.spectral_excess`)."""
+    def coordinates(self, rows=None) -> np.ndarray | None:
+        """The training points ``rows`` (every one by default) in the user's
+        coordinates (float64), or ``None`` for a geometry of distances only
+        (``metric="precomputed"``): what the label-free rules draw Gaussian
+        references from (their mean and covariance;
+        :func:`~geoforest.graph.spectral_excess`), and a subset they choose
+        the level on."""
+        rows = np.arange(self.n_samples_) if rows is None else rows
         try:
-            return np.asarray(self.training_points(np.arange(self.n_samples_)), np.float64)
+            return np.asarray(self.training_points(rows), np.float64)
         except NotImplementedError:
             return None
 

@@ -266,4 +266,5 @@ def test_a_subset_too_small_for_its_graph_is_refused_by_its_name(metric):
     with pytest.raises(ValueError, match="max_selection_samples=15 must exceed n_neighbors=15"):
         model.fit(X)
     # K given needs no subset: the same setting fits.
-    assert gf.ForestSpectralClustering(4, metric=metric, max_selection_samples=15).fit(X)
+    given = gf.ForestSpectralClustering(4, metric=metric, max_selection_samples=15).fit(X)
+    assert given.n_clusters_ == 4 and given.levels_ is None

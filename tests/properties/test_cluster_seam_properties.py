@@ -55,3 +55,50 @@ def test_labels_do_not_move_with_the_data(params, c):
     np.testing.assert_array_equal(moved.labels_, plain.labels_)
     Q = X[::7] + 0.05
     np.testing.assert_array_equal(moved.predict(Q + shift), plain.predict(Q))
+
+
+# ``max_selection_samples`` as a careless user passes it, on 2..120 points far
+# from zero: a bad value is refused by its name; a good one either fits (the
+# subset holds min(m, n) points, every label is set) or, when the subset could
+# not hold a neighbour graph (m <= n_neighbors < n), is refused by its name.
+sizes = st.one_of(
+    st.integers(-3, 140),
+    st.floats(-5.0, 200.0, allow_nan=False),
+    st.sampled_from([None, "auto", "all", True, False, "20"]),
+)
+
+
+@SETTINGS
+@given(
+    n=st.integers(2, 120),
+    m=sizes,
+    offset=st.sampled_from([0.0, 1e6]),
+    seed=st.integers(0, 3),
+)
+def test_max_selection_samples_is_refused_or_honoured(n, m, offset, seed):
+    data = np.random.default_rng(seed).normal(size=(n, 3)) + offset
+    model = gf.ForestSpectralClustering(
+        metric="euclidean", max_selection_samples=m, random_state=seed
+    )
+    valid = m is None or m == "auto" or (type(m) is int and m >= 10)
+    if not valid:
+        with pytest.raises(ValueError, match="max_selection_samples"):
+            model.fit(data)
+        return
+    size = {None: n, "auto": 20000}.get(m, m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if n > size and size <= model.n_neighbors:
+            with pytest.raises(ValueError, match=f"max_selection_samples={size} must exceed"):
+                model.fit(data)
+            return
+        if n <= model.n_neighbors:  # too few points for the graph at all, said plainly
+            with pytest.raises(
+                ValueError, match=f"n_neighbors=15 must be smaller than n_samples={n}"
+            ):
+                model.fit(data)
+            return
+        model.fit(data)
+    assert model.levels_.rows.size == min(size, n)
+    assert np.all(np.diff(model.levels_.rows) > 0) and model.levels_.rows[-1] < n
+    assert model.labels_.shape == (n,) and model.labels_.min() >= 0
