@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,3 +30,22 @@ def pytest_configure(config):
     jitcache = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(jitcache)
     jitcache.invalidate_stale_caches()
+
+
+@pytest.fixture(scope="session")
+def client():
+    """One two-process ``LocalCluster`` for every Dask test that asks for it.
+
+    Worker *processes* stand in for a real cluster: every task's arguments and
+    results cross a process boundary, as they would between machines.  Started
+    once per session (a cluster takes seconds to start) and only by the tests
+    that ask for ``client``.
+    """
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c

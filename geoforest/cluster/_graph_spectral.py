@@ -29,7 +29,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._progress import StageProgress
-from .._validation import validate_data
+from .._validation import is_dask_array, validate_data
 from ..graph import (
     Geometry,
     Levels,
@@ -411,6 +411,8 @@ class GeometryNeighborsMixin:
 
     def _check_X(self, X, reset: bool):
         """``X`` validated as this estimator's input: features, or a graph (``pairwise``)."""
+        if reset and is_dask_array(X) and not self.__sklearn_tags__().input_tags.pairwise:
+            return self._check_dask_X(X)
         if self.__sklearn_tags__().input_tags.pairwise:
             if reset:  # a query graph is checked by the geometry
                 X = validate_data(
@@ -420,6 +422,22 @@ class GeometryNeighborsMixin:
         if reset:
             return validate_data(self, X, dtype="numeric", ensure_min_samples=2)
         return validate_data(self, X, dtype="numeric", reset=False)
+
+    def _check_dask_X(self, X):
+        """A Dask array to fit on: its shape checked here, its values by the
+        forest that grows on the workers (:meth:`geoforest.UnsupervisedForest.fit`)."""
+        if X.ndim != 2:
+            raise ValueError(f"Expected a 2D array, got a Dask array of shape {X.shape}")
+        if not 2 <= X.shape[0] < np.inf:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 samples of known number, got "
+                f"a Dask array of shape {X.shape} (call X.compute_chunk_sizes() first "
+                "if its chunks are unknown)"
+            )
+        self.n_features_in_ = int(X.shape[1])
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return X
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """The training points nearest to each point, in the fitted geometry.

@@ -11,7 +11,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import N_JOBS, with_seed_and_threads
+from .._validation import N_JOBS, is_dask_array, with_seed_and_threads
 from ..graph import (
     METRICS,
     check_metric_in,
@@ -433,7 +433,13 @@ class ForestSpectralClustering(
         ----------
         X : array-like of shape (n_samples, n_features), or (n_samples, n_samples)
             Training data; with ``metric="precomputed"`` a sparse distance graph
-            or dense distance matrix between them.
+            or dense distance matrix between them.  With ``affinity="knn"`` and
+            ``metric="forest"`` also a ``dask.array.Array``: the forest grows
+            and searches its neighbours on the workers, where the rows stay;
+            the ``n x n_neighbors`` lists come back, and the graph, its
+            eigenvectors and k-means run in this process.  The labels equal
+            those of the same fit in memory (``docs/scale.md``, "Clustering a
+            Dask array").
         y : None
             Ignored.
 
@@ -456,7 +462,23 @@ class ForestSpectralClustering(
         X = self._check_X(X, reset=True)
         if self.affinity == "knn":
             return self._fit_knn(X)
+        if is_dask_array(X):
+            raise TypeError(
+                "ForestSpectralClustering takes a dask.array.Array with affinity='knn' "
+                "(the neighbour graph of a forest grown on the workers); the kernel of "
+                "affinity='kernel' holds every pair of points"
+            )
         return self._fit_kernel(X)
+
+    def fit_predict(self, X, y=None):
+        """Fit and return ``labels_``; for a Dask array, as a Dask array chunked like
+        its rows (the labels themselves are computed here, ``n`` integers)."""
+        labels = self.fit(X, y).labels_
+        if not is_dask_array(X):
+            return labels
+        import dask.array as da
+
+        return da.from_array(labels, chunks=(X.chunks[0],))
 
     def predict(self, X: ArrayLike) -> np.ndarray:
         """Cluster of new points by a vote of the training points, through the forest kernel.

@@ -29,17 +29,20 @@ from zero keeps that to itself.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_not_complex, with_seed_and_threads
+from .._validation import check_not_complex, is_dask_array, with_seed_and_threads
 from ._connect import bridge_components
-from ._geometry import Geometry, _row_smallest, check_n_neighbors, sorted_rows
+from ._distributed import computed, copy_groups_of, rows_of
+from ._geometry import Geometry, _row_smallest, check_n_neighbors, copy_groups, sorted_rows
 from ._knn import check_query_graph, check_sparse_graph, feature_scale, knn
 from ._mst import euclidean_mst
 from ._spanning import spanning_tree
@@ -145,9 +148,17 @@ class ForestGeometry(Geometry):
         self.prefitted = prefitted
 
     def fit(self, X) -> ForestGeometry:
+        """Grow the forest on ``X`` (or check that a fitted one was grown on it).
+
+        ``X`` may be a ``dask.array.Array``: the forest then grows and searches
+        on the workers, the rows stay there, and what this geometry needs of
+        them is fetched by index (:mod:`geoforest.graph._distributed`).
+        """
         if self.prefitted:
-            trained = self.forest.apply()  # the training points' leaves
-            if X.shape[0] != trained.shape[0] or not np.array_equal(self.forest.apply(X), trained):
+            trained = computed(self.forest.apply())  # the training points' leaves
+            if X.shape[0] != trained.shape[0] or not np.array_equal(
+                computed(self.forest.apply(X)), trained
+            ):
                 raise ValueError(
                     "the fitted forest given as the geometry was grown on other points "
                     f"({trained.shape[0]} training points, X has {X.shape[0]} rows that do "
@@ -162,10 +173,15 @@ class ForestGeometry(Geometry):
         return self
 
     def training_points(self, rows) -> np.ndarray:
-        return self.X_[rows]
+        return rows_of(self.X_, rows)
+
+    def copy_groups(self) -> np.ndarray | None:
+        if is_dask_array(self.X_):
+            return copy_groups_of(self.X_, copy_groups)  # only repeated hashes are fetched
+        return super().copy_groups()
 
     def _neighbors(self, k: int):
-        return self.forest_.kneighbors(None, n_neighbors=k)
+        return tuple(computed(a) for a in self.forest_.kneighbors(None, n_neighbors=k))
 
     def bridges(self, G, neighbors):
         """The base class's Borůvka over the neighbour lists, or, when the forest
@@ -177,11 +193,23 @@ class ForestGeometry(Geometry):
         weights = getattr(self.forest_, "metric_weights_", None)
         if weights is None:
             return super().bridges(G, neighbors)
-        Z = (self.X_ - self.X_.mean(axis=0)) * np.sqrt(weights)  # centred: far from zero
+        X = self.X_
+        if is_dask_array(X):
+            if connected_components(G, directed=False)[0] == 1:
+                return np.zeros((0, 2), dtype=np.intp), np.zeros(0)
+            warnings.warn(
+                f"the neighbour graph of the {X.shape[0]} points has more than one "
+                "component: bridging them reads every point, so the Dask array's "
+                f"{X.nbytes / 2**20:.1f} MB are gathered into this process",
+                UserWarning,
+                stacklevel=2,
+            )
+            X = computed(X)
+        Z = (X - X.mean(axis=0)) * np.sqrt(weights)  # centred: far from zero
         return bridge_components(Z, G)
 
     def _query(self, X, k: int):
-        return self.forest_.kneighbors(X, n_neighbors=k)
+        return tuple(computed(a) for a in self.forest_.kneighbors(X, n_neighbors=k))
 
 
 class PrecomputedGeometry(Geometry):
@@ -363,9 +391,16 @@ def fit_geometry(
         n_jobs=n_jobs,
         verbose=verbose,
     )
+    if is_dask_array(X) and metric != "forest":
+        raise TypeError(
+            f"{name}: a dask.array.Array is taken by metric='forest' only (the forest "
+            f"grows and searches on the workers); metric={metric!r} would compute it "
+            "whole into this process's memory. Pass metric='forest', or X.compute() if "
+            "it fits"
+        )
     if metric == "precomputed":
         _check_graph_shape(X, name)
-    elif not sp.issparse(X):
+    elif not sp.issparse(X) and not is_dask_array(X):
         X = np.asarray(X)
     return geometry.fit(X)
 

@@ -144,8 +144,7 @@ class Geometry(ABC):
         this is :meth:`neighbors`, at no extra cost.
         """
         k = self._k(k)
-        coordinates = self.coordinates()
-        group = None if coordinates is None else copy_groups(coordinates)
+        group = self.copy_groups()
         if group is None:
             return self._neighbors(k)
         look = min(int(np.bincount(group).max()) - 1, COPIES_LOOKED_PAST * k)
@@ -161,6 +160,13 @@ class Geometry(ABC):
             enough[:, None], np.argsort(~other, axis=1, kind="stable"), np.arange(ind.shape[1])
         )[:, :k]
         return np.take_along_axis(dist, order, axis=1), np.take_along_axis(ind, order, axis=1)
+
+    def copy_groups(self) -> np.ndarray | None:
+        """Each training point's group of exact copies in the user's coordinates
+        (:func:`copy_groups`), or ``None`` when no two are equal or the
+        geometry has no coordinates."""
+        coordinates = self.coordinates()
+        return None if coordinates is None else copy_groups(coordinates)
 
     def query(self, X, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(dist, ind)`` of shape (m, k): the training points nearest to new points."""
