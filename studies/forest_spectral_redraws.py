@@ -1,7 +1,7 @@
 """A forest sized for clustering: does ForestSpectralClustering need the forest's redraws and trees?
 
     python studies/forest_spectral_redraws.py [--seeds 3] [--n-jobs 2] [--cache DIR]
-        [--settings 8:100 1:100 8:50 1:50]
+        [--settings 8:100 1:100 8:50 1:50 8:100:decay]
 
 ``UnsupervisedForest`` redraws a node's candidate projections up to
 ``max_redraws = 8`` times while none has a positive Fast-BIC gain.  Inside
@@ -11,7 +11,8 @@ clusters (nodes with no two-cluster structure) that is most nodes, and on
 default was chosen for neighbour quality; this asks whether the clustering
 needs it.  For each setting ``r:t`` of ``--settings``,
 ``ForestSpectralClustering`` with K given and label-free, its forest
-``UnsupervisedForest(max_redraws=r, n_estimators=t)``,
+``UnsupervisedForest(max_redraws=r, n_estimators=t)`` (``r:t:decay``: with
+``decay_redraws=True``),
 on the clustering suite's selection half (25 sets, clean and with 100 noise
 columns) and the controls, at most 1,000 rows, seeds ``0 .. seeds - 1``.
 Printed: median over sets of the per-set median ARI (K given, label-free),
@@ -38,8 +39,11 @@ CONTROLS = ("touching", "one-blob", "multidensity", "hierarchy")
 
 
 def one(name: str, seed: int, setting: str, cache: Path) -> dict:
-    redraws, trees = (int(v) for v in setting.split(":"))
+    parts = setting.split(":")
+    redraws, trees = int(parts[0]), int(parts[1])
+    decay = parts[2:] == ["decay"]
     tail = "" if trees == 100 else f"_t{trees}"  # the default's files keep their names
+    tail += "_decay" if decay else ""
     path = cache / f"{name}_{seed}_{redraws}{tail}.joblib"
     if path.exists():
         return {**joblib.load(path), "setting": setting}
@@ -48,7 +52,7 @@ def one(name: str, seed: int, setting: str, cache: Path) -> dict:
     k = int(np.unique(y).size)
     row = {"name": name, "seed": seed, "setting": setting, "K": k}
     for label, n_clusters in (("given", k), ("free", None)):
-        forest = gf.UnsupervisedForest(max_redraws=redraws, n_estimators=trees)
+        forest = gf.UnsupervisedForest(max_redraws=redraws, n_estimators=trees, decay_redraws=decay)
         t = time.perf_counter()
         model = gf.ForestSpectralClustering(
             n_clusters, forest=forest, random_state=seed, n_jobs=1
@@ -74,7 +78,10 @@ def main() -> None:
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--cache", type=Path, default=Path("forest_spectral_redraws_cache"))
     ap.add_argument(
-        "--settings", nargs="+", default=["8:100", "1:100"], help="max_redraws:n_estimators"
+        "--settings",
+        nargs="+",
+        default=["8:100", "1:100"],
+        help="max_redraws:n_estimators, with ':decay' for decay_redraws=True",
     )
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)

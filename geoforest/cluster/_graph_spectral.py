@@ -42,6 +42,7 @@ from ..graph import (
 
 __all__ = [
     "LEVEL_SELECTION_SAMPLES",
+    "cutting_forest",
     "GeometryNeighborsMixin",
     "KnnGraph",
     "KnnSpectralFit",
@@ -289,7 +290,7 @@ def fit_knn_spectral(
         graph = knn_graph(
             X,
             metric,
-            forest=forest,
+            forest=cutting_forest(forest, metric, X.shape[0], max_selection_samples),
             n_neighbors=n_neighbors,
             random_state=random_state,
             n_jobs=n_jobs,
@@ -350,6 +351,29 @@ def fit_knn_spectral(
             graph.n_bridges,
             levels,
         )
+
+
+def cutting_forest(forest, metric: str, n: int, max_selection_samples: int | None):
+    """The forest that grows the whole graph of ``n`` points: ``forest``, except
+    that the default (``None``) decays its redraws
+    (``UnsupervisedForest(decay_redraws=True)``) above ``max_selection_samples``.
+
+    There the whole graph is only cut: K is given, or chosen on a subset by
+    the default forest (:func:`selection_levels`).  Inside clusters most
+    nodes find no two-cluster structure, and at many points their redraws
+    are most of the forest's work; decaying them kept the K-given medians
+    of the clustering suite and of whole data sets, and the scale
+    benchmark's graph.  It stays out of the choice of K: it read a
+    5,000-point Gaussian blob as K = 2 (``docs/defaults.md``, "The forest
+    that cuts a large graph").
+    """
+    if forest is not None or metric != "forest" or max_selection_samples is None:
+        return forest
+    if n <= max_selection_samples:
+        return forest
+    from ..forest import UnsupervisedForest
+
+    return UnsupervisedForest(decay_redraws=True)
 
 
 def selection_levels(points, sub, random_state, seed: int, settings: LabelFreeSettings) -> Levels:

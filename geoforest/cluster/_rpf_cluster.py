@@ -120,7 +120,11 @@ class ForestSpectralClustering(
         The forest of ``metric="forest"``; an unfitted one is cloned and
         fitted on ``X``, a fitted one used as is (``X`` must be its training
         data; :mod:`geoforest.graph`).  ``None``: ``UnsupervisedForest()``
-        for ``affinity="knn"``, ``RandomProjectionForest(n_estimators=200)``
+        for ``affinity="knn"`` (on more than ``max_selection_samples`` points,
+        where the whole graph is only cut, its redraws decay:
+        ``UnsupervisedForest(decay_redraws=True)``; the subset K is chosen on
+        keeps ``UnsupervisedForest()``; ``docs/defaults.md``, "The forest that
+        cuts a large graph"), ``RandomProjectionForest(n_estimators=200)``
         (the paper's) for ``"kernel"``.  Its ``random_state``/``n_jobs`` are
         set from this estimator's when they are ``None``.
     threshold : float in [0, 1) or "auto", default="auto"

@@ -233,6 +233,36 @@ def test_a_subset_chooses_the_level_a_fit_of_the_subset_alone_chooses(metric):
     )
 
 
+def test_the_default_forest_decays_its_redraws_only_where_the_whole_graph_is_only_cut():
+    """Above max_selection_samples the default forest of the whole graph decays its
+    redraws (K given, or chosen on a subset), while the subset's forest, which
+    chooses K, is the neighbours' default; a user's forest is used as given, and
+    at or below the size, or with None, nothing changes."""
+    X, _ = _four_blobs(500)
+    kw = dict(random_state=2, n_jobs=1)
+
+    def decays(**params):
+        return gf.ForestSpectralClustering(**params, **kw).fit(X).forest_.decay_redraws
+
+    assert decays(n_clusters=4, max_selection_samples=300)
+    assert decays(max_selection_samples=300)
+    assert not decays(n_clusters=4, max_selection_samples=500)
+    assert not decays(n_clusters=4, max_selection_samples=None)
+    assert not decays(n_clusters=4)  # "auto": 20,000 points
+    assert not decays(n_clusters=4, max_selection_samples=300, forest=gf.UnsupervisedForest())
+    # The subset's level is a stand-alone fit of the subset with the default forest,
+    # and the labels are the K-given fit's, whose whole graph decays too.
+    model = gf.ForestSpectralClustering(max_selection_samples=300, **kw).fit(X)
+    alone = gf.ForestSpectralClustering(max_selection_samples=None, **kw).fit(X[model.levels_.rows])
+    assert not alone.forest_.decay_redraws
+    np.testing.assert_array_equal(model.levels_.gaps, alone.levels_.gaps)
+    given = gf.ForestSpectralClustering(model.n_clusters_, max_selection_samples=300, **kw).fit(X)
+    np.testing.assert_array_equal(model.labels_, given.labels_)
+    # The forest it grows is the one UnsupervisedForest(decay_redraws=True) grows.
+    own = gf.UnsupervisedForest(decay_redraws=True, random_state=2, n_jobs=1).fit(X)
+    np.testing.assert_array_equal(own.apply(X), given.forest_.apply(X))
+
+
 def test_no_subset_at_or_below_the_size_and_for_a_graph():
     X, _ = _four_blobs(400)
     kw = dict(forest=gf.UnsupervisedForest(n_estimators=20), random_state=0, n_jobs=1)
