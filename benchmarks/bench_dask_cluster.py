@@ -11,21 +11,22 @@ all of them), drawn *on the workers*, ``--chunk-rows`` rows per task, each
 chunk from its own seed, and persisted there before anything is timed; the
 client never holds ``X``.
 
-On the cluster, each stage timed on its own through the public API, with the
-client's peak memory growth (``VmHWM`` less the ``VmRSS`` baseline, reset after
-each stage), the workers' peaks and the memory restarts (``bench_dask.Meter``):
+On the cluster, each stage timed on its own through the public API, with
+the client's peak memory growth (``VmHWM`` less the ``VmRSS`` baseline taken
+once before the first stage; the peak is reset after each stage), the
+workers' peaks and the memory restarts (``bench_dask.Meter``):
 
-* ``forest fit``: ``gf.UnsupervisedForest(random_state=0)`` (the forest
-  ``ForestSpectralClustering(random_state=0)`` grows) fitted on the Dask array;
+* ``whole fit``: ``ForestSpectralClustering(10, random_state=0).fit_predict``
+  of the Dask array from scratch (the stages below, the copies check on the
+  workers, the bridges when the graph needs them), its ARI and a digest of
+  its labels; then, one by one:
+* ``forest fit``: ``gf.UnsupervisedForest(**params)`` with the whole fit's
+  forest's parameters (``forest_.get_params()``) fitted on the Dask array;
 * ``neighbours``: its 15 nearest others of every point, searched on the
   workers and gathered (``n x 15`` distances and indices);
 * ``graph``: ``gf.graph.knn_affinity`` of the lists, in the client;
 * ``eigensolver`` and ``k-means``: ``gf.graph.spectral_eigs`` and the rest of
-  ``gf.graph.spectral_clustering``, in the client;
-* ``whole fit``: ``ForestSpectralClustering(10, random_state=0).fit_predict``
-  of the Dask array from scratch (the stages above, the copies check on the
-  workers, the bridges when the graph needs them), its ARI and a digest of
-  its labels.
+  ``gf.graph.spectral_clustering``, in the client.
 
 Beside it (``--inmemory``, default on), the same ``ForestSpectralClustering``
 on the same points as a NumPy array in a child process: time, peak memory,
@@ -141,7 +142,13 @@ def run_dask(args: argparse.Namespace, n: int) -> dict[str, Any]:
             print(f"  n={n:,} dask {name}: {row['seconds']:.1f} s", flush=True)
             return out
 
-        forest = timed("forest fit", lambda: gf.UnsupervisedForest(random_state=0).fit(X))
+        model = gf.ForestSpectralClustering(N_CLUSTERS, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            labels = timed("whole fit", lambda: model.fit_predict(X).compute())
+        params = model.forest_.get_params()  # the fit's own forest, grown again
+        model.geometry_ = model.forest_ = model.affinity_matrix_ = None  # freed
+        forest = timed("forest fit", lambda: gf.UnsupervisedForest(**params).fit(X))
         _, ind = timed(
             "neighbours",
             lambda: tuple(a.compute() for a in forest.kneighbors(n_neighbors=N_NEIGHBORS)),
@@ -150,11 +157,6 @@ def run_dask(args: argparse.Namespace, n: int) -> dict[str, Any]:
         timed("eigensolver", lambda: gf.graph.spectral_eigs(A, N_CLUSTERS, random_state=0))
         timed("k-means", lambda: gf.graph.spectral_clustering(A, N_CLUSTERS, random_state=0))
         stages[-1]["seconds"] -= stages[-2]["seconds"]  # the eigensolver again
-        forest = ind = A = None  # freed before the whole fit
-        model = gf.ForestSpectralClustering(N_CLUSTERS, random_state=0)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            labels = timed("whole fit", lambda: model.fit_predict(X).compute())
         return {
             "n": n,
             "stages": stages,
