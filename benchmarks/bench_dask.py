@@ -286,6 +286,20 @@ class Meter:
         }
 
 
+def subprocess_cluster(n_workers: int, memory_limit: str):
+    """Workers of one thread each and the scheduler in a process of its own, as on
+    a real cluster: this process is then the client alone, and its memory is the
+    client's."""
+    from distributed.deploy.subprocess import SubprocessCluster
+
+    return SubprocessCluster(
+        n_workers=n_workers,
+        threads_per_worker=1,
+        worker_kwargs={"memory_limit": memory_limit},
+        dashboard_address=None,
+    )
+
+
 def run_dask(args: argparse.Namespace) -> dict[str, Any]:
     import dask
     import dask.array as da
@@ -303,16 +317,7 @@ def run_dask(args: argparse.Namespace) -> dict[str, Any]:
             dashboard_address=None,
         )
     else:
-        # The scheduler in a process of its own, as on a real cluster: this
-        # process is then the client alone, and its memory is the client's.
-        from distributed.deploy.subprocess import SubprocessCluster
-
-        cluster = SubprocessCluster(
-            n_workers=args.n_workers,
-            threads_per_worker=1,
-            worker_kwargs={"memory_limit": args.memory_limit},
-            dashboard_address=None,
-        )
+        cluster = subprocess_cluster(args.n_workers, args.memory_limit)
     client = distributed.Client(cluster)
     try:
         return _dask_phases(args, client, da, dask, distributed)

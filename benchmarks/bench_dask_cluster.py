@@ -57,7 +57,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_dask  # noqa: E402
 from _child import report, spawn_child  # noqa: E402
 from _memory import peak_rss_bytes  # noqa: E402
-from bench_dask import Meter, reset_peak, status_bytes  # noqa: E402
+from bench_dask import Meter, reset_peak, status_bytes, subprocess_cluster  # noqa: E402
 
 import geoforest as gf  # noqa: E402
 
@@ -107,18 +107,12 @@ def run_dask(args: argparse.Namespace, n: int) -> dict[str, Any]:
     import dask
     import dask.array as da
     import distributed
-    from distributed.deploy.subprocess import SubprocessCluster
     from sklearn.metrics import adjusted_rand_score
 
     warnings.filterwarnings("ignore", message="Port 8787 is already in use")
     # The meter's functions run on the workers, which cannot import this folder.
     cloudpickle.register_pickle_by_value(bench_dask)
-    cluster = SubprocessCluster(
-        n_workers=args.n_workers,
-        threads_per_worker=1,
-        worker_kwargs={"memory_limit": args.memory_limit},
-        dashboard_address=None,
-    )
+    cluster = subprocess_cluster(args.n_workers, args.memory_limit)
     client = distributed.Client(cluster)
     try:
         client.run(_warm)

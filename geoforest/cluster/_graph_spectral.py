@@ -42,7 +42,7 @@ from ..graph import (
 
 __all__ = [
     "LEVEL_SELECTION_SAMPLES",
-    "cutting_forest",
+    "cutting_forest_params",
     "GeometryNeighborsMixin",
     "KnnGraph",
     "KnnSpectralFit",
@@ -96,6 +96,7 @@ def knn_graph(
     owner=None,
     verbose: int = 0,
     stage=None,
+    default_forest_params: dict | None = None,
 ) -> KnnGraph:
     """The fitted geometry of ``X`` and its Jaccard-weighted kNN graph, components bridged.
 
@@ -103,7 +104,8 @@ def knn_graph(
     :func:`~geoforest.graph.fit_geometry` alone (it checks them, once); the
     graph joins each point to its ``n_neighbors`` nearest others, its exact
     copies left out (:meth:`~geoforest.graph.Geometry.distinct_neighbors`).
-    ``verbose`` reaches a forest grown here; ``stage`` (a
+    ``verbose`` reaches a forest grown here, ``default_forest_params`` sets
+    one grown for ``forest=None``; ``stage`` (a
     :class:`~geoforest._progress.StageProgress`) is told the stages.
     """
     stage = stage if stage is not None else StageProgress(0, 0, "")
@@ -117,6 +119,7 @@ def knn_graph(
         n_jobs=n_jobs,
         owner=owner,
         verbose=verbose,
+        default_forest_params=default_forest_params,
     )
     n = geometry.n_samples_
     if n < 2:
@@ -290,7 +293,8 @@ def fit_knn_spectral(
         graph = knn_graph(
             X,
             metric,
-            forest=cutting_forest(forest, metric, X.shape[0], max_selection_samples),
+            forest=forest,
+            default_forest_params=cutting_forest_params(X.shape[0], max_selection_samples),
             n_neighbors=n_neighbors,
             random_state=random_state,
             n_jobs=n_jobs,
@@ -353,10 +357,11 @@ def fit_knn_spectral(
         )
 
 
-def cutting_forest(forest, metric: str, n: int, max_selection_samples: int | None):
-    """The forest that grows the whole graph of ``n`` points: ``forest``, except
-    that the default (``None``) decays its redraws
-    (``UnsupervisedForest(decay_redraws=True)``) above ``max_selection_samples``.
+def cutting_forest_params(n: int, max_selection_samples: int | None) -> dict | None:
+    """Settings of the default forest that grows the whole graph of ``n`` points:
+    redraws that decay (``decay_redraws=True``) above ``max_selection_samples``,
+    else none (``UnsupervisedForest()``).  The geometry applies them only to a
+    forest it grows itself (:func:`~geoforest.graph.fit_geometry`).
 
     There the whole graph is only cut: K is given, or chosen on a subset by
     the default forest (:func:`selection_levels`).  Inside clusters most
@@ -367,13 +372,9 @@ def cutting_forest(forest, metric: str, n: int, max_selection_samples: int | Non
     5,000-point Gaussian blob as K = 2 (``docs/defaults.md``, "The forest
     that cuts a large graph").
     """
-    if forest is not None or metric != "forest" or max_selection_samples is None:
-        return forest
-    if n <= max_selection_samples:
-        return forest
-    from ..forest import UnsupervisedForest
-
-    return UnsupervisedForest(decay_redraws=True)
+    if max_selection_samples is None or n <= max_selection_samples:
+        return None
+    return {"decay_redraws": True}
 
 
 def selection_levels(points, sub, random_state, seed: int, settings: LabelFreeSettings) -> Levels:

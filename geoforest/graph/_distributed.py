@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import is_dask_array
+from ._geometry import copy_groups
 
 __all__ = ["computed", "copy_groups_of", "rows_of"]
 
@@ -62,13 +63,13 @@ def _row_hashes(block: np.ndarray) -> np.ndarray:
     return h
 
 
-def copy_groups_of(X, exact_groups) -> np.ndarray | None:
-    """Each row's group of exact copies, or ``None`` if no two rows are equal.
+def copy_groups_of(X) -> np.ndarray | None:
+    """Each row of the Dask array ``X``'s group of exact copies, or ``None`` if
+    no two rows are equal.
 
-    ``exact_groups`` finds the groups of in-memory rows (the graph layer's
-    ``copy_groups``); it is applied to the rows whose hash repeats, so a
-    hash collision between different rows costs a fetch, never a wrong
-    group.  Rows equal to no other get groups of their own.
+    :func:`~geoforest.graph._geometry.copy_groups` is applied to the rows
+    whose hash repeats, so a hash collision between different rows costs a
+    fetch, never a wrong group.  Rows equal to no other get groups of their own.
     """
     import dask.array as da
 
@@ -77,7 +78,7 @@ def copy_groups_of(X, exact_groups) -> np.ndarray | None:
     suspects = np.flatnonzero(counts[inverse.reshape(-1)] > 1)
     if suspects.size == 0:
         return None
-    local = exact_groups(rows_of(X, suspects))
+    local = copy_groups(rows_of(X, suspects))
     if local is None:
         return None
     label = np.arange(hashes.shape[0], dtype=np.int64)

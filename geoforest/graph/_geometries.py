@@ -42,7 +42,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._validation import check_not_complex, is_dask_array, with_seed_and_threads
 from ._connect import bridge_components
 from ._distributed import computed, copy_groups_of, rows_of
-from ._geometry import Geometry, _row_smallest, check_n_neighbors, copy_groups, sorted_rows
+from ._geometry import Geometry, _row_smallest, check_n_neighbors, sorted_rows
 from ._knn import check_query_graph, check_sparse_graph, feature_scale, knn
 from ._mst import euclidean_mst
 from ._spanning import spanning_tree
@@ -177,7 +177,7 @@ class ForestGeometry(Geometry):
 
     def copy_groups(self) -> np.ndarray | None:
         if is_dask_array(self.X_):
-            return copy_groups_of(self.X_, copy_groups)  # only repeated hashes are fetched
+            return copy_groups_of(self.X_)  # only repeated hashes are fetched
         return super().copy_groups()
 
     def _neighbors(self, k: int):
@@ -276,7 +276,14 @@ def _is_fitted(est) -> bool:
 
 
 def make_geometry(
-    metric, forest=None, *, n_neighbors=None, random_state=None, n_jobs=None, verbose=0
+    metric,
+    forest=None,
+    *,
+    n_neighbors=None,
+    random_state=None,
+    n_jobs=None,
+    verbose=0,
+    default_forest_params=None,
 ) -> Geometry:
     """The (unfitted) :class:`Geometry` of a clusterer's ``metric`` and ``forest``.
 
@@ -292,6 +299,10 @@ def make_geometry(
     verbose : int, default=0
         Passed to a forest grown here when positive and the forest's own is 0
         (its progress bars: trees, neighbours).
+    default_forest_params : dict or None
+        Settings of the ``UnsupervisedForest`` grown when ``metric="forest"``
+        and ``forest`` is None; ignored otherwise (a user's forest is used as
+        given).
 
     Returns
     -------
@@ -299,13 +310,13 @@ def make_geometry(
     """
     if not isinstance(verbose, numbers.Integral) or verbose < 0:
         raise ValueError(f"verbose must be an int >= 0, got {verbose!r}")
-    geometry = _unfitted(metric, forest, random_state, n_jobs, verbose)
+    geometry = _unfitted(metric, forest, random_state, n_jobs, verbose, default_forest_params)
     if n_neighbors is not None:
         geometry.n_neighbors = check_n_neighbors(n_neighbors, np.iinfo(np.int64).max)
     return geometry
 
 
-def _unfitted(metric, forest, random_state, n_jobs, verbose=0) -> Geometry:
+def _unfitted(metric, forest, random_state, n_jobs, verbose=0, default_params=None) -> Geometry:
     if metric == "euclidean":
         return EuclideanGeometry()
     if metric == "precomputed":
@@ -319,7 +330,7 @@ def _unfitted(metric, forest, random_state, n_jobs, verbose=0) -> Geometry:
             return ForestGeometry(forest.forest_, prefitted=True)
         forest = forest.forest if forest.forest is not None else UnsupervisedForest()
     if forest is None:
-        forest = UnsupervisedForest()
+        forest = UnsupervisedForest(**(default_params or {}))
     elif not hasattr(forest, "kneighbors") or not hasattr(forest, "apply"):
         raise TypeError(
             "forest must be a geoforest forest or a ForestNeighborsTransformer, got "
@@ -341,6 +352,7 @@ def fit_geometry(
     n_jobs=None,
     owner=None,
     verbose: int = 0,
+    default_forest_params: dict | None = None,
 ) -> Geometry:
     """The fitted :class:`Geometry` of ``X``: the graph layer's one entry.
 
@@ -365,6 +377,9 @@ def fit_geometry(
         Named in error messages.
     verbose : int, default=0
         Progress bars of a forest grown here (as :func:`make_geometry`).
+    default_forest_params : dict or None
+        Settings of the forest grown when ``forest`` is None (as
+        :func:`make_geometry`).
 
     Returns
     -------
@@ -390,6 +405,7 @@ def fit_geometry(
         random_state=random_state,
         n_jobs=n_jobs,
         verbose=verbose,
+        default_forest_params=default_forest_params,
     )
     if is_dask_array(X) and metric != "forest":
         raise TypeError(
