@@ -101,3 +101,42 @@ def test_knn_affinity_is_symmetric_and_in_the_unit_interval(n, k, seed):
             if i != j and (j in sets[i] or i in sets[j]):
                 expected[i, j] = len(sets[i] & sets[j]) / len(sets[i] | sets[j])
     np.testing.assert_allclose(A.toarray(), expected, rtol=1e-15)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    params=st.one_of(
+        st.none(),
+        st.just({}),
+        st.just({"decay_redraws": True}),
+        st.just({"n_estimators": 0}),
+        st.just({"no_such_setting": 1}),
+        st.just([("decay_redraws", True)]),
+        st.integers(),
+        st.text(max_size=3),
+    ),
+    metric=st.sampled_from(["euclidean", "forest"]),
+    given_forest=st.booleans(),
+    offset=st.sampled_from([0.0, 1e6]),
+)
+def test_default_forest_params_set_only_the_forest_the_geometry_grows(
+    params, metric, given_forest, offset
+):
+    """default_forest_params: the settings of the forest grown for forest=None; a
+    user's forest and the Euclidean geometry ignore them; bad ones are refused
+    by the forest (a TypeError or ValueError), never silently dropped."""
+    X = np.random.default_rng(0).normal(size=(40, 3)) + offset
+    forest = gf.UnsupervisedForest(n_estimators=3) if given_forest and metric == "forest" else None
+    kw = dict(forest=forest, n_neighbors=5, random_state=0, default_forest_params=params)
+    used = metric == "forest" and forest is None and params is not None
+    good = params is None or params in ({}, {"decay_redraws": True})
+    if used and not good:
+        with pytest.raises((TypeError, ValueError)):
+            gf.graph.fit_geometry(X, metric, **kw)
+        return
+    geometry = gf.graph.fit_geometry(X, metric, **kw)
+    assert geometry.neighbors()[1].shape == (40, 5)
+    if metric == "forest":
+        grown = geometry.forest_
+        assert grown.decay_redraws == (used and params == {"decay_redraws": True})
+        assert grown.n_estimators == (3 if forest is not None else 100)
