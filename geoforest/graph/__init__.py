@@ -23,12 +23,14 @@ it, never one another.  It imports none of them.
   :func:`spectral_partitions`, :func:`estimate_n_clusters`,
   :func:`canonical_labels` — NJW spectral clustering on those eigenpairs;
 * :func:`spectral_excess`, :func:`choose_by_excess` — how far a graph's
-  spectrum lies below those of Gaussian references of the data's mean and
-  covariance: K where no relative gap says it;
+  spectrum lies below those of structureless references of the data's mean
+  and covariance (:func:`gaussian_reference`, :func:`uniform_reference`):
+  K where no relative gap says it;
 * :func:`label_free_levels`, :class:`Levels`, :func:`explain_levels` — the
   label-free choice of the number of clusters that every family shares: the
   finest level of the graph whose relative gap and excess over Gaussian
-  references both reach their bars, with the evidence of every level;
+  references both reach their bars (and, for a weak step, its excess over
+  uniform references too), with the evidence of every level;
 * :func:`choose_by_relative_gap`, :func:`choose_finest_level`, :func:`eigengap_scores`,
   :func:`explain_choice`, :class:`LabelFreeChoiceWarning`, ... — its parts, and
   the older rules the papers' settings keep.
@@ -122,6 +124,7 @@ from ._reference import (
     gaussian_reference,
     mixture_reference,
     spectral_excess,
+    uniform_reference,
 )
 from ._spanning import spanning_tree
 from ._spectral import (
@@ -187,5 +190,6 @@ __all__ = [
     "spectral_partitions",
     "symmetrize",
     "takes_graph",
+    "uniform_reference",
     "walk_eigenpairs",
 ]

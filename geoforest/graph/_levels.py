@@ -21,7 +21,10 @@ level the data support.
   (:func:`spectral_excess`) reaches :data:`MIN_EXCESS`: the first ``K``
   eigenvalues lie clearly below those of structureless data of the same size
   and spread, so the step is not one a single Gaussian blob would also show
-  (one blob reaches relative gaps of 1.5 to 2.1).
+  (one blob reaches relative gaps of 1.5 to 2.1);
+* and, when its relative gap is under :data:`STRONG_RELATIVE_GAP` (a weak
+  step), its excess over *uniform* references of the same mean and
+  covariance (:func:`uniform_reference`) reaches :data:`MIN_EXCESS` too.
 
 **A null per part above the most separated level.**  Where one class stands
 far from the others, one Gaussian of the whole set is elongated between
@@ -32,6 +35,21 @@ relative gap, ``K_sep``) are judged against mixtures of one Gaussian per
 part of the ``K_sep``-way partition (:func:`mixture_reference`), the levels
 up to it against the whole set's Gaussian.  One more reference
 (:data:`MIXTURE_REFERENCES`), when ``K_sep >= 2``.
+
+**Two nulls for a weak step.**  A Gaussian thins out into tails that a
+neighbour graph cuts easily, so data *flatter* than a Gaussian (a uniform
+cube, a dense core with a flat spread around it) lie below their Gaussian
+reference's spectrum at every ``K`` and a weak step passes the Gaussian test
+alone: uniform cubes got ``K = 2`` to ``4``.  A flat reference has no tails,
+but it has the data's elongation along its first axis, where a long box is
+nearly cut in two; a strong step between two classes along that axis would
+fail it (wdbc: gap 3.5, excess 0.2 over the box).  So a level needs both
+nulls only where its step is weak: a relative gap of
+:data:`STRONG_RELATIVE_GAP` (3, the bar structureless controls stay under
+and separated blobs pass) is evidence the box cannot fake.  The uniform
+references run only when the finest level the Gaussian null supports is
+weak; when it is strong it is the answer, and the weaker levels above it in
+the hierarchy keep the Gaussian test alone.
 
 ``K`` is the largest supported level, at least the number of connected
 components of the graph (components are clusters whatever the rule says),
@@ -67,7 +85,6 @@ from ._choice import (
     STRONG_RELATIVE_GAP,
     LabelFreeChoiceWarning,
     choose_by_relative_gap,
-    choose_finest_level,
     n_components,
     score_partitions,
 )
@@ -125,6 +142,11 @@ class Levels(NamedTuple):
     * ``n_components`` (int): connected components of the graph.
     * ``rule`` (str): ``"finest-level"`` with references, ``"relative-gap"``
       without.
+    * ``uniform_excess`` (ndarray, shape (max_clusters,)): excess of each
+      ``K`` over uniform references (module docstring); all NaN when the
+      choice did not need them (the finest level the Gaussian null supports
+      has a strong step; weak levels coarser than it are then judged by the
+      Gaussian null alone), or without references.
     """
 
     n_clusters: int
@@ -137,6 +159,7 @@ class Levels(NamedTuple):
     eigenvalues: np.ndarray
     n_components: int
     rule: str
+    uniform_excess: np.ndarray | None = None
 
 
 def label_free_levels(
@@ -225,6 +248,7 @@ def label_free_levels(
     gaps, fragmented = score_partitions(part, max_k)
     base_k = n_components(part.eigenvalues)
     excess = np.full(max_k, np.nan)
+    uniform = np.full(max_k, np.nan)
     supported = np.zeros(max_k, dtype=bool)
     if points is None or reference_graph is None or max_k < 2:
         rule = "relative-gap"
@@ -257,12 +281,22 @@ def label_free_levels(
             excess[k_sep : ex.size + 1] = finer[k_sep - 1 :]
         with np.errstate(invalid="ignore"):  # NaN: not scored, never supported
             supported[1:] = (gaps[1:] >= min_gap) & (excess[1:] >= min_excess) & ~fragmented[1:]
-        k = max(
-            base_k,
-            choose_finest_level(
-                gaps, excess[1:], fragmented, min_gap=min_gap, min_excess=min_excess
-            ),
-        )
+            weak = supported & ~(gaps >= STRONG_RELATIVE_GAP)
+        if supported.any() and weak[np.flatnonzero(supported).max()]:
+            flat = spectral_excess(
+                A,
+                points,
+                reference_graph,
+                max_k,
+                seed,
+                eigenvalues=part.eigenvalues,
+                tol=tol,
+                null="uniform",
+            )
+            uniform[1 : flat.size + 1] = flat
+            with np.errstate(invalid="ignore"):
+                supported &= ~weak | (uniform >= min_excess)
+        k = max(base_k, int(np.flatnonzero(supported).max()) + 1 if supported.any() else 1)
     return Levels(
         k,
         gaps,
@@ -274,6 +308,7 @@ def label_free_levels(
         part.eigenvalues,
         base_k,
         rule,
+        uniform,
     )
 
 
@@ -309,12 +344,16 @@ def explain_levels(estimator: str, levels: Levels, *, stacklevel: int = 3) -> No
             best = int(np.nanargmax(np.where(usable, gaps, np.nan))) + 1
             closest = f"; the largest relative gap is {gaps[best - 1]:.3g} at K = {best}"
             if finest and np.isfinite(excess[best - 1]):
-                closest += f" (excess {excess[best - 1]:.2f})"
+                closest += f" (excess {excess[best - 1]:.2f}"
+                flat = levels.uniform_excess
+                if flat is not None and np.isfinite(flat[best - 1]):
+                    closest += f", over uniform references {flat[best - 1]:.2f}"
+                closest += ")"
         else:
             closest = ""
         bars = (
             f"a relative gap of {LEVEL_MIN_GAP} with an excess of {MIN_EXCESS} over "
-            "Gaussian references"
+            f"Gaussian references, and over uniform ones below a gap of {STRONG_RELATIVE_GAP:g}"
             if finest
             else f"a relative gap of {MIN_RELATIVE_GAP}"
         )

@@ -40,6 +40,7 @@ __all__ = [
     "gaussian_reference",
     "mixture_reference",
     "spectral_excess",
+    "uniform_reference",
 ]
 
 #: Gaussian references drawn per fit.
@@ -97,13 +98,7 @@ def gaussian_reference(X, rng) -> np.ndarray:
     >>> R.shape, np.allclose(R.mean(axis=0), X.mean(axis=0), atol=0.2)
     ((4000, 2), True)
     """
-    if np.iscomplexobj(X):
-        raise ValueError("gaussian_reference: complex data are not supported")
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
-        raise ValueError(f"gaussian_reference: X must be 2-D and non-empty, got shape {X.shape}")
-    if not np.all(np.isfinite(X)):
-        raise ValueError("gaussian_reference: X has NaN or infinite values")
+    X = _checked_points(X, "gaussian_reference")
     rng = check_random_state(rng)
     mean = X.mean(axis=0)
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
@@ -124,6 +119,79 @@ def _gaussian_by_eigh(mean: np.ndarray, cov: np.ndarray, rng, n: int) -> np.ndar
     values, vectors = np.linalg.eigh(cov)
     scale = np.sqrt(np.clip(values, 0.0, None))
     return mean + (rng.standard_normal((n, mean.size)) * scale) @ vectors.T
+
+
+def uniform_reference(X, rng) -> np.ndarray:
+    """Points spread uniformly over a box on the principal axes of ``X`` (same shape).
+
+    The box is centred on the data's mean, aligned with their principal axes
+    and as wide along each as a uniform law of the same variance
+    (``±sqrt(3)`` standard deviations), so it has the data's mean and
+    covariance, as :func:`gaussian_reference` does, but a flat density and
+    sharp edges.  Why a second null: a Gaussian cloud thins out into tails
+    that a neighbour graph cuts easily, so data flatter than a Gaussian (a
+    uniform cube, a uniform background) look *more* clustered than their
+    Gaussian reference, and a weak spectral step in them passes the Gaussian
+    test alone (``docs/results/label-free-levels.md``).  The principal-axes
+    box of the gap statistic (Tibshirani, Walther and Hastie 2001, reference
+    (b)), with the box widths set by the variances rather than the ranges, so
+    that one outlier does not stretch it.  Above
+    ``FULL_COVARIANCE_MAX_FEATURES`` features the box is aligned with the
+    coordinate axes.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Finite real data, at least one row.
+    rng : int, RandomState instance or None
+        The draw's seed or generator (:func:`sklearn.utils.check_random_state`).
+
+    Returns
+    -------
+    ndarray of shape (n_samples, n_features)
+
+    Raises
+    ------
+    ValueError
+        ``X`` not 2-D, empty, complex or not finite.
+
+    Examples
+    --------
+    The same spread as Gaussian data, over a range of ``2 sqrt(3)``
+    standard deviations where the Gaussian's reaches about 7:
+
+    >>> X = np.random.RandomState(0).normal([5.0, -3.0], [1.0, 4.0], size=(4000, 2))
+    >>> R = uniform_reference(X, 0)
+    >>> np.allclose(np.cov(R, rowvar=False), np.cov(X, rowvar=False), atol=0.5)
+    True
+    >>> def width(P):
+    ...     return np.ptp(P, axis=0) / P.std(axis=0)
+    >>> np.round(width(R), 2), np.round(width(X), 1)
+    (array([3.46, 3.46]), array([7.6, 7. ]))
+    """
+    X = _checked_points(X, "uniform_reference")
+    rng = check_random_state(rng)
+    mean = X.mean(axis=0)
+    half_width = np.sqrt(3.0)
+    if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
+        # The principal axes from the covariance's symmetric eigendecomposition
+        # (robust where an SVD of the centred data may not converge).
+        values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(X, rowvar=False)))
+        scale = half_width * np.sqrt(np.clip(values, 0.0, None))
+        return mean + (rng.uniform(-1.0, 1.0, size=X.shape) * scale) @ vectors.T
+    return mean + rng.uniform(-1.0, 1.0, size=X.shape) * half_width * X.std(axis=0)
+
+
+def _checked_points(X, who: str) -> np.ndarray:
+    """``X`` as finite real float64 of shape (n >= 1, p >= 1), or a ``ValueError``."""
+    if np.iscomplexobj(X):
+        raise ValueError(f"{who}: complex data are not supported")
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"{who}: X must be 2-D and non-empty, got shape {X.shape}")
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{who}: X has NaN or infinite values")
+    return X
 
 
 def mixture_reference(X, labels, rng) -> np.ndarray:
@@ -167,11 +235,15 @@ def mixture_reference(X, labels, rng) -> np.ndarray:
     labels = np.asarray(labels).reshape(-1)
     if labels.shape[0] != np.shape(X)[0]:
         raise ValueError(f"mixture_reference: {labels.shape[0]} labels for {np.shape(X)[0]} rows")
-    rng = check_random_state(rng)
+    return _per_part(X, labels, check_random_state(rng), gaussian_reference)
+
+
+def _per_part(X, labels: np.ndarray, rng, draw) -> np.ndarray:
+    """``draw(X[part], rng)`` for every part of ``labels``, in the parts' rows."""
     if labels.size == 0:
-        return gaussian_reference(X, rng)  # refuses the empty data, as for one part
+        return draw(X, rng)  # refuses the empty data, as for one part
     parts = [np.flatnonzero(labels == part) for part in np.unique(labels)]
-    drawn = [gaussian_reference(X[rows], rng) for rows in parts]
+    drawn = [draw(X[rows], rng) for rows in parts]
     R = np.empty((labels.shape[0], drawn[0].shape[1]))
     for rows, points in zip(parts, drawn, strict=True):
         R[rows] = points
@@ -189,8 +261,9 @@ def spectral_excess(
     eigenvalues=None,
     labels=None,
     tol: float = 0.0,
+    null: str = "gaussian",
 ) -> np.ndarray:
-    """The excess of each K from 2 to ``max_clusters`` over Gaussian references.
+    """The excess of each K from 2 to ``max_clusters`` over structureless references.
 
     ``s_K = log(mean mu_K(reference) / mu_K(data))``, as the module docstring
     derives.
@@ -222,6 +295,10 @@ def spectral_excess(
         reference graph whose spectrum decays slowly (a Gaussian cloud in
         five or more dimensions) exhausts Lanczos's budget and falls back
         to a sparse LU that fills in.
+    null : {"gaussian", "uniform"}, default="gaussian"
+        The references' law: one Gaussian of the data's mean and covariance
+        (:func:`gaussian_reference`), or a uniform box on their principal
+        axes (:func:`uniform_reference`); with ``labels``, one per part.
 
     Returns
     -------
@@ -235,6 +312,14 @@ def spectral_excess(
         or tol < 0
     ):
         raise ValueError(f"spectral_excess: tol must be a finite number >= 0, got {tol!r}")
+    draws = {"gaussian": gaussian_reference, "uniform": uniform_reference}
+    if not isinstance(null, str) or null not in draws:
+        raise ValueError(f"spectral_excess: null must be 'gaussian' or 'uniform', got {null!r}")
+    draw = draws[null]
+    if labels is not None:
+        labels = np.asarray(labels).reshape(-1)
+        if labels.shape[0] != np.shape(X)[0]:
+            raise ValueError(f"spectral_excess: {labels.shape[0]} labels for {np.shape(X)[0]} rows")
     n_eigs = int(max_clusters)
     if eigenvalues is None:
         mu = _laplacian_spectrum(A, n_eigs, seed, tol)
@@ -243,7 +328,7 @@ def spectral_excess(
     rng = np.random.RandomState(seed)
     refs = []
     for r in range(int(n_references)):
-        R = gaussian_reference(X, rng) if labels is None else mixture_reference(X, labels, rng)
+        R = draw(X, rng) if labels is None else _per_part(X, labels, rng, draw)
         refs.append(_laplacian_spectrum(build_graph(R, seed + 1 + r), n_eigs, seed + 1 + r, tol))
     return np.log(np.mean(refs, axis=0)[1:] / mu[1:])
 

@@ -59,6 +59,38 @@ def test_one_blob_is_one_cluster_said_plainly(make):
     assert np.unique(model.labels_[model.labels_ >= 0]).size == 1
 
 
+def test_uniform_cubes_are_one_cluster_said_plainly():
+    """Data flatter than a Gaussian: the forest graph of a uniform cube shows weak
+    steps (relative gaps 1.3-2.5) with excess 0.5-1 over its Gaussian
+    references.  The Gaussian null alone finds K = 1 on 3 of these 8 cubes; a
+    weak step must also beat uniform references (graph/_levels.py), and then
+    7 of 8 are one cluster.  The eighth stays a weak K = 2 (its excess over the
+    uniform references is at the bar, 0.57), and says so."""
+    ks, gaussian_only = [], []
+    for dim in (3, 5):
+        for seed in range(4):
+            X = np.random.RandomState(seed).uniform(size=(600, dim)) * 50.0 + 1e4
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", LabelFreeChoiceWarning)
+                model = gf.ForestSpectralClustering(random_state=seed, n_jobs=1).fit(X)
+            said = " ".join(str(w.message) for w in caught)
+            assert "no cluster structure" in said or "weak evidence" in said
+            levels = model.levels_
+            passed = (
+                (levels.gaps >= gf.graph.LEVEL_MIN_GAP)
+                & (levels.excess >= gf.graph.MIN_EXCESS)
+                & ~levels.fragmented
+            )
+            weak = passed & (levels.gaps < gf.graph.STRONG_RELATIVE_GAP)
+            if passed.any() and weak[np.flatnonzero(passed).max()]:
+                flat = levels.uniform_excess >= gf.graph.MIN_EXCESS
+                assert np.all(levels.supported == (passed & (~weak | flat)))
+            ks.append(model.n_clusters_)
+            gaussian_only.append(int(np.flatnonzero(passed).max()) + 1 if passed.any() else 1)
+    assert sum(k == 1 for k in ks) >= 7
+    assert sum(k == 1 for k in gaussian_only) <= 4
+
+
 def test_given_k_never_warns():
     X = np.random.default_rng(0).standard_normal((200, 3))
     with warnings.catch_warnings():

@@ -51,15 +51,46 @@ def test_gaps_match_a_dense_eigendecomposition_and_the_rule_is_the_largest_suppo
     for k in range(max(2, c + 1), 7):
         expected[k - 1] = mu[k] / mu[k - 1]
     np.testing.assert_allclose(levels.gaps, expected, rtol=1e-5)
-    ok = (
-        (levels.gaps[1:] >= LEVEL_MIN_GAP)
-        & (levels.excess[1:] >= MIN_EXCESS)
-        & ~levels.fragmented[1:]
-    )
+    assert_the_rule_holds(levels, A, P, knn_graph)
+    assert levels.rule == "finest-level"
+
+
+def assert_the_rule_holds(levels, A, P, build, seed=0):
+    """``supported`` and ``K`` as the module docstring states the rule; the
+    uniform references' excess recomputed through the public spectral_excess."""
+    gaps, excess = levels.gaps[1:], levels.excess[1:]
+    gaussian = (gaps >= LEVEL_MIN_GAP) & (excess >= MIN_EXCESS) & ~levels.fragmented[1:]
+    weak = gaussian & ~(gaps >= gf.graph.STRONG_RELATIVE_GAP)
+    flat = levels.uniform_excess[1:]
+    if gaussian.any() and weak[np.flatnonzero(gaussian).max()]:  # the finest one is weak
+        again = gf.graph.spectral_excess(
+            A, P, build, gaps.size + 1, seed, eigenvalues=levels.eigenvalues, null="uniform"
+        )
+        np.testing.assert_allclose(flat, again)
+        ok = gaussian & (~weak | (flat >= MIN_EXCESS))
+    else:  # not needed: no level, or the finest one is strong (and is the answer)
+        assert np.isnan(flat).all()
+        ok = gaussian
     np.testing.assert_array_equal(levels.supported[1:], ok)
     finest = (np.flatnonzero(ok) + 2).max() if ok.any() else 1
     assert levels.n_clusters == max(finest, levels.n_components)
-    assert levels.rule == "finest-level"
+    return np.isfinite(flat).any()
+
+
+@pytest.mark.parametrize(
+    "centres, scale, n",
+    [
+        ([[0, 0], [1.2, 0], [0, 1.2], [6, 6]], 0.15, 40),  # strong steps only
+        ([[0, 0], [1.0, 0], [0, 1.0]], 0.35, 60),  # touching: weak steps
+        ([[0, 0]], 1.0, 300),  # one blob
+        ([[0, 0], [0.8, 0.8], [1.6, 0], [2.4, 0.8]], 0.3, 50),  # a chain of touching groups
+    ],
+)
+def test_a_weak_step_needs_the_uniform_null_too(centres, scale, n):
+    P = groups(centres, n=n, scale=scale, seed=1) + 1e4  # far from zero
+    A = connected_graph(P)
+    levels = label_free_levels(A, 6, points=P, reference_graph=connected_graph, random_state=0)
+    assert_the_rule_holds(levels, A, P, connected_graph)
 
 
 def connected_graph(P, seed=0):

@@ -196,3 +196,85 @@ def test_spectral_excess_at_a_tolerance_matches_machine_precision():
     exact = spectral_excess(A, X, build, 5, 0)
     loose = spectral_excess(A, X, build, 5, 0, tol=1e-6)
     np.testing.assert_allclose(loose, exact, atol=1e-3)
+
+
+def test_uniform_reference_is_a_flat_box_with_the_data_moments_far_from_zero():
+    # Correlated data of unequal spreads, far from zero: the box has the data's
+    # mean and covariance (independent numpy estimates), and along each of the
+    # data's principal axes its points are flat over +-sqrt(3) sd (a uniform
+    # law's fourth moment is 1.8 sd^4, a Gaussian's 3).
+    rng = np.random.RandomState(5)
+    X = rng.normal(size=(40000, 3)) @ np.array([[2.0, 0, 0], [1.0, 0.5, 0], [0, 0, 10.0]]) + 1e6
+    R = gf.graph.uniform_reference(X, 0)
+    assert R.shape == X.shape
+    np.testing.assert_allclose(R.mean(axis=0), X.mean(axis=0), atol=0.3)
+    cov = np.cov(X, rowvar=False)
+    np.testing.assert_allclose(np.cov(R, rowvar=False), cov, rtol=0.05, atol=0.3)
+    values, vectors = np.linalg.eigh(cov)
+    Z = (R - X.mean(axis=0)) @ vectors / np.sqrt(values)  # standardised principal scores
+    assert np.all(np.abs(Z) <= np.sqrt(3) + 0.05)
+    np.testing.assert_allclose((Z**4).mean(axis=0), 1.8, atol=0.1)
+    np.testing.assert_array_equal(gf.graph.uniform_reference(X, 0), R)
+
+
+def test_uniform_reference_keeps_a_flat_direction_flat_and_one_point_in_place():
+    # A constant column stays constant; one row is its own box.
+    X = np.c_[np.random.RandomState(0).uniform(size=500), np.full(500, 7.0)]
+    R = gf.graph.uniform_reference(X, 1)
+    np.testing.assert_allclose(R[:, 1], 7.0)
+    np.testing.assert_array_equal(gf.graph.uniform_reference(np.array([[3.0, -2.0]]), 0),
+                                  [[3.0, -2.0]])  # fmt: skip
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.sampled_from(["nan", "inf", "complex", "1d", "empty", "no-columns"]),
+    st.integers(1, 6),
+)
+def test_uniform_reference_refuses_what_it_cannot_describe(kind, n):
+    X = np.ones((n, 2))
+    if kind == "nan":
+        X[0, 0] = np.nan
+    elif kind == "inf":
+        X[-1, 1] = np.inf
+    elif kind == "complex":
+        X = X + 1j
+    elif kind == "1d":
+        X = np.ones(n)
+    elif kind == "empty":
+        X = np.ones((0, 2))
+    else:
+        X = np.ones((n, 0))
+    with pytest.raises(ValueError, match="uniform_reference"):
+        gf.graph.uniform_reference(X, 0)
+
+
+def test_a_uniform_cube_shows_excess_over_its_gaussian_but_not_over_a_uniform_null():
+    # Why the second null: a flat cloud lies below its Gaussian reference's
+    # spectrum (the Gaussian's tails are cut easily), not below a flat one's.
+    X = np.random.RandomState(2).uniform(size=(600, 2)) * [3.0, 1.0] + 1e5
+    A = _euclid_graph(X)
+    gauss = spectral_excess(A, X, _euclid_graph, 6, seed=0)
+    flat = spectral_excess(A, X, _euclid_graph, 6, seed=0, null="uniform")
+    assert gauss.mean() > flat.mean() + 0.15 and np.all(gauss > flat - 0.05)
+    assert np.max(np.abs(flat)) < MIN_EXCESS_BAR
+    # Per part, the uniform null keeps each part's moments (the labels are used).
+    labels = (X[:, 0] > X[:, 0].mean()).astype(int)
+    parts = spectral_excess(A, X, _euclid_graph, 6, seed=0, null="uniform", labels=labels)
+    assert parts.shape == flat.shape and not np.allclose(parts, flat)
+
+
+MIN_EXCESS_BAR = gf.graph.MIN_EXCESS
+
+
+@pytest.mark.parametrize("null", ["Gaussian", "flat", None, 1])
+def test_spectral_excess_refuses_an_unknown_null(null):
+    X, _ = make_blobs(60, centers=2, random_state=0)
+    with pytest.raises(ValueError, match="null must be"):
+        spectral_excess(_euclid_graph(X), X, _euclid_graph, 4, 0, null=null)
+
+
+def test_spectral_excess_refuses_labels_that_are_not_one_per_row():
+    X, _ = make_blobs(60, centers=2, random_state=0)
+    with pytest.raises(ValueError, match="61 labels for 60 rows"):
+        spectral_excess(_euclid_graph(X), X, _euclid_graph, 4, 0, labels=np.zeros(61))
