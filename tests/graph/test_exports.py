@@ -61,6 +61,7 @@ OWN = [
     "choose_by_excess",
     "gaussian_reference",
     "mixture_reference",
+    "uniform_reference",
     "choose_finest_level",
     "explain_levels",
     "fit_geometry",
