@@ -52,6 +52,11 @@ def run_one(name: str, metric: str, variant: str, seed: int, max_n: int) -> dict
         random_state=seed,
         n_jobs=1,
     )
+    return fit_row(model, X, y, row)
+
+
+def fit_row(model, X, y, row: dict) -> dict:
+    """``row`` with the fit's ARI, K̂ and seconds (an ``error`` instead if it raised)."""
     start = time.perf_counter()
     try:
         with warnings.catch_warnings():

@@ -24,6 +24,7 @@ from ._lund_fit import final_labels, fit_lund, lund_at_time, predict_rows
 from ._lund_graph import (
     DiffusionNeighborsMixin,
     explain_lund_k,
+    level_scores,
     lund_input,
     lund_levels,
     reference_graphs,
@@ -143,10 +144,10 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         Each point's ``D_t``-nearest point of higher density (``-1`` for the
         densest).
     n_clusters_scores_ : ndarray of shape (max_clusters,)
-        The evidence behind ``n_clusters_`` at ``t_``: entry ``K - 1`` is the
-        ratio ``S_K / S_(K+1)`` of the sorted scores (:func:`mode_ratios`); a
-        :class:`~geoforest.graph.LabelFreeChoiceWarning` says when ``K = 1``
-        was chosen or the runner-up scored within 10 % of the winner.
+        The evidence behind ``n_clusters_``: ``levels_.gaps`` when the levels
+        chose K; else, at ``t_``, entry ``K - 1`` is the ratio ``S_K / S_(K+1)``
+        of the sorted scores (:func:`mode_ratios`; a warning says when ``K = 1``
+        was chosen or the runner-up scored within 10 % of the winner).
     reference_excess_ : ndarray of shape (<= max_clusters,) or None
         Label-free only (``"mode-ratio"``: ``K >= 2``): entry ``K - 1`` is
         ``s_K`` of :func:`~geoforest.graph.spectral_excess` on the diffusion
@@ -157,18 +158,16 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
     t_ : float
         Diffusion time used.
     multiscale_ : dict or None
-        With ``t="multiscale"``: ``times``, ``n_clusters`` and ``vi_sum`` per
-        time, and the ``labels`` at each time.
+        ``t="multiscale"``: ``times``; per time ``n_clusters``, ``vi_sum``, ``labels``.
     geometry_ : Geometry or None
         The fitted geometry (``diffusion_map_.geometry_``).
     forest_ : forest or None
         The fitted forest of ``metric="forest"``, else ``None``.
     diffusion_map_ : DiffusionMap
-        The fitted diffusion map, its ``t`` set to ``t_`` (so its
-        ``transform(X)`` embeds new points at the time LUND used).
+        The fitted diffusion map, its ``t`` set to ``t_`` (its ``transform(X)``
+        embeds new points at the time LUND used).
     n_features_in_ : int
-        Features seen by ``fit`` (the number of training points for a
-        precomputed graph).
+        Features seen by ``fit`` (training points, for a precomputed graph).
     feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Column names of a DataFrame given to ``fit`` (only then).
 
@@ -179,10 +178,9 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
            2019.
     .. [2] R. R. Coifman and S. Lafon, *Diffusion maps*, Applied and
            Computational Harmonic Analysis 21(1), 5-30, 2006.
-    .. [3] J. M. Murphy and M. Maggioni, *Unsupervised Clustering and Active
-           Learning of Hyperspectral Images with Nonlinear Diffusion*, IEEE
-           Transactions on Geoscience and Remote Sensing 57(3), 2019 (the
-           spatial options and :meth:`query`).
+    .. [3] J. M. Murphy and M. Maggioni, *Unsupervised Clustering and Active Learning of
+           Hyperspectral Images with Nonlinear Diffusion*, IEEE Transactions on Geoscience
+           and Remote Sensing 57(3), 2019 (the spatial options and :meth:`query`).
     .. [4] J. M. Murphy, *Data Dependent Distances for Unsupervised Learning* (slides).
 
     Examples
@@ -334,6 +332,8 @@ class LUND(DiffusionNeighborsMixin, ClusterMixin, BaseEstimator):
         self.density_, self._rank, self._twin = fit.density, fit.rank, fit.twin
         self.multiscale_ = fit.multiscale
         self._set_state(fit.clustering)
+        if self.levels_ is not None:  # the evidence behind K is then the levels'
+            self.n_clusters_scores_ = level_scores(self.levels_, self.max_clusters)
         dm.set_params(t=self.t_)  # diffusion_map_.transform(X): Psi at the time used
         self.labels_ = self._final_labels(y_partial)
         self.reference_excess_ = explain_lund_k(  # warnings about a label-free K

@@ -169,6 +169,14 @@ def lund_levels(
     )
 
 
+def level_scores(levels: Levels, max_clusters: int) -> np.ndarray:
+    """``n_clusters_scores_`` of a fit whose K the levels chose: their relative
+    gaps, ``max_clusters`` long (NaN where not scored)."""
+    scores = np.full(int(max_clusters), np.nan)
+    scores[: levels.gaps.size] = levels.gaps
+    return scores
+
+
 def explain_lund_k(
     name: str,
     k: int,

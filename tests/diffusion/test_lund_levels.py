@@ -33,6 +33,10 @@ def test_levels_find_the_touching_groups_that_the_mode_ratio_merges():
     assert adjusted_rand_score(y, lev.labels_) > 0.9
     assert lev.levels_.rule == "finest-level"
     np.testing.assert_array_equal(lev.reference_excess_, lev.levels_.excess)
+    # The evidence behind K is the levels' relative gaps, not the mode ratios.
+    assert lev.n_clusters_scores_.shape == (lev.max_clusters,)
+    np.testing.assert_array_equal(lev.n_clusters_scores_[: lev.levels_.gaps.size], lev.levels_.gaps)
+    assert np.isnan(lev.n_clusters_scores_[0])
 
 
 def test_the_levels_are_those_of_the_shared_rule_on_lunds_own_graph():

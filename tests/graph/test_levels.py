@@ -55,20 +55,21 @@ def test_gaps_match_a_dense_eigendecomposition_and_the_rule_is_the_largest_suppo
     assert levels.rule == "finest-level"
 
 
-def assert_the_rule_holds(levels, A, P, build, seed=0):
+def assert_the_rule_holds(levels, A, P, build, seed=0, uniform_null=False):
     """``supported`` and ``K`` as the module docstring states the rule; the
     uniform references' excess recomputed through the public spectral_excess."""
     gaps, excess = levels.gaps[1:], levels.excess[1:]
     gaussian = (gaps >= LEVEL_MIN_GAP) & (excess >= MIN_EXCESS) & ~levels.fragmented[1:]
     weak = gaussian & ~(gaps >= gf.graph.STRONG_RELATIVE_GAP)
     flat = levels.uniform_excess[1:]
-    if gaussian.any() and weak[np.flatnonzero(gaussian).max()]:  # the finest one is weak
+    finest_is_weak = gaussian.any() and weak[np.flatnonzero(gaussian).max()]
+    if uniform_null and finest_is_weak:
         again = gf.graph.spectral_excess(
             A, P, build, gaps.size + 1, seed, eigenvalues=levels.eigenvalues, null="uniform"
         )
         np.testing.assert_allclose(flat, again)
         ok = gaussian & (~weak | (flat >= MIN_EXCESS))
-    else:  # not needed: no level, or the finest one is strong (and is the answer)
+    else:  # not asked, or not needed: no level, or the finest one is strong
         assert np.isnan(flat).all()
         ok = gaussian
     np.testing.assert_array_equal(levels.supported[1:], ok)
@@ -86,11 +87,40 @@ def assert_the_rule_holds(levels, A, P, build, seed=0):
         ([[0, 0], [0.8, 0.8], [1.6, 0], [2.4, 0.8]], 0.3, 50),  # a chain of touching groups
     ],
 )
-def test_a_weak_step_needs_the_uniform_null_too(centres, scale, n):
+def test_with_the_uniform_null_a_weak_step_needs_it_too(centres, scale, n):
     P = groups(centres, n=n, scale=scale, seed=1) + 1e4  # far from zero
     A = connected_graph(P)
-    levels = label_free_levels(A, 6, points=P, reference_graph=connected_graph, random_state=0)
-    assert_the_rule_holds(levels, A, P, connected_graph)
+    default = label_free_levels(A, 6, points=P, reference_graph=connected_graph, random_state=0)
+    assert not assert_the_rule_holds(default, A, P, connected_graph)  # the default: Gaussian only
+    levels = label_free_levels(
+        A, 6, points=P, reference_graph=connected_graph, random_state=0, uniform_null=True
+    )
+    assert_the_rule_holds(levels, A, P, connected_graph, uniform_null=True)
+    np.testing.assert_array_equal(levels.excess, default.excess)
+    assert levels.n_clusters <= default.n_clusters  # a second null only removes levels
+
+
+def test_the_uniform_null_can_remove_touching_groups_which_is_why_it_is_not_the_default():
+    """A far group and three touching ones (the Gaussian null: K = 4, a weak step
+    of gap 2.9): the uniform box, as long as the data, is nearly cut where they
+    are, and the touching level falls (docs/results/label-free-levels.md)."""
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [6, 6]], n=50, scale=0.4, seed=2) + 1e4
+    A = connected_graph(P)
+    default = label_free_levels(A, 6, points=P, reference_graph=connected_graph, random_state=0)
+    levels = label_free_levels(
+        A, 6, points=P, reference_graph=connected_graph, random_state=0, uniform_null=True
+    )
+    assert default.n_clusters == 4 and np.isnan(default.uniform_excess).all()
+    assert assert_the_rule_holds(levels, A, P, connected_graph, uniform_null=True)
+    assert levels.uniform_excess[3] < MIN_EXCESS <= levels.excess[3] < 1.0
+    assert levels.n_clusters == 2  # the far group only
+
+
+@pytest.mark.parametrize("flag", [1, 0, "yes", None, np.float64(1.0)])
+def test_uniform_null_must_be_a_bool(flag):
+    P = groups([[0, 0], [3, 3]])
+    with pytest.raises(TypeError, match="uniform_null must be True or False"):
+        label_free_levels(knn_graph(P), 4, points=P, reference_graph=knn_graph, uniform_null=flag)
 
 
 def connected_graph(P, seed=0):
