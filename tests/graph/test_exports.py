@@ -75,6 +75,7 @@ OWN = [
     "spanning_tree",
     "spectral_excess",
     "STRONG_EXCESS",
+    "STRONG_STEP_EXCESS",
     "STRONG_RELATIVE_GAP",
     "symmetrize",
     "takes_graph",

@@ -59,8 +59,10 @@ def assert_the_rule_holds(levels, A, P, build, seed=0, uniform_null=False):
     """``supported`` and ``K`` as the module docstring states the rule; the
     uniform references' excess recomputed through the public spectral_excess."""
     gaps, excess = levels.gaps[1:], levels.excess[1:]
-    gaussian = (gaps >= LEVEL_MIN_GAP) & (excess >= MIN_EXCESS) & ~levels.fragmented[1:]
-    weak = gaussian & ~(gaps >= gf.graph.STRONG_RELATIVE_GAP)
+    strong = gaps >= gf.graph.STRONG_RELATIVE_GAP
+    enough = (excess >= MIN_EXCESS) | (strong & (excess >= gf.graph.STRONG_STEP_EXCESS))
+    gaussian = (gaps >= LEVEL_MIN_GAP) & enough & ~levels.fragmented[1:]
+    weak = gaussian & ~strong
     flat = levels.uniform_excess[1:]
     finest_is_weak = gaussian.any() and weak[np.flatnonzero(gaussian).max()]
     if uniform_null and finest_is_weak:
@@ -126,6 +128,24 @@ def test_uniform_null_must_be_a_bool(flag):
 def connected_graph(P, seed=0):
     """A 15-NN graph with a faint edge between every pair: one component."""
     return knn_graph(P, k=15).toarray() + 1e-4
+
+
+def test_a_strong_step_needs_only_to_be_more_clustered_than_its_null():
+    """Two groups 4 sd apart and a far one, in two dimensions: the step after
+    K = 3 is strong (relative gap 8), but against a Gaussian of the touching
+    pair's part (elongated, its own graph nearly cut) the excess is only 0.28.
+    A gap of 3 is what no structureless control reaches, so K = 3."""
+    P = groups([[0, 0], [1.2, 0], [6, 6]], n=60, scale=0.3, seed=2) + 1e4
+    A = connected_graph(P)
+    levels = label_free_levels(A, 6, points=P, reference_graph=connected_graph, random_state=0)
+    assert levels.gaps[2] >= gf.graph.STRONG_RELATIVE_GAP
+    assert gf.graph.STRONG_STEP_EXCESS <= levels.excess[2] < MIN_EXCESS
+    assert levels.supported[2] and levels.n_clusters == 3
+    assert_the_rule_holds(levels, A, P, connected_graph)
+    # Below the strong gap the full excess is still asked: the same data's weak
+    # levels (gaps under 3) are supported only with an excess of MIN_EXCESS.
+    weak = (levels.gaps < gf.graph.STRONG_RELATIVE_GAP) & levels.supported
+    assert np.all(levels.excess[weak] >= MIN_EXCESS)
 
 
 def test_a_far_group_does_not_hide_the_touching_ones():
