@@ -206,28 +206,42 @@ def test_a_5000_point_gaussian_blob_is_one_cluster_even_when_the_metric_collapse
     assert model.n_clusters_ == 1
 
 
-def test_references_grow_a_quarter_of_the_forests_trees():
-    """The Gaussian references' forests: the data forest's settings, a quarter of
-    its trees (at least 10, never more than it has), nothing for Euclid; the
-    user's forest itself is not touched."""
+def test_references_grow_the_data_forests_own_trees():
+    """The Gaussian references' forests: unfitted copies of the data forest, all
+    its settings and trees (fewer trees bias the excess upwards), nothing for
+    Euclid; the user's forest itself is not touched."""
     from geoforest.cluster._graph_spectral import LabelFreeSettings, reference_forest
 
     def settings(metric, forest):
         return LabelFreeSettings(metric, forest, 15, None, 10, "auto", 1e-6, 4)
 
     default = reference_forest(settings("forest", None))
-    assert isinstance(default, gf.UnsupervisedForest) and default.n_estimators == 25
+    assert isinstance(default, gf.UnsupervisedForest)
+    assert default.get_params() == gf.UnsupervisedForest().get_params()
     mine = gf.UnsupervisedForest(n_estimators=60, max_samples=0.3, random_state=5)
+    mine.fit(np.random.RandomState(0).normal(size=(40, 3)))
     ref = reference_forest(settings("forest", mine))
-    assert ref is not mine and mine.n_estimators == 60
-    assert ref.n_estimators == 15 and ref.max_samples == 0.3
-    assert reference_forest(settings("forest", gf.UnsupervisedForest(20))).n_estimators == 10
-    assert reference_forest(settings("forest", gf.UnsupervisedForest(6))).n_estimators == 6
+    assert ref is not mine and ref.get_params() == mine.get_params()
+    assert not hasattr(ref, "n_features_in_") and hasattr(mine, "n_features_in_")
     assert reference_forest(settings("euclidean", None)) is None
     wrapped = reference_forest(settings("forest", gf.ForestNeighborsTransformer(forest=mine)))
-    assert isinstance(wrapped, gf.ForestNeighborsTransformer) and wrapped.forest.n_estimators == 15
-    bare = reference_forest(settings("forest", gf.ForestNeighborsTransformer()))
-    assert bare.forest.n_estimators == 25 and mine.n_estimators == 60
+    assert isinstance(wrapped, gf.ForestNeighborsTransformer)
+    assert wrapped.forest is not mine and wrapped.forest.n_estimators == 60
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_the_one_blob_control_is_one_cluster_with_references_of_the_data_s_trees(seed):
+    """The clustering suite's one-blob control (1,500 Gaussian points in 5-D):
+    with references of a quarter of the trees it came out as K = 2 on these
+    seeds (K = 2 excess 0.55 and 0.63: a graph of fewer trees lies higher); with
+    the data's trees it is K = 1, said plainly, and its excess near 0."""
+    from geoforest_experiments.clustering_suite import load_suite_data
+
+    X, _, _ = load_suite_data("one-blob", seed=seed)
+    with pytest.warns(LabelFreeChoiceWarning, match="no cluster structure"):
+        model = gf.ForestSpectralClustering(random_state=seed, n_jobs=1).fit(X)
+    assert model.n_clusters_ == 1
+    assert model.reference_excess_[1] < gf.graph.MIN_EXCESS
 
 
 # ------------------------------------------------------- the level chosen on a subset
