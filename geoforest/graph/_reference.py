@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from sklearn.utils import check_random_state
 
 from ._eigensolvers import spectral_eigs
+from ._knn import feature_scale
 
 __all__ = [
     "MIN_EXCESS",
@@ -100,6 +101,9 @@ def gaussian_reference(X, rng) -> np.ndarray:
     """
     X = _checked_points(X, "gaussian_reference")
     rng = check_random_state(rng)
+    scale = feature_scale(X)
+    if scale != 1.0:  # squares would leave float64: draw for X / 2^k (exact), scale back
+        return gaussian_reference(X / scale, rng) * scale
     mean = X.mean(axis=0)
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
         cov = np.atleast_2d(np.cov(X, rowvar=False))
@@ -171,6 +175,9 @@ def uniform_reference(X, rng) -> np.ndarray:
     """
     X = _checked_points(X, "uniform_reference")
     rng = check_random_state(rng)
+    scale = feature_scale(X)
+    if scale != 1.0:  # as gaussian_reference
+        return uniform_reference(X / scale, rng) * scale
     mean = X.mean(axis=0)
     half_width = np.sqrt(3.0)
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:

@@ -85,6 +85,29 @@ def test_the_uniform_null_says_k_1_on_uniform_cubes_where_the_gaussian_null_spli
     assert all(b <= g for b, g in zip(both, gaussian, strict=True))
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e-250, 2.0**500])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: gf.ForestSpectralClustering(metric="euclidean", random_state=0),
+        lambda: gf.LUND(selection="levels", random_state=0),
+    ],
+    ids=["ForestSpectralClustering-euclidean", "LUND-levels"],
+)
+def test_label_free_levels_of_extreme_values_are_those_of_the_data(make, scale):
+    """The Euclidean geometry keeps values whose squares leave float64; the
+    Gaussian references did not (their covariance overflowed and the fit raised
+    LinAlgError).  Scaled data give the same K, evidence and labels."""
+    X, _ = _blobs(200, 2, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LabelFreeChoiceWarning)
+        plain = make().fit(X)
+        scaled = make().fit(X * scale)
+    assert scaled.n_clusters_ == plain.n_clusters_ == 2
+    np.testing.assert_array_equal(scaled.labels_, plain.labels_)
+    np.testing.assert_allclose(scaled.reference_excess_, plain.reference_excess_, atol=1e-6)
+
+
 def test_given_k_never_warns():
     X = np.random.default_rng(0).standard_normal((200, 3))
     with warnings.catch_warnings():

@@ -278,3 +278,19 @@ def test_spectral_excess_refuses_labels_that_are_not_one_per_row():
     X, _ = make_blobs(60, centers=2, random_state=0)
     with pytest.raises(ValueError, match="61 labels for 60 rows"):
         spectral_excess(_euclid_graph(X), X, _euclid_graph, 4, 0, labels=np.zeros(61))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from([gaussian_reference, gf.graph.uniform_reference]),
+    st.sampled_from([1e-300, 1e-200, 2.0**-600, 1e160, 1e200, 1e300]),
+    st.integers(2, 40),
+    st.floats(-5.0, 5.0),
+)
+def test_references_of_extreme_values_are_the_references_scaled(draw, scale, n, offset):
+    # Squared values of 1e200 leave float64 (the covariance was inf and the
+    # factorisation failed); the references are drawn for X / 2^k and scaled back.
+    X = np.random.RandomState(n).normal(size=(n, 3)) + offset
+    R = draw(X * scale, 7)
+    assert np.all(np.isfinite(R)) and R.shape == X.shape
+    np.testing.assert_allclose(R / scale, draw(X, 7), rtol=1e-6, atol=1e-6 * np.abs(X).max())
