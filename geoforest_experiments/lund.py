@@ -212,11 +212,10 @@ def _image_part(s: dict, config: ExperimentConfig) -> list[dict[str, Any]]:
     out = []
     for seed, X, y in _images(s, config):
         for name, extra in IMAGE_VARIANTS.items():
+            params = {"image_shape": (h, w), "random_state": seed, **PAPER, **extra}
             for k in (4, None):
                 with Timer() as timer:
-                    model = LUND(n_clusters=k, image_shape=(h, w), random_state=seed,
-                                 **PAPER, **extra)  # fmt: skip
-                    model.fit(X)
+                    model = LUND(n_clusters=k, **params).fit(X)
                 out.append({"part": "image", "seed": seed, "method": name,
                             "k_given": "yes" if k else "no", "k_hat": model.n_clusters_,
                             "accuracy": float(metrics.clustering_accuracy(y, model.labels_)),

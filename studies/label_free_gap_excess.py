@@ -81,8 +81,10 @@ def one(name: str, seed: int, cache: Path) -> dict:
 
 def choose(row: dict, b: float, e: float) -> int:
     fragmented = [not row["ok"].get(k, False) for k in range(1, MAX_K + 1)]
+    # This study measured both bars at every step (strong_excess=None), the rule
+    # before the strong-step exemption (studies/label_free_strong_steps.py).
     return gf.graph.choose_finest_level(
-        row["gaps"], row["excess"], fragmented, min_gap=b, min_excess=e
+        row["gaps"], row["excess"], fragmented, min_gap=b, min_excess=e, strong_excess=None
     )
 
 

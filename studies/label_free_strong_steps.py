@@ -41,8 +41,8 @@ import geoforest as gf
 from geoforest_experiments.clustering_suite import NOISE_DIMS, SELECTION, load_suite_data
 
 CONTROLS = ("touching", "one-blob", "multidensity", "hierarchy")
-#: (name, lower excess bar for a strong step); ``None``: both bars at every step (the
-#: rule before this study); ``0.0`` is the default since (``STRONG_STEP_EXCESS``).
+#: (name, ``strong_excess`` of ``choose_finest_level``); ``None``: both bars at every
+#: step (the rule before this study); ``0.0`` is the default since (``STRONG_STEP_EXCESS``).
 RULES = (("both bars", None), ("strong e=0.25", 0.25), ("strong e=0.1", 0.1), ("strong e=0", 0.0))
 BLOBS = tuple((c, d, s) for d in (2, 5) for c in (2, 3, 4, 5) for s in range(8))
 
@@ -74,7 +74,7 @@ def one(name: str, seed: int, cache: Path) -> dict:
         "ari": {
             1: 0.0,
             **{int(k): float(adjusted_rand_score(y, lab)) for k, lab in levels.labels.items()},
-        },  # fmt: skip
+        },
     }
     joblib.dump(row, path)
     return row
@@ -82,15 +82,14 @@ def one(name: str, seed: int, cache: Path) -> dict:
 
 def choose(row: dict, low: float | None) -> int:
     """The finest supported level under the rule (at least the components)."""
-    gaps, excess = row["gaps"], row["excess"]
-    with np.errstate(invalid="ignore"):
-        ok = (gaps >= gf.graph.LEVEL_MIN_GAP) & ~row["fragmented"]
-        bar = excess >= gf.graph.MIN_EXCESS
-        if low is not None:  # the library's rule at low = STRONG_STEP_EXCESS
-            bar |= (gaps >= gf.graph.STRONG_RELATIVE_GAP) & (excess >= low)
-    ok &= bar
-    ok[0] = False
-    k = int(np.flatnonzero(ok).max()) + 1 if ok.any() else 1
+    k = gf.graph.choose_finest_level(
+        row["gaps"],
+        row["excess"][1:],
+        row["fragmented"],
+        min_gap=gf.graph.LEVEL_MIN_GAP,
+        min_excess=gf.graph.MIN_EXCESS,
+        strong_excess=low,
+    )
     return max(k, row["n_components"])
 
 
@@ -123,10 +122,14 @@ def main() -> None:
     for label, low in RULES:
         c, n = score(rows, SELECTION, low), score(rows, noisy, low)
         panel = [r for r in rows if r["name"].startswith("blobs")]
-        right = {d: sum(choose(r, low) == r["K"] for r in panel
-                        if r["name"].split(":")[2] == str(d)) for d in (2, 5)}  # fmt: skip
-        print(f"{label:14s} {c[0]:.3f} {c[1]:4.1f}    {n[0]:.3f} {n[1]:4.1f}    "
-              f"{right[2]} / {right[5]}")  # fmt: skip
+        right = {
+            d: sum(choose(r, low) == r["K"] for r in panel if r["name"].split(":")[2] == str(d))
+            for d in (2, 5)
+        }
+        print(
+            f"{label:14s} {c[0]:.3f} {c[1]:4.1f}    {n[0]:.3f} {n[1]:4.1f}    "
+            f"{right[2]} / {right[5]}"
+        )
     print("\ncontrols, K^ per seed")
     for name in CONTROLS:
         mine = [r for r in rows if r["name"] == name]
@@ -144,8 +147,10 @@ def main() -> None:
     for out in SELECTION:
         keep = [s for s in SELECTION if s != out]
         keep_noisy = [f"{s}+{NOISE_DIMS}" for s in keep]
-        pick = max(RULES, key=lambda rl: min(score(rows, keep, rl[1])[0],
-                                              score(rows, keep_noisy, rl[1])[0]))  # fmt: skip
+        pick = max(
+            RULES,
+            key=lambda rl: min(score(rows, keep, rl[1])[0], score(rows, keep_noisy, rl[1])[0]),
+        )
         left.append(score(rows, [out], pick[1])[0])
         left_noisy.append(score(rows, [f"{out}+{NOISE_DIMS}"], pick[1])[0])
         print(f"  {out:16s} pick {pick[0]}")

@@ -63,8 +63,13 @@ def run_one(name: str, metric: str, selection: str, seed: int, max_n: int) -> di
         random_state=seed,
         n_jobs=1,
     )
-    row = {"dataset": name, "metric": metric, "selection": selection, "seed": seed,
-           "k_true": k_true}  # fmt: skip
+    row = {
+        "dataset": name,
+        "metric": metric,
+        "selection": selection,
+        "seed": seed,
+        "k_true": k_true,
+    }
     return fit_row(model, X, y, row)
 
 
@@ -74,8 +79,9 @@ def medians(rows: list[dict]) -> dict:
     keys = {(r["dataset"], r["metric"], r["selection"]) for r in rows}
     for key in keys:
         mine = [r for r in rows if (r["dataset"], r["metric"], r["selection"]) == key]
-        out[key] = tuple(float(np.median([float(r[c]) for r in mine]))
-                         for c in ("ari", "k_hat", "seconds"))  # fmt: skip
+        out[key] = tuple(
+            float(np.median([float(r[c]) for r in mine])) for c in ("ari", "k_hat", "seconds")
+        )
     return out
 
 
@@ -118,8 +124,14 @@ def report(rows: list[dict], sets, settings) -> None:
         print("\ncontrols, K̂ per seed (label-free)")
         for name in CONTROLS:
             for m, s in settings:
-                mine = sorted((r for r in rows if (r["dataset"], r["metric"], r["selection"])
-                               == (name, m, s)), key=lambda r: int(r["seed"]))  # fmt: skip
+                mine = sorted(
+                    (
+                        r
+                        for r in rows
+                        if (r["dataset"], r["metric"], r["selection"]) == (name, m, s)
+                    ),
+                    key=lambda r: int(r["seed"]),
+                )
                 ks = [int(float(r["k_hat"])) for r in mine]
                 print(f"  {name:13s} K={mine[0]['k_true']} {m:9s} {s:10s} {ks}")
     for r in rows:
@@ -154,8 +166,13 @@ def main() -> None:
     cache = args.out / "rows.csv"
     rows = list(csv.DictReader(cache.open())) if cache.exists() else []
     done = {(r["dataset"], r["metric"], r["selection"], int(r["seed"])) for r in rows}
-    todo = [(n, m, s, seed) for n in names for seed in range(args.seeds) for m, s in variants
-            if (n, m, s, seed) not in done]  # fmt: skip
+    todo = [
+        (n, m, s, seed)
+        for n in names
+        for seed in range(args.seeds)
+        for m, s in variants
+        if (n, m, s, seed) not in done
+    ]
     rows += Parallel(n_jobs=args.jobs, verbose=5)(
         delayed(run_one)(n, m, s, seed, args.max_n) for n, m, s, seed in todo
     )

@@ -145,25 +145,16 @@ class LabelFreeSettings(NamedTuple):
 
 
 def reference_forest(settings: LabelFreeSettings):
-    """The unfitted forest a Gaussian reference grows: a fresh copy of the
-    data's (``UnsupervisedForest()`` by default; a ``ForestNeighborsTransformer``
-    as given), or ``None`` for a geometry without a forest.
+    """The forest a Gaussian reference grows: an unfitted copy of the user's
+    (a ``ForestNeighborsTransformer`` as given), or ``None``, with which the
+    geometry grows its default, as it did for the data.
 
     The reference must run through the data's own pipeline, trees included.
     A forest of fewer trees gives a noisier, better-connected graph whose
-    spectrum lies higher, so the data's excess over it is biased upwards:
-    with a quarter of the trees one Gaussian blob showed a mean excess of
-    0.15 at ``K = 2`` and came out as ``K = 2`` on 3 seeds of 12, against
-    0.01 and 1 of 12 with all of them (``docs/defaults.md``, "The references
-    grow the data's trees").
+    spectrum lies higher, so the data's excess over it would be biased
+    upwards (``docs/defaults.md``, "The references grow the data's trees").
     """
-    if settings.metric != "forest":
-        return None
-    if settings.forest is None:
-        from ..forest import UnsupervisedForest
-
-        return UnsupervisedForest()
-    return clone(settings.forest)
+    return None if settings.forest is None else clone(settings.forest)
 
 
 def label_free_k(graph: KnnGraph, max_k: int, seed: int, settings: LabelFreeSettings) -> Levels:

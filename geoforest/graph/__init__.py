@@ -78,6 +78,7 @@ modules; the numba steps their own kernels call come from
 from ._choice import (
     MIN_RELATIVE_GAP,
     STRONG_RELATIVE_GAP,
+    STRONG_STEP_EXCESS,
     LabelFreeChoiceWarning,
     choose_by_relative_gap,
     choose_finest_level,
@@ -113,7 +114,6 @@ from ._levels import (
     LEVEL_MIN_GAP,
     MIXTURE_REFERENCES,
     STRONG_EXCESS,
-    STRONG_STEP_EXCESS,
     Levels,
     explain_levels,
     label_free_levels,

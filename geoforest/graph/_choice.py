@@ -34,6 +34,7 @@ __all__ = [
     "CLOSE_FRACTION",
     "MIN_RELATIVE_GAP",
     "STRONG_RELATIVE_GAP",
+    "STRONG_STEP_EXCESS",
     "LabelFreeChoiceWarning",
     "choose_by_relative_gap",
     "choose_finest_level",
@@ -43,6 +44,7 @@ __all__ = [
     "n_components",
     "relative_gaps",
     "score_partitions",
+    "supported_levels",
 ]
 
 #: A runner-up scoring at least this fraction of the winner's score is a close call.
@@ -56,6 +58,11 @@ MIN_RELATIVE_GAP = 2.0
 #: more, at no cost beyond the gaps already computed (``docs/defaults.md``,
 #: "Weak label-free evidence").
 STRONG_RELATIVE_GAP = 3.0
+#: The excess a strong step (a relative gap of at least :data:`STRONG_RELATIVE_GAP`)
+#: must reach in :func:`choose_finest_level`: more clustered than its null, nothing
+#: more.  No structureless control reaches such a gap, so the step is not a blob's
+#: (``docs/defaults.md``, "A strong step needs only a positive excess").
+STRONG_STEP_EXCESS = 0.0
 #: Laplacian eigenvalues below this count as 0 (connected components) in the ratios.
 _MU_FLOOR = 1e-6
 
@@ -197,7 +204,15 @@ def choose_by_relative_gap(
     return int(candidate), int(k) + 1, scores
 
 
-def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess: float) -> int:
+def choose_finest_level(
+    gaps,
+    excess,
+    fragmented,
+    *,
+    min_gap: float,
+    min_excess: float,
+    strong_excess: float | None = STRONG_STEP_EXCESS,
+) -> int:
     """The finest supported ``K``: the largest whose gap and excess both reach their bars.
 
     :func:`choose_by_relative_gap` takes the *largest* relative gap, the most
@@ -207,7 +222,11 @@ def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess:
     reach ``min_gap`` (the level ends in a step) and its excess over Gaussian
     references (:func:`~geoforest.graph.spectral_excess`) must reach
     ``min_excess`` (a step one Gaussian blob would not show), and the
-    largest such unfragmented ``K`` wins.  The rule of
+    largest such unfragmented ``K`` wins.  A *strong* step, a relative gap of
+    :data:`STRONG_RELATIVE_GAP` or more, needs only ``strong_excess``: no
+    structureless control reaches such a gap, and in two dimensions the
+    Gaussian null of touching groups is nearly cut itself, so their clear
+    step shows little excess.  The rule of
     :func:`~geoforest.graph.label_free_levels`, which holds the default bars
     (``LEVEL_MIN_GAP``, ``MIN_EXCESS``) and the evidence around it.
 
@@ -222,6 +241,9 @@ def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess:
         :func:`min_cluster_size` points (never chosen).
     min_gap, min_excess : float
         The bars (finite; NaN would silently reject every ``K``).
+    strong_excess : float or None, default=STRONG_STEP_EXCESS
+        The excess bar of a strong step; ``None``: ``min_excess`` for every
+        step, strong or not.
 
     Returns
     -------
@@ -242,8 +264,35 @@ def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess:
     >>> choose_by_relative_gap([gaps], [frag])[1], choose_finest_level(
     ...     gaps, excess, frag, min_gap=1.3, min_excess=0.5)
     (2, 3)
+
+    A strong step with little excess (two touching groups in the plane):
+
+    >>> choose_finest_level([np.nan, 40.0, 8.0, 1.1], [3.0, 0.3, 0.2], frag,
+    ...                     min_gap=1.3, min_excess=0.5), choose_finest_level(
+    ...     [np.nan, 40.0, 8.0, 1.1], [3.0, 0.3, 0.2], frag, min_gap=1.3,
+    ...     min_excess=0.5, strong_excess=None)
+    (3, 2)
     """
-    for bar_name, bar in (("min_gap", min_gap), ("min_excess", min_excess)):
+    bars = {"min_gap": min_gap, "min_excess": min_excess, "strong_excess": strong_excess}
+    chosen = np.flatnonzero(supported_levels(gaps, excess, fragmented, **bars))
+    return int(chosen[-1]) + 1 if chosen.size else 1
+
+
+def supported_levels(
+    gaps,
+    excess,
+    fragmented,
+    *,
+    min_gap: float,
+    min_excess: float,
+    strong_excess: float | None = STRONG_STEP_EXCESS,
+) -> np.ndarray:
+    """The levels :func:`choose_finest_level` accepts (bool, entry ``K - 1`` for
+    ``K``; never ``K = 1``); its parameters, checks and errors."""
+    bars = (("min_gap", min_gap), ("min_excess", min_excess))
+    if strong_excess is not None:
+        bars += (("strong_excess", strong_excess),)
+    for bar_name, bar in bars:
         if isinstance(bar, bool | complex) or not np.isfinite(np.real(bar)):
             raise ValueError(f"{bar_name} must be a finite real number, got {bar!r}")
     g = np.asarray(gaps, dtype=np.float64).reshape(-1)
@@ -256,9 +305,11 @@ def choose_finest_level(gaps, excess, fragmented, *, min_gap: float, min_excess:
         )
     ok = np.zeros(g.size, dtype=bool)
     with np.errstate(invalid="ignore"):  # NaN: not scored, never chosen
-        ok[1:] = (g[1:] >= min_gap) & (e >= min_excess) & ~frag[1:]
-    chosen = np.flatnonzero(ok)
-    return int(chosen[-1]) + 1 if chosen.size else 1
+        enough = e >= min_excess
+        if strong_excess is not None:
+            enough |= (g[1:] >= max(STRONG_RELATIVE_GAP, min_gap)) & (e >= strong_excess)
+        ok[1:] = (g[1:] >= min_gap) & enough & ~frag[1:]
+    return ok
 
 
 class LabelFreeChoiceWarning(UserWarning):

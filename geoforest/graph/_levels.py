@@ -28,14 +28,11 @@ level the data support.
 **Why a strong step needs less excess.**  No structureless control reaches a
 relative gap of 3 (they stop at 2.0-2.1; separated blobs start at 3.5), so
 such a step is not a blob's, and the excess only has to say that the level
-is more clustered than its null.  The full bar rejected clear steps between
-blobs that touch: in two dimensions a pair of touching blobs makes a step of
-2.8-4.1 with an excess of 0.28-0.43 over a Gaussian of their part, and the
-default found the number of ``make_blobs`` clusters on 18 of 32 two-dimensional
-draws (24 with this rule; 32 of 32 in five dimensions either way).  On the
-selection half one fit of 162 changed, for the better
-(``studies/label_free_strong_steps.py``;
-``docs/results/label-free-levels.md``, "Round 6").
+is more clustered than its null.  The full bar rejects clear steps between
+groups that touch in few dimensions, where the Gaussian of their part is
+elongated and its own graph nearly cut in two
+(``studies/label_free_strong_steps.py``; ``docs/defaults.md``, "A strong
+step needs only a positive excess").
 
 **A null per part above the most separated level.**  Where one class stands
 far from the others, one Gaussian of the whole set is elongated between
@@ -55,10 +52,9 @@ A Gaussian's tails are cut easily by a neighbour graph, so data flatter than
 a Gaussian (a uniform cube) lie below their Gaussian reference's spectrum at
 every ``K``, and a weak step in them passes the Gaussian test alone.  The
 box, though, copies the data's elongation as the Gaussian does, and without
-tails it is nearly cut in two wherever the data are long: it cost real weak
-levels on the report half (led7digit) and on two-dimensional blobs that
-touch, so it stays an option (``docs/results/label-free-levels.md``,
-"Round 6").
+tails it is nearly cut in two wherever the data are long, so it also
+removes real weak levels of touching groups; it stays an option
+(``docs/defaults.md``, "A uniform null for weak steps").
 
 ``K`` is the largest supported level, at least the number of connected
 components of the graph (components are clusters whatever the rule says),
@@ -94,9 +90,9 @@ from ._choice import (
     STRONG_RELATIVE_GAP,
     LabelFreeChoiceWarning,
     choose_by_relative_gap,
-    choose_finest_level,
     n_components,
     score_partitions,
+    supported_levels,
 )
 from ._reference import MIN_EXCESS, spectral_excess
 from ._spectral import spectral_partitions
@@ -105,7 +101,6 @@ __all__ = [
     "LEVEL_MIN_GAP",
     "MIXTURE_REFERENCES",
     "STRONG_EXCESS",
-    "STRONG_STEP_EXCESS",
     "Levels",
     "explain_levels",
     "label_free_levels",
@@ -118,9 +113,6 @@ LEVEL_MIN_GAP = 1.3
 #: A chosen level whose excess is under this and whose relative gap is under
 #: :data:`STRONG_RELATIVE_GAP` is weak evidence (:func:`explain_levels` warns).
 STRONG_EXCESS = 1.0
-#: The excess a strong step (relative gap of at least :data:`STRONG_RELATIVE_GAP`)
-#: must reach: more clustered than its null, nothing more (module docstring).
-STRONG_STEP_EXCESS = 0.0
 #: Mixture references per fit (the null of the levels above the most separated
 #: one): one scores as two did on the selection half, and each costs a graph.
 MIXTURE_REFERENCES = 1
@@ -174,7 +166,7 @@ class Levels(NamedTuple):
     eigenvalues: np.ndarray
     n_components: int
     rule: str
-    uniform_excess: np.ndarray | None = None
+    uniform_excess: np.ndarray
 
 
 def label_free_levels(
@@ -301,8 +293,11 @@ def label_free_levels(
                 tol=tol,
             )
             excess[k_sep : ex.size + 1] = finer[k_sep - 1 :]
-        supported, weak = supported_levels(gaps, excess, fragmented, min_gap, min_excess)
-        k = int(np.flatnonzero(supported).max()) + 1 if supported.any() else 1
+        supported = supported_levels(
+            gaps, excess[1:], fragmented, min_gap=min_gap, min_excess=min_excess
+        )
+        weak = supported & ~(gaps >= max(STRONG_RELATIVE_GAP, min_gap))
+        k = _finest(supported)
         if uniform_null and k >= 2 and weak[k - 1]:
             flat = spectral_excess(
                 A,
@@ -317,7 +312,7 @@ def label_free_levels(
             uniform[1 : flat.size + 1] = flat
             with np.errstate(invalid="ignore"):
                 supported &= ~weak | (uniform >= min_excess)
-            k = int(np.flatnonzero(supported).max()) + 1 if supported.any() else 1
+            k = _finest(supported)
         k = max(base_k, k)
     return Levels(
         k,
@@ -334,18 +329,9 @@ def label_free_levels(
     )
 
 
-def supported_levels(gaps, excess, fragmented, min_gap: float, min_excess: float):
-    """``(supported, weak)``: the levels the Gaussian null supports (module
-    docstring), and those of them whose step is under the strong gap.  Entry
-    ``K - 1`` for ``K``; NaN gaps or excess are never supported; the bars are
-    checked (:func:`choose_finest_level`)."""
-    choose_finest_level(gaps, excess[1:], fragmented, min_gap=min_gap, min_excess=min_excess)
-    supported = np.zeros(gaps.size, dtype=bool)
-    with np.errstate(invalid="ignore"):
-        strong = gaps >= max(STRONG_RELATIVE_GAP, min_gap)
-        enough = (excess >= min_excess) | (strong & (excess >= STRONG_STEP_EXCESS))
-        supported[1:] = (gaps[1:] >= min_gap) & enough[1:] & ~fragmented[1:]
-    return supported, supported & ~strong
+def _finest(supported: np.ndarray) -> int:
+    """The largest supported ``K``, 1 when none is."""
+    return int(np.flatnonzero(supported).max()) + 1 if supported.any() else 1
 
 
 def separated_level(gaps: np.ndarray, fragmented: np.ndarray) -> int:
@@ -381,9 +367,9 @@ def explain_levels(estimator: str, levels: Levels, *, stacklevel: int = 3) -> No
             closest = f"; the largest relative gap is {gaps[best - 1]:.3g} at K = {best}"
             if finest and np.isfinite(excess[best - 1]):
                 closest += f" (excess {excess[best - 1]:.2f}"
-                flat = levels.uniform_excess
-                if flat is not None and np.isfinite(flat[best - 1]):
-                    closest += f", over uniform references {flat[best - 1]:.2f}"
+                flat = levels.uniform_excess[best - 1]
+                if np.isfinite(flat):
+                    closest += f", over uniform references {flat:.2f}"
                 closest += ")"
         else:
             closest = ""
@@ -393,8 +379,7 @@ def explain_levels(estimator: str, levels: Levels, *, stacklevel: int = 3) -> No
             if finest
             else f"a relative gap of {MIN_RELATIVE_GAP}"
         )
-        flat = levels.uniform_excess
-        if finest and flat is not None and np.isfinite(flat).any():
+        if finest and np.isfinite(levels.uniform_excess).any():
             bars += f", and over uniform ones below a gap of {STRONG_RELATIVE_GAP:g}"
         warnings.warn(
             f"{estimator} found no cluster structure: K = 1, every point in one cluster "

@@ -99,11 +99,10 @@ def gaussian_reference(X, rng) -> np.ndarray:
     >>> R.shape, np.allclose(R.mean(axis=0), X.mean(axis=0), atol=0.2)
     ((4000, 2), True)
     """
-    X = _checked_points(X, "gaussian_reference")
-    rng = check_random_state(rng)
-    scale = feature_scale(X)
-    if scale != 1.0:  # squares would leave float64: draw for X / 2^k (exact), scale back
-        return gaussian_reference(X / scale, rng) * scale
+    return _reference_points(X, rng, "gaussian_reference", _gaussian_points)
+
+
+def _gaussian_points(X: np.ndarray, rng) -> np.ndarray:
     mean = X.mean(axis=0)
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
         cov = np.atleast_2d(np.cov(X, rowvar=False))
@@ -113,16 +112,25 @@ def gaussian_reference(X, rng) -> np.ndarray:
             # LAPACK's SVD, which multivariate_normal factors with, can fail to
             # converge on a nearly singular covariance; the symmetric
             # eigendecomposition is the robust factor of the same matrix.
-            return _gaussian_by_eigh(mean, cov, rng, X.shape[0])
+            return _along_axes(mean, cov, rng.standard_normal(X.shape))
     return mean + rng.standard_normal(X.shape) * X.std(axis=0)
 
 
-def _gaussian_by_eigh(mean: np.ndarray, cov: np.ndarray, rng, n: int) -> np.ndarray:
-    """``n`` draws from N(``mean``, ``cov``), ``cov`` factored by ``eigh`` (rounding's
-    negative eigenvalues clipped to 0)."""
+def _along_axes(mean: np.ndarray, cov: np.ndarray, unit: np.ndarray) -> np.ndarray:
+    """``unit`` (draws of mean 0 and variance 1, one column per axis) laid along the
+    principal axes of ``cov`` (``eigh``; rounding's negative eigenvalues clipped
+    to 0) with their spreads, around ``mean``."""
     values, vectors = np.linalg.eigh(cov)
-    scale = np.sqrt(np.clip(values, 0.0, None))
-    return mean + (rng.standard_normal((n, mean.size)) * scale) @ vectors.T
+    return mean + (unit * np.sqrt(np.clip(values, 0.0, None))) @ vectors.T
+
+
+def _reference_points(X, rng, who: str, draw) -> np.ndarray:
+    """``draw(X, rng)`` for the checked ``X``; where squares of ``X`` would leave
+    float64, for ``X / 2^k`` scaled back (both exact)."""
+    X = _checked_points(X, who)
+    rng = check_random_state(rng)
+    scale = feature_scale(X)
+    return draw(X, rng) if scale == 1.0 else draw(X / scale, rng) * scale
 
 
 def uniform_reference(X, rng) -> np.ndarray:
@@ -173,20 +181,15 @@ def uniform_reference(X, rng) -> np.ndarray:
     >>> np.round(width(R), 2), np.round(width(X), 1)
     (array([3.46, 3.46]), array([7.6, 7. ]))
     """
-    X = _checked_points(X, "uniform_reference")
-    rng = check_random_state(rng)
-    scale = feature_scale(X)
-    if scale != 1.0:  # as gaussian_reference
-        return uniform_reference(X / scale, rng) * scale
-    mean = X.mean(axis=0)
-    half_width = np.sqrt(3.0)
+    return _reference_points(X, rng, "uniform_reference", _uniform_points)
+
+
+def _uniform_points(X: np.ndarray, rng) -> np.ndarray:
+    half_width = np.sqrt(3.0)  # a uniform law on [-sqrt 3, sqrt 3] has variance 1
+    unit = rng.uniform(-half_width, half_width, size=X.shape)
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
-        # The principal axes from the covariance's symmetric eigendecomposition
-        # (robust where an SVD of the centred data may not converge).
-        values, vectors = np.linalg.eigh(np.atleast_2d(np.cov(X, rowvar=False)))
-        scale = half_width * np.sqrt(np.clip(values, 0.0, None))
-        return mean + (rng.uniform(-1.0, 1.0, size=X.shape) * scale) @ vectors.T
-    return mean + rng.uniform(-1.0, 1.0, size=X.shape) * half_width * X.std(axis=0)
+        return _along_axes(X.mean(axis=0), np.atleast_2d(np.cov(X, rowvar=False)), unit)
+    return X.mean(axis=0) + unit * X.std(axis=0)
 
 
 def _checked_points(X, who: str) -> np.ndarray:

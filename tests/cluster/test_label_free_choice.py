@@ -230,17 +230,17 @@ def test_a_5000_point_gaussian_blob_is_one_cluster_even_when_the_metric_collapse
 
 
 def test_references_grow_the_data_forests_own_trees():
-    """The Gaussian references' forests: unfitted copies of the data forest, all
-    its settings and trees (fewer trees bias the excess upwards), nothing for
-    Euclid; the user's forest itself is not touched."""
+    """The Gaussian references' forests: unfitted copies of the user's forest, all
+    its settings and trees (fewer trees bias the excess upwards); without one the
+    geometry grows its default for the references as for the data (the test
+    below checks the references' excess on one blob); the user's forest itself
+    is not touched."""
     from geoforest.cluster._graph_spectral import LabelFreeSettings, reference_forest
 
     def settings(metric, forest):
         return LabelFreeSettings(metric, forest, 15, None, 10, "auto", 1e-6, 4)
 
-    default = reference_forest(settings("forest", None))
-    assert isinstance(default, gf.UnsupervisedForest)
-    assert default.get_params() == gf.UnsupervisedForest().get_params()
+    assert reference_forest(settings("forest", None)) is None  # the geometry's default
     mine = gf.UnsupervisedForest(n_estimators=60, max_samples=0.3, random_state=5)
     mine.fit(np.random.RandomState(0).normal(size=(40, 3)))
     ref = reference_forest(settings("forest", mine))

@@ -104,12 +104,14 @@ def test_spectral_partitions_match_spectral_clustering():
 # ------------------------------------------------------------------ finest level
 
 
-def _finest_by_hand(gaps, excess, fragmented, min_gap, min_excess) -> int:
+def _finest_by_hand(gaps, excess, fragmented, min_gap, min_excess, strong_excess) -> int:
+    """The rule as its docstring states it, one K at a time."""
     best = 1
     for k in range(2, len(gaps) + 1):
         g, e = gaps[k - 1], excess[k - 2]
-        if not fragmented[k - 1] and np.isfinite(g) and np.isfinite(e):
-            if g >= min_gap and e >= min_excess:
+        if not fragmented[k - 1] and np.isfinite(g) and np.isfinite(e) and g >= min_gap:
+            strong = g >= 3.0 and strong_excess is not None and e >= strong_excess
+            if e >= min_excess or strong:
                 best = k
     return best
 
@@ -128,11 +130,16 @@ _score = st.one_of(st.just(np.nan), st.floats(-2.0, 50.0, allow_nan=False))
     ),
     st.floats(1.0, 3.0),
     st.floats(-0.5, 1.5),
+    st.one_of(st.none(), st.floats(-0.5, 1.5)),
 )
-def test_finest_level_is_the_largest_k_passing_both_bars(data, min_gap, min_excess):
+def test_finest_level_is_the_largest_k_passing_both_bars(data, min_gap, min_excess, strong):
     gaps, excess, fragmented = data
-    got = choose_finest_level(gaps, excess, fragmented, min_gap=min_gap, min_excess=min_excess)
-    assert got == _finest_by_hand(gaps, excess, fragmented, min_gap, min_excess)
+    got = choose_finest_level(
+        gaps, excess, fragmented, min_gap=min_gap, min_excess=min_excess, strong_excess=strong
+    )
+    assert got == _finest_by_hand(gaps, excess, fragmented, min_gap, min_excess, strong)
+    default = choose_finest_level(gaps, excess, fragmented, min_gap=min_gap, min_excess=min_excess)
+    assert default == _finest_by_hand(gaps, excess, fragmented, min_gap, min_excess, 0.0)
 
 
 def test_finest_level_takes_the_touching_classes_the_largest_gap_hides():
@@ -143,8 +150,14 @@ def test_finest_level_takes_the_touching_classes_the_largest_gap_hides():
     frag = [False] * 5
     assert choose_by_relative_gap([gaps], [frag])[1] == 2
     assert choose_finest_level(gaps, excess, frag, min_gap=1.3, min_excess=0.5) == 3
-    # The same step without excess over the Gaussian null does not count.
+    # The same weak step without excess over the Gaussian null does not count.
     assert choose_finest_level(gaps, [4.0, 0.2, 0.1, 0.0], frag, min_gap=1.3, min_excess=0.5) == 2
+    # A strong step (gap 8) needs only a positive excess, unless strong_excess=None.
+    strong = [np.nan, 254.0, 8.0, 1.05, 1.1]
+    bars = {"min_gap": 1.3, "min_excess": 0.5}
+    assert choose_finest_level(strong, [4.0, 0.2, 0.1, 0.0], frag, **bars) == 3
+    assert choose_finest_level(strong, [4.0, -0.1, 0.1, 0.0], frag, **bars) == 2
+    assert choose_finest_level(strong, [4.0, 0.2, 0.1, 0.0], frag, strong_excess=None, **bars) == 2
     # A fragmented level never wins, nor does any K on structureless spectra.
     assert (
         choose_finest_level(
@@ -176,10 +189,10 @@ def test_finest_level_refuses_mismatched_lengths():
         st.just(True),
         st.just(1 + 2j),
     ),
-    st.booleans(),
+    st.sampled_from(["min_gap", "min_excess", "strong_excess"]),
 )
-def test_finest_level_refuses_bars_that_are_not_finite_reals(bad, on_gap):
-    bars = {"min_gap": 1.3, "min_excess": 0.5}
-    bars["min_gap" if on_gap else "min_excess"] = bad
+def test_finest_level_refuses_bars_that_are_not_finite_reals(bad, which):
+    bars = {"min_gap": 1.3, "min_excess": 0.5, "strong_excess": 0.0}
+    bars[which] = bad
     with pytest.raises(ValueError, match="finite real number"):
         choose_finest_level([np.nan, 2.0, 2.0], [1.0, 1.0], [False] * 3, **bars)

@@ -118,7 +118,10 @@ def test_the_uniform_null_can_remove_touching_groups_which_is_why_it_is_not_the_
     assert levels.n_clusters == 2  # the far group only
 
 
-@pytest.mark.parametrize("flag", [1, 0, "yes", None, np.float64(1.0)])
+@settings(max_examples=30, deadline=None)
+@given(
+    st.one_of(st.integers(), st.floats(), st.text(max_size=3), st.none(), st.just(np.float64(1.0)))
+)
 def test_uniform_null_must_be_a_bool(flag):
     P = groups([[0, 0], [3, 3]])
     with pytest.raises(TypeError, match="uniform_null must be True or False"):
@@ -285,6 +288,36 @@ def test_the_choice_is_free_of_the_data_units_and_origin(shift, scale):
     moved = label_free_levels(connected_graph(Q), 6, points=Q, reference_graph=connected_graph)
     assert moved.n_clusters == base.n_clusters
     np.testing.assert_array_equal(moved.supported, base.supported)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(3, 120),
+    shift=st.sampled_from([0.0, 1e6, -1e8]),
+    scale=st.sampled_from([1e-6, 1.0, 1e6, 1e200]),
+    uniform_null=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_small_or_far_data_give_valid_levels_with_either_null(n, shift, scale, uniform_null, seed):
+    """A careless user's data: 3 to 120 points, far from zero, tiny or huge units,
+    ties (a repeated row).  The levels are well formed and the rule holds."""
+    P = np.random.RandomState(seed).normal(size=(n, 2))
+    P[-1] = P[0]
+    Q = P * scale + shift
+    k = min(3, n - 1)
+
+    def build(points, _seed=0):  # the Euclidean geometry keeps values of 1e200
+        geometry = gf.graph.fit_geometry(points, "euclidean", n_neighbors=k)
+        _, ind = geometry.neighbors(k)
+        return gf.graph.knn_affinity(ind, points.shape[0]).toarray() + 1e-4
+
+    A = build(Q)
+    max_k = min(5, n - 1)
+    levels = label_free_levels(
+        A, max_k, points=Q, reference_graph=build, random_state=0, uniform_null=uniform_null
+    )
+    assert 1 <= levels.n_clusters <= max_k and levels.uniform_excess.shape == (max_k,)
+    assert_the_rule_holds(levels, A, Q, build, uniform_null=uniform_null)
 
 
 @settings(max_examples=20, deadline=None)
