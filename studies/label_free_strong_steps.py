@@ -47,6 +47,14 @@ RULES = (("both bars", None), ("strong e=0.25", 0.25), ("strong e=0.1", 0.1), ("
 BLOBS = tuple((c, d, s) for d in (2, 5) for c in (2, 3, 4, 5) for s in range(8))
 
 
+def panel_jobs(seeds: int) -> list[tuple[str, int]]:
+    """``(name, seed)`` of every fit: the selection half clean and +100 and the
+    controls for ``seeds`` seeds, and the blob panel once."""
+    noisy = tuple(f"{s}+{NOISE_DIMS}" for s in SELECTION)
+    jobs = [(n, s) for n in (*SELECTION, *noisy, *CONTROLS) for s in range(seeds)]
+    return jobs + [(f"blobs:{c}:{d}:{s}", 0) for c, d, s in BLOBS]
+
+
 def _data(name: str, seed: int):
     if name.startswith("blobs"):
         _, c, d, s = name.split(":")
@@ -111,9 +119,7 @@ def main() -> None:
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     noisy = tuple(f"{s}+{NOISE_DIMS}" for s in SELECTION)
-    blobs = tuple(f"blobs:{c}:{d}:{s}" for c, d, s in BLOBS)
-    jobs = [(n, s) for n in (*SELECTION, *noisy, *CONTROLS) for s in range(args.seeds)]
-    jobs += [(n, 0) for n in blobs]
+    jobs = panel_jobs(args.seeds)
     rows = Parallel(n_jobs=args.n_jobs, verbose=5)(delayed(one)(n, s, args.cache) for n, s in jobs)
     for label, low in RULES:  # the fits' own rule is the one that reproduces them all
         same = all(choose(r, low) == r["n_clusters"] for r in rows)

@@ -113,6 +113,7 @@ from ._knn import check_query_graph, check_sparse_graph, spatial_knn, symmetrize
 from ._levels import (
     LEVEL_MIN_GAP,
     MIXTURE_REFERENCES,
+    REFERENCE_MARGIN,
     STRONG_EXCESS,
     Levels,
     explain_levels,
@@ -121,6 +122,7 @@ from ._levels import (
 from ._mst import AUTO_KDTREE_MAX_DIM, euclidean_mst
 from ._reference import (
     MIN_EXCESS,
+    N_REFERENCES,
     choose_by_excess,
     gaussian_reference,
     mixture_reference,
@@ -151,7 +153,9 @@ __all__ = [
     "METRICS",
     "MIN_EXCESS",
     "MIN_RELATIVE_GAP",
+    "N_REFERENCES",
     "PrecomputedGeometry",
+    "REFERENCE_MARGIN",
     "STRONG_EXCESS",
     "STRONG_STEP_EXCESS",
     "STRONG_RELATIVE_GAP",

@@ -44,6 +44,19 @@ part of the ``K_sep``-way partition (:func:`mixture_reference`), the levels
 up to it against the whole set's Gaussian.  One more reference
 (:data:`MIXTURE_REFERENCES`), when ``K_sep >= 2``.
 
+**A second Gaussian reference only where the choice is close.**  Each
+reference is a graph of the data's size through the data's own geometry
+(a forest, its neighbours, its spectrum), as costly as the data's graph.
+One reference alone is too noisy where a level's excess lies near its
+bar (it read a Gaussian blob as two clusters), so the whole set's excess
+is over the mean of :data:`N_REFERENCES` (2) of them; but where the first
+leaves every level that could decide ``K`` more than
+:data:`REFERENCE_MARGIN` from its bar, the second could change ``K`` only by
+moving a deciding excess further than that, and it is not drawn
+(:attr:`Levels.n_references`).  On the selection half, its controls and a
+blob panel the rule left every ``K`` as two references give it and drew
+the second on few fits (``studies/label_free_second_reference.py``).
+
 **A second null for weak steps, not the default.**  ``uniform_null=True``
 asks a level whose relative gap is under :data:`STRONG_RELATIVE_GAP` to
 reach :data:`MIN_EXCESS` over uniform references too (a box on the data's
@@ -94,12 +107,19 @@ from ._choice import (
     score_partitions,
     supported_levels,
 )
-from ._reference import MIN_EXCESS, spectral_excess
+from ._reference import (
+    MIN_EXCESS,
+    N_REFERENCES,
+    _smallest_mu,
+    reference_spectra,
+    spectral_excess,
+)
 from ._spectral import spectral_partitions
 
 __all__ = [
     "LEVEL_MIN_GAP",
     "MIXTURE_REFERENCES",
+    "REFERENCE_MARGIN",
     "STRONG_EXCESS",
     "Levels",
     "explain_levels",
@@ -113,6 +133,12 @@ LEVEL_MIN_GAP = 1.3
 #: A chosen level whose excess is under this and whose relative gap is under
 #: :data:`STRONG_RELATIVE_GAP` is weak evidence (:func:`explain_levels` warns).
 STRONG_EXCESS = 1.0
+#: How far from its bar a level's excess over the first Gaussian reference
+#: must lie for the fit to skip the others (:func:`label_free_levels`): the
+#: smallest margin that left every K of the selection half, its controls and
+#: a blob panel as two references give it, with room for the rare larger
+#: moves (``studies/label_free_second_reference.py``, ``docs/defaults.md``).
+REFERENCE_MARGIN = 0.5
 #: Mixture references per fit (the null of the levels above the most separated
 #: one): one scores as two did on the selection half, and each costs a graph.
 MIXTURE_REFERENCES = 1
@@ -154,6 +180,10 @@ class Levels(NamedTuple):
       them (the finest level the Gaussian null supports has a strong step;
       weak levels coarser than it then keep the Gaussian test alone), or
       without references.
+    * ``n_references`` (int): Gaussian references of the whole set that
+      ``excess`` is over: 1, or :data:`~geoforest.graph.N_REFERENCES` when
+      the first left the choice close (``reference_margin``); 0 without
+      references.
     """
 
     n_clusters: int
@@ -167,6 +197,7 @@ class Levels(NamedTuple):
     n_components: int
     rule: str
     uniform_excess: np.ndarray
+    n_references: int
 
 
 def label_free_levels(
@@ -178,6 +209,7 @@ def label_free_levels(
     min_gap: float = LEVEL_MIN_GAP,
     min_excess: float = MIN_EXCESS,
     uniform_null: bool = False,
+    reference_margin: float | None = REFERENCE_MARGIN,
     solver: str = "auto",
     n_init: int = 4,
     random_state: int | np.random.RandomState | None = 0,
@@ -202,6 +234,14 @@ def label_free_levels(
         Also ask a weak step (relative gap under :data:`STRONG_RELATIVE_GAP`)
         to reach ``min_excess`` over uniform references, when the finest
         level the Gaussian null supports is weak (module docstring).
+    reference_margin : float >= 0 or None, default=REFERENCE_MARGIN
+        Draw the second and later Gaussian references (of
+        :data:`~geoforest.graph.N_REFERENCES`) only when the choice of ``K``
+        could change were the first reference's excess of any level off by
+        up to this much; ``None`` draws them all, always.  Each reference
+        is a graph of the data's size through the same geometry, as costly
+        as the data's own; where every level stands clear of its bar one is
+        enough (module docstring).
     solver, n_init, tol
         Eigensolver, k-means restarts per ``K`` and solver tolerance
         (:func:`spectral_partitions`).
@@ -243,6 +283,15 @@ def label_free_levels(
     """
     if not isinstance(uniform_null, (bool, np.bool_)):
         raise TypeError(f"uniform_null must be True or False, got {uniform_null!r}")
+    if reference_margin is not None and (
+        isinstance(reference_margin, bool | complex)
+        or not isinstance(reference_margin, numbers.Real)
+        or not np.isfinite(reference_margin)
+        or reference_margin < 0
+    ):
+        raise ValueError(
+            f"reference_margin must be a finite number >= 0 or None, got {reference_margin!r}"
+        )
     if isinstance(max_clusters, bool) or not isinstance(max_clusters, numbers.Integral):
         raise TypeError(f"max_clusters must be an int, got {max_clusters!r}")
     if max_clusters < 1:
@@ -264,6 +313,8 @@ def label_free_levels(
     excess = np.full(max_k, np.nan)
     uniform = np.full(max_k, np.nan)
     supported = np.zeros(max_k, dtype=bool)
+    n_refs = 0
+    bars = {"min_gap": min_gap, "min_excess": min_excess}
     if points is None or reference_graph is None or max_k < 2:
         rule = "relative-gap"
         _, k, _ = choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)
@@ -273,29 +324,10 @@ def label_free_levels(
         rule = "finest-level"
         if base_k > max_k:
             choose_by_relative_gap(gaps[None], fragmented[None], base_k=base_k)  # raises
-        ex = spectral_excess(
-            A, points, reference_graph, max_k, seed, eigenvalues=part.eigenvalues, tol=tol
+        excess, n_refs = _gaussian_excess(
+            part, gaps, fragmented, points, reference_graph, seed, tol, bars, reference_margin
         )
-        excess[1 : ex.size + 1] = ex
-        k_sep = separated_level(gaps, fragmented)
-        if 2 <= k_sep < ex.size + 1:
-            # The levels finer than the most separated one, against references
-            # that keep its parts apart (module docstring).
-            finer = spectral_excess(
-                A,
-                points,
-                reference_graph,
-                max_k,
-                seed,
-                MIXTURE_REFERENCES,
-                eigenvalues=part.eigenvalues,
-                labels=part.labels[k_sep],
-                tol=tol,
-            )
-            excess[k_sep : ex.size + 1] = finer[k_sep - 1 :]
-        supported = supported_levels(
-            gaps, excess[1:], fragmented, min_gap=min_gap, min_excess=min_excess
-        )
+        supported = supported_levels(gaps, excess[1:], fragmented, **bars)
         weak = supported & ~(gaps >= max(STRONG_RELATIVE_GAP, min_gap))
         k = _finest(supported)
         if uniform_null and k >= 2 and weak[k - 1]:
@@ -326,7 +358,58 @@ def label_free_levels(
         base_k,
         rule,
         uniform,
+        n_refs,
     )
+
+
+def _gaussian_excess(
+    part, gaps, fragmented, points, reference_graph, seed: int, tol: float, bars: dict, margin
+) -> tuple[np.ndarray, int]:
+    """The excess of every level (entry ``K - 1``) and the number of Gaussian
+    references of the whole set it took.
+
+    The levels up to the most separated one are judged against the whole
+    set's Gaussian, those finer against the mixture of its parts (module
+    docstring).  The first Gaussian reference is drawn; the others of
+    :data:`N_REFERENCES` only when ``margin`` is None or the choice is not one
+    ``K`` for every excess within ``margin`` of the first reference's.
+    Support grows with the excess and the finest level with the support, so
+    comparing the choices at ``excess - margin`` and ``excess + margin``
+    bounds every choice in between: the references skipped could change
+    ``K`` only by moving some level's excess more than ``margin``.
+    """
+    max_k = gaps.size
+    mu = _smallest_mu(part.eigenvalues, max_k)
+    k_sep = separated_level(gaps, fragmented)
+    finer = None
+    if 2 <= k_sep < max_k:
+        parts = reference_spectra(
+            points,
+            reference_graph,
+            max_k,
+            seed,
+            range(MIXTURE_REFERENCES),
+            labels=part.labels[k_sep],
+            tol=tol,
+        )
+        finer = np.log(np.mean(parts, axis=0)[1:] / mu[1:])
+
+    def over(spectra, shift: float = 0.0) -> np.ndarray:
+        excess = np.full(max_k, np.nan)
+        excess[1:] = np.log(np.mean(spectra, axis=0)[1:] / mu[1:]) + shift
+        if finer is not None:
+            excess[k_sep:] = finer[k_sep - 1 :]
+        return excess
+
+    def finest(excess: np.ndarray) -> int:
+        return _finest(supported_levels(gaps, excess[1:], fragmented, **bars))
+
+    spectra = reference_spectra(points, reference_graph, max_k, seed, range(1), tol=tol)
+    if margin is None or finest(over(spectra, -margin)) != finest(over(spectra, margin)):
+        spectra += reference_spectra(
+            points, reference_graph, max_k, seed, range(1, N_REFERENCES), tol=tol
+        )
+    return over(spectra), len(spectra)
 
 
 def _finest(supported: np.ndarray) -> int:

@@ -40,6 +40,7 @@ __all__ = [
     "choose_by_excess",
     "gaussian_reference",
     "mixture_reference",
+    "reference_spectra",
     "spectral_excess",
     "uniform_reference",
 ]
@@ -335,12 +336,41 @@ def spectral_excess(
         mu = _laplacian_spectrum(A, n_eigs, seed, tol)
     else:
         mu = _smallest_mu(eigenvalues, n_eigs)
-    rng = np.random.RandomState(seed)
-    refs = []
-    for r in range(int(n_references)):
-        R = draw(X, rng) if labels is None else _per_part(X, labels, rng, draw)
-        refs.append(_laplacian_spectrum(build_graph(R, seed + 1 + r), n_eigs, seed + 1 + r, tol))
+    refs = reference_spectra(
+        X, build_graph, n_eigs, seed, range(int(n_references)), labels=labels, tol=tol, draw=draw
+    )
     return np.log(np.mean(refs, axis=0)[1:] / mu[1:])
+
+
+def reference_spectra(
+    X,
+    build_graph: Callable[[np.ndarray, int], sp.spmatrix],
+    n_eigs: int,
+    seed: int,
+    which: range,
+    *,
+    labels=None,
+    tol: float = 0.0,
+    draw: Callable = gaussian_reference,
+) -> list[np.ndarray]:
+    """The ``n_eigs`` smallest eigenvalues of references ``which`` of the
+    sequence :func:`spectral_excess` draws (checked inputs).
+
+    Reference ``r`` is the ``r``-th draw of ``RandomState(seed)`` (per part
+    with ``labels``), its graph and eigensolver seeded ``seed + 1 + r``.  The
+    draws before ``which.start`` are replayed (points only, no graph), so a
+    caller that draws the first reference, then the second only when it is
+    needed (:func:`~geoforest.graph.label_free_levels`), gets exactly the
+    references of one call for both.
+    """
+    rng = np.random.RandomState(seed)
+    spectra = []
+    for r in range(which.stop):
+        R = draw(X, rng) if labels is None else _per_part(X, labels, rng, draw)
+        if r >= which.start:
+            graph = build_graph(R, seed + 1 + r)
+            spectra.append(_laplacian_spectrum(graph, n_eigs, seed + 1 + r, tol))
+    return spectra
 
 
 def choose_by_excess(excess, *, min_excess: float = MIN_EXCESS) -> int:

@@ -70,6 +70,8 @@ OWN = [
     "LEVEL_MIN_GAP",
     "Levels",
     "MIXTURE_REFERENCES",
+    "N_REFERENCES",
+    "REFERENCE_MARGIN",
     "make_geometry",
     "sorted_rows",
     "spanning_tree",

@@ -171,7 +171,9 @@ def test_levels_above_the_most_separated_one_are_judged_per_part():
     A = connected_graph(P)
     levels = label_free_levels(A, 6, points=P, reference_graph=connected_graph, random_state=0)
     assert int(np.nanargmax(levels.gaps)) + 1 == 2  # the most separated level
-    whole = gf.graph.spectral_excess(A, P, connected_graph, 6, 0, eigenvalues=levels.eigenvalues)
+    whole = gf.graph.spectral_excess(
+        A, P, connected_graph, 6, 0, levels.n_references, eigenvalues=levels.eigenvalues
+    )
     parts = gf.graph.spectral_excess(
         A,
         P,
@@ -358,3 +360,93 @@ def test_every_point_is_labelled_above_the_partition_sample():
     levels = label_free_levels(A, 4, points=P, reference_graph=knn_graph, random_state=0)
     assert levels.n_clusters == 3 and levels.rows.size == P.shape[0]
     np.testing.assert_array_equal(levels.labels[3], full.labels[3])
+
+
+def test_all_references_give_the_excess_of_the_public_spectral_excess():
+    """reference_margin=None draws every Gaussian reference, always: the excess
+    up to the most separated level is spectral_excess's over N_REFERENCES."""
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [6, 6]])
+    A = knn_graph(P)
+    levels = label_free_levels(
+        A, 6, points=P, reference_graph=knn_graph, random_state=0, reference_margin=None
+    )
+    assert levels.n_references == gf.graph.N_REFERENCES == 2
+    whole = gf.graph.spectral_excess(A, P, knn_graph, 6, 0, eigenvalues=levels.eigenvalues)
+    np.testing.assert_array_equal(levels.excess[1], whole[0])  # K = 2, the most separated
+    assert_the_rule_holds(levels, A, P, knn_graph)
+
+
+def test_a_clear_choice_draws_one_reference_and_a_close_one_both():
+    """Four groups, every level far from its bars: the first reference settles
+    K, and its excess is spectral_excess's over that one.  A margin wider than
+    any excess makes every choice close: both references, as with None."""
+    P = groups([[0, 0], [1.2, 0], [0, 1.2], [1.2, 1.2]], scale=0.2)
+    A = knn_graph(P)
+    clear = label_free_levels(A, 6, points=P, reference_graph=knn_graph, random_state=0)
+    assert clear.n_references == 1 and clear.n_clusters == 4
+    one = gf.graph.spectral_excess(A, P, knn_graph, 6, 0, 1, eigenvalues=clear.eigenvalues)
+    np.testing.assert_array_equal(clear.excess[1:4], one[:3])
+    wide = label_free_levels(
+        A, 6, points=P, reference_graph=knn_graph, random_state=0, reference_margin=1e3
+    )
+    every = label_free_levels(
+        A, 6, points=P, reference_graph=knn_graph, random_state=0, reference_margin=None
+    )
+    assert wide.n_references == 2
+    np.testing.assert_array_equal(wide.excess, every.excess)
+    assert wide.n_clusters == every.n_clusters == 4
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2, 4),
+    spread=st.floats(0.6, 2.5),
+    scale=st.floats(0.1, 0.4),
+    seed=st.integers(0, 2**16),
+)
+def test_the_first_reference_settles_only_choices_the_second_could_not_change(
+    n, spread, scale, seed
+):
+    """Whenever the second reference moves no deciding level's excess by more
+    than the margin, K with one reference where the choice is clear equals K
+    with both always (the exactness the margin's bound promises); and a fit
+    that stopped at one reference had a choice one K wide within the margin."""
+    rng = np.random.RandomState(seed)
+    P = groups(rng.uniform(0, spread * n, size=(n, 2)), n=30, scale=scale, seed=seed)
+    A = knn_graph(P)
+    margin = 0.2
+    kw = {"points": P, "reference_graph": knn_graph, "random_state": seed % 7}
+    fast = label_free_levels(A, 6, reference_margin=margin, **kw)
+    full = label_free_levels(A, 6, reference_margin=None, **kw)
+    assert full.n_references == 2 and fast.n_references in (1, 2)
+    if fast.n_references == 2:
+        np.testing.assert_array_equal(fast.excess, full.excess)
+        assert fast.n_clusters == full.n_clusters
+        return
+    # The whole set's Gaussian decides up to the most separated level; above it
+    # the mixture of its parts, one reference either way (the same in both fits).
+    usable = np.isfinite(full.gaps) & ~full.fragmented
+    usable[0] = False
+    k_sep = int(np.argmax(np.where(usable, full.gaps, -np.inf))) + 1 if usable.any() else 1
+    gaussian = np.arange(1, 7) <= (k_sep if 2 <= k_sep < 6 else 6)
+    np.testing.assert_array_equal(fast.excess[~gaussian], full.excess[~gaussian])
+    moved = np.abs(fast.excess - full.excess)
+    with np.errstate(invalid="ignore"):
+        deciding = (full.gaps >= LEVEL_MIN_GAP) & ~full.fragmented & np.isfinite(moved)
+    if np.all(moved[deciding] <= margin):
+        assert fast.n_clusters == full.n_clusters
+    rule = {"min_gap": LEVEL_MIN_GAP, "min_excess": MIN_EXCESS}
+    shift = np.where(gaussian, margin, 0.0)[1:]
+    lo = gf.graph.choose_finest_level(fast.gaps, fast.excess[1:] - shift, fast.fragmented, **rule)
+    hi = gf.graph.choose_finest_level(fast.gaps, fast.excess[1:] + shift, fast.fragmented, **rule)
+    assert lo == hi
+
+
+@settings(max_examples=30, deadline=None)
+@given(margin=st.sampled_from([-0.1, float("nan"), float("inf"), True, 1j, "0.3"]))
+def test_a_bad_reference_margin_is_refused(margin):
+    P = groups([[0, 0], [3, 0]])
+    with pytest.raises(ValueError, match="reference_margin"):
+        label_free_levels(
+            knn_graph(P), 4, points=P, reference_graph=knn_graph, reference_margin=margin
+        )
