@@ -69,7 +69,7 @@ def one(name: str, seed: int, cache: Path) -> dict:
     if path.exists():
         return joblib.load(path)
     warnings.simplefilter("ignore")
-    X, y = strong._data(name, seed)
+    X, y = strong.panel_data(name, seed)
     levels = gf.ForestSpectralClustering(random_state=seed, n_jobs=1).fit(X).levels_
     max_k = levels.gaps.size
     lam = np.sort(np.asarray(levels.eigenvalues, dtype=float))[::-1][:max_k]

@@ -55,7 +55,7 @@ def panel_jobs(seeds: int) -> list[tuple[str, int]]:
     return jobs + [(f"blobs:{c}:{d}:{s}", 0) for c, d, s in BLOBS]
 
 
-def _data(name: str, seed: int):
+def panel_data(name: str, seed: int):
     if name.startswith("blobs"):
         _, c, d, s = name.split(":")
         return make_blobs(500, centers=int(c), n_features=int(d), random_state=int(s))
@@ -68,7 +68,7 @@ def one(name: str, seed: int, cache: Path) -> dict:
     if path.exists():
         return joblib.load(path)
     warnings.simplefilter("ignore")
-    X, y = _data(name, seed)
+    X, y = panel_data(name, seed)
     levels = gf.ForestSpectralClustering(random_state=seed, n_jobs=1).fit(X).levels_
     row = {
         "name": name,
