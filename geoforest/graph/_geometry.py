@@ -140,8 +140,14 @@ class Geometry(ABC):
         the user's coordinates (:meth:`coordinates`; a geometry of distances
         only keeps its plain lists), looking past at most
         ``COPIES_LOOKED_PAST * k`` of them: a point with more keeps its plain
-        list (so many equal rows are a cluster of their own).  Without copies
-        this is :meth:`neighbors`, at no extra cost.
+        list (so many equal rows are a cluster of their own).  So does a
+        point whose ``k`` nearest other points all lie in *atoms*, groups of
+        more than ``k`` copies (each a clique in plain lists): its
+        surroundings are then other atoms, not a neighbourhood, and atoms
+        that list only each other form a complete multipartite graph no cut
+        separates, however far apart they lie (data of a few values, each
+        repeated); with their plain lists each atom is the cluster it is.
+        Without copies this is :meth:`neighbors`, at no extra cost.
         """
         k = self._k(k)
         group = self.copy_groups()
@@ -153,12 +159,17 @@ class Geometry(ABC):
             return self._neighbors(k)
         dist, ind = self._neighbors(k + look)
         other = group[ind] != group[:, None]
-        enough = other.sum(axis=1) >= k
-        # Rows with k others: those k, in order (still ascending); the rest keep
-        # their plain first k.
-        order = np.where(
-            enough[:, None], np.argsort(~other, axis=1, kind="stable"), np.arange(ind.shape[1])
-        )[:, :k]
+        others = np.argsort(~other, axis=1, kind="stable")
+        # Rows whose first k others all lie in atoms (groups of more than k
+        # copies, cliques in plain lists) have no neighbourhood to be tied to
+        # (the docstring above).
+        size = np.bincount(group)
+        nearest = np.take_along_axis(ind, others[:, :k], axis=1)
+        among_atoms = (size[group[nearest]] > k).all(axis=1)
+        distinct = (other.sum(axis=1) >= k) & ~among_atoms
+        # Rows with k others not all in atoms: those k, in order (still
+        # ascending); the rest keep their plain first k.
+        order = np.where(distinct[:, None], others, np.arange(ind.shape[1]))[:, :k]
         return np.take_along_axis(dist, order, axis=1), np.take_along_axis(ind, order, axis=1)
 
     def copy_groups(self) -> np.ndarray | None:

@@ -1,5 +1,7 @@
 """The geometries behind every clusterer's graph, against brute force."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.sparse.csgraph import connected_components, minimum_spanning_tree
 from scipy.spatial.distance import cdist
+from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
 from geoforest.graph import make_geometry
@@ -145,11 +148,16 @@ def _with_copies(seed, n=80, d=3, groups=((0, 12), (5, 3), (9, 1))):
 
 
 def _brute_distinct(X, k):
-    D = cdist(X, X)
+    """The k nearest points not equal to each row; the plain k nearest (its
+    copies first) where those all lie in groups of more than k copies."""
+    plain = cdist(X, X)
+    np.fill_diagonal(plain, np.inf)
     same = (X[:, None, :] == X[None, :, :]).all(axis=2)
-    D[same] = np.inf  # a point and its copies are not each other's distinct neighbours
+    D = np.where(same, np.inf, plain)  # a point and its copies are not distinct neighbours
     order = np.argsort(D, axis=1, kind="stable")[:, :k]
-    return np.take_along_axis(D, order, axis=1)
+    among_atoms = (same.sum(axis=1)[order] > k).all(axis=1)
+    D[among_atoms] = plain[among_atoms]
+    return np.sort(D, axis=1)[:, :k]
 
 
 @pytest.mark.parametrize("k", [3, 5, 10])
@@ -160,8 +168,9 @@ def test_distinct_neighbors_leave_copies_out(k):
     g = make_geometry("euclidean").fit(X)
     dist, ind = g.distinct_neighbors(k)
     np.testing.assert_allclose(dist, _brute_distinct(X, k), rtol=1e-12)
-    assert np.all(np.diff(dist, axis=1) >= 0) and np.all(dist > 0)
-    assert not (X[ind] == X[:, None, :]).all(axis=2).any()  # no copy listed
+    assert np.all(np.diff(dist, axis=1) >= 0)
+    listed = (X[ind] == X[:, None, :]).all(axis=2)  # copies listed: next to one atom only
+    assert np.array_equal(listed.any(axis=1), dist[:, 0] == 0)
     copies = np.flatnonzero((X == X[0]).all(axis=1))
     assert copies.size == 13 and all(set(ind[c]) == set(ind[0]) for c in copies)
     Y = X[:80]  # no copies: the plain lists, exactly
@@ -202,6 +211,46 @@ def test_a_group_of_copies_is_no_cluster_of_its_own(metric):
     assert np.bincount(two.labels_).min() > 100
 
 
+def test_two_atoms_that_only_reach_each_other_keep_their_plain_lists():
+    """Two values, 40 copies each, k = 15: each point's 15 nearest other points
+    are all copies of the other value.  Leaving a point's copies out would list
+    only the other atom, a complete bipartite graph no cut separates (K given
+    2 scored ARI 0.05, label-free K = 1); each atom keeps its copies.  An atom
+    in a cloud of distinct points still looks past its copies."""
+    X = np.repeat([[0.0, 0.0], [5.0, 5.0]], 40, axis=0)
+    dist, ind = make_geometry("euclidean").fit(X).distinct_neighbors(15)
+    assert np.all(dist == 0) and np.all(ind // 40 == np.arange(80)[:, None] // 40)
+    cloud = np.random.RandomState(0).normal(size=(200, 2))
+    Y = np.vstack([cloud, np.repeat(cloud[[5]], 40, axis=0)])
+    dist, ind = make_geometry("euclidean").fit(Y).distinct_neighbors(15)
+    assert np.all(dist[200:] > 0)
+
+
+@pytest.mark.parametrize("metric", ["euclidean", "forest"])
+@settings(max_examples=8, deadline=None)
+@given(
+    sizes=st.lists(st.integers(16, 80), min_size=2, max_size=5),
+    shift=st.sampled_from([0.0, 1e6, -1e8]),
+    scale=st.sampled_from([1e-3, 1.0, 1e4]),
+    seed=st.integers(0, 2**16),
+)
+def test_atoms_of_copies_far_apart_are_its_clusters(metric, sizes, shift, scale, seed):
+    """Data of a few distinct values, each repeated more than n_neighbors
+    times (tied rows, as coded or rounded data have), far from zero and in any
+    unit: every value is a cluster, label-free and with K given."""
+    rng = np.random.RandomState(seed)
+    centres = rng.normal(size=(len(sizes), 3)) * 10 + np.arange(len(sizes))[:, None] * 30
+    X = np.repeat(centres, sizes, axis=0) * scale + shift
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gf.graph.LabelFreeChoiceWarning)
+        free = gf.ForestSpectralClustering(metric=metric, random_state=0).fit(X)
+    given = gf.ForestSpectralClustering(len(sizes), metric=metric, random_state=0).fit(X)
+    assert free.n_clusters_ == len(sizes)
+    assert adjusted_rand_score(y, free.labels_) == 1.0
+    assert adjusted_rand_score(y, given.labels_) == 1.0
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     n=st.integers(2, 30),
@@ -223,10 +272,31 @@ def test_distinct_neighbors_on_careless_inputs(n, copies, k, seed):
     assert dist.shape == ind.shape == (N, k)
     assert np.all((ind >= 0) & (ind < N)) and not np.any(ind == np.arange(N)[:, None])
     same = (X[ind] == X[:, None, :]).all(axis=2)
-    others = N - (X[:, None, :] == X[None, :, :]).all(axis=2).sum(axis=1)
+    equal = (X[:, None, :] == X[None, :, :]).all(axis=2)
+    others = N - equal.sum(axis=1)
     size = N - others  # the row's group, itself included
     looked_past = (size - 1 <= gf.graph.COPIES_LOOKED_PAST * k) & (others >= k)
-    assert not same[looked_past].any()
+    among_atoms, unclear = _nearest_others_in_atoms(X, equal, k)
+    assert not same[looked_past & ~among_atoms & ~unclear].any()
+    plain = looked_past & among_atoms  # surrounded by atoms only: the plain list
+    np.testing.assert_array_equal(same[plain].sum(axis=1), np.minimum(size[plain] - 1, k))
+
+
+def _nearest_others_in_atoms(X, equal, k):
+    """Brute force: whether each row's k nearest *other* points all lie in groups
+    of more than k copies, and the rows where ties at the k-th distance leave
+    it open (some orders of the tied points would say yes, some no)."""
+    D = cdist(X, X)
+    D[equal] = np.inf
+    kth = np.sort(D, axis=1)[:, k - 1 : k]
+    atom = equal.sum(axis=1) > k
+    within, inside = D <= kth, D < kth
+    tie = within & ~inside
+    yes = np.array([atom[w].all() for w in within])
+    no = np.array(
+        [(~atom[i]).any() or atom[t].sum() < k - i.sum() for i, t in zip(inside, tie, strict=True)]
+    )
+    return yes, ~yes & ~no
 
 
 def test_forest_bridges_are_the_exact_spanning_forest_of_its_learned_metric():
