@@ -108,13 +108,29 @@ def _gaussian_points(X: np.ndarray, rng) -> np.ndarray:
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
         cov = np.atleast_2d(np.cov(X, rowvar=False))
         try:
-            return rng.multivariate_normal(mean, cov, size=X.shape[0])
+            R = rng.multivariate_normal(mean, cov, size=X.shape[0])
         except np.linalg.LinAlgError:
             # LAPACK's SVD, which multivariate_normal factors with, can fail to
             # converge on a nearly singular covariance; the symmetric
             # eigendecomposition is the robust factor of the same matrix.
-            return _along_axes(mean, cov, rng.standard_normal(X.shape))
-    return mean + rng.standard_normal(X.shape) * X.std(axis=0)
+            R = _along_axes(mean, cov, rng.standard_normal(X.shape))
+    else:
+        R = mean + rng.standard_normal(X.shape) * X.std(axis=0)
+    return _constant_columns_kept(X, R)
+
+
+def _constant_columns_kept(X: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """``R`` with each column that is constant in ``X`` set to that constant.
+
+    The mean of equal values can round off them by an ulp, which leaves the
+    covariance rounding noise; drawn with it, a part of equal rows (an atom
+    of copies) became distinct points that a float32 forest merged again,
+    where the reference of an atom is that atom.  The other columns are
+    drawn as before.
+    """
+    constant = np.all(X == X[0], axis=0)
+    R[:, constant] = X[0, constant]
+    return R
 
 
 def _along_axes(mean: np.ndarray, cov: np.ndarray, unit: np.ndarray) -> np.ndarray:
@@ -189,8 +205,10 @@ def _uniform_points(X: np.ndarray, rng) -> np.ndarray:
     half_width = np.sqrt(3.0)  # a uniform law on [-sqrt 3, sqrt 3] has variance 1
     unit = rng.uniform(-half_width, half_width, size=X.shape)
     if X.shape[1] <= FULL_COVARIANCE_MAX_FEATURES and X.shape[0] > 1:
-        return _along_axes(X.mean(axis=0), np.atleast_2d(np.cov(X, rowvar=False)), unit)
-    return X.mean(axis=0) + unit * X.std(axis=0)
+        R = _along_axes(X.mean(axis=0), np.atleast_2d(np.cov(X, rowvar=False)), unit)
+    else:
+        R = X.mean(axis=0) + unit * X.std(axis=0)
+    return _constant_columns_kept(X, R)
 
 
 def _checked_points(X, who: str) -> np.ndarray:

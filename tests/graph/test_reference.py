@@ -278,3 +278,26 @@ def test_references_of_extreme_values_are_the_references_scaled(draw, scale, n, 
     R = draw(X * scale, 7)
     assert np.all(np.isfinite(R)) and R.shape == X.shape
     np.testing.assert_allclose(R / scale, draw(X, 7), rtol=1e-6, atol=1e-6 * np.abs(X).max())
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    value=st.sampled_from([0.1, -7.7e-5, 1e6 + 0.3, 1e200 / 3, 2.0**-600]),
+    n=st.integers(2, 60),
+    seed=st.integers(0, 2**16),
+)
+def test_a_constant_column_and_an_atom_are_drawn_as_they_are(value, n, seed):
+    """A column equal in every row is that value in every reference row, exactly
+    (its mean can round off it, and its covariance be rounding noise); a part
+    of equal rows (an atom of copies) is drawn as that row, so a float32
+    forest does not see a cloud it must merge again."""
+    rng = np.random.RandomState(seed)
+    X = np.c_[rng.normal(size=(n, 2)), np.full(n, value)]
+    for draw in (gaussian_reference, gf.graph.uniform_reference):
+        R = draw(X, seed)
+        assert np.all(R[:, 2] == value)
+        assert np.all(np.isfinite(R))
+    atom = np.repeat(X[[0]], n, axis=0)
+    labels = np.repeat([0, 1], n)
+    R = gf.graph.mixture_reference(np.vstack([atom, X]), labels, seed)
+    assert np.all(R[:n] == X[0]) and np.all(R[n:, 2] == value)
