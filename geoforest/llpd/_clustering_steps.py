@@ -19,6 +19,7 @@ from ._dendrogram import Dendrogram, affinity_operator
 from ._tree import Denoising, denoise_dendrogram
 
 __all__ = [
+    "ATOM_SCALE_RATIO",
     "LLPD_DENSE_MAX_N",
     "ScaleChoice",
     "cluster_at_scale",
@@ -29,6 +30,10 @@ __all__ = [
     "sigma_grid",
 ]
 
+#: The last scale of :func:`sigma_grid` where the lowest positive merge height
+#: leaves only groups of equal points: that height over this, at which the
+#: kernel between the groups is ``exp(-9)``.
+ATOM_SCALE_RATIO = 3.0
 #: ``eigen_solver="auto"`` materialises LLPD's kernel ``W`` only up to this many
 #: kept points.  Not the graph layer's ``AUTO_DENSE_MAX_N`` (1000, a sparse or
 #: dense matrix already in memory): here ``W`` exists only as the dendrogram's
@@ -84,6 +89,14 @@ def sigma_grid(heights: np.ndarray, max_clusters: int, *, min_ratio: float = 1.5
     is dropped (it would give the same spectrum, at the cost of one more
     eigensolve).
 
+    Merges at height 0 join exact copies.  Where they leave at most
+    ``max_clusters`` groups of equal points below the lowest positive height
+    ``H_min`` (data of a few values, each repeated), that partition is a
+    level too, cohesive at every scale, and no geometric mean of two
+    positive heights separates it: the grid ends with
+    ``H_min / ATOM_SCALE_RATIO``, at which the groups are nearly
+    disconnected (``exp(-9)``).
+
     Parameters
     ----------
     heights : ndarray
@@ -104,19 +117,26 @@ def sigma_grid(heights: np.ndarray, max_clusters: int, *, min_ratio: float = 1.5
     array([6.        , 0.89442719, 0.14142136])
     >>> sigma_grid(np.array([1.0, 1.1, 1.2, 1.3, 8.0]), 4)
     array([3.2249031, 1.2489996])
+
+    Two values, three copies each (zero heights inside each):
+
+    >>> sigma_grid(np.array([0.0, 0.0, 6.0, 0.0, 0.0]), 3)
+    array([6., 2.])
     """
-    h = np.unique(np.asarray(heights, dtype=np.float64))
+    all_heights = np.asarray(heights, dtype=np.float64).reshape(-1)
+    h = np.unique(all_heights)
     h = h[np.isfinite(h) & (h > 0)][::-1]
     if h.size == 0:
         return np.ones(1)
-    if h.size == 1:
-        return h.copy()
     top = h[: max_clusters + 1]
-    candidates = np.sqrt(top[:-1] * top[1:])
+    candidates = np.sqrt(top[:-1] * top[1:]) if h.size > 1 else h.copy()
     kept = [candidates[0]]
     for sigma in candidates[1:]:
         if kept[-1] >= min_ratio * sigma:
             kept.append(sigma)
+    groups = all_heights.size + 1 - int(np.sum(all_heights == 0))  # of equal points
+    if groups < all_heights.size + 1 and groups <= max_clusters:
+        kept.append(h[-1] / ATOM_SCALE_RATIO)
     return np.array(kept)
 
 

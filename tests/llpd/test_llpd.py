@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.cluster.hierarchy import cophenet, fcluster, linkage
 from scipy.spatial.distance import cdist, squareform
 from sklearn.exceptions import NotFittedError
+from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
 from geoforest.datasets import make_ldln
@@ -316,7 +319,12 @@ def test_clustering_attributes_and_options():
 
 
 def test_sigma_grid():
-    np.testing.assert_allclose(sigma_grid(np.array([1.0, 1.0, 4.0, 9.0, 0.0]), 5), [6.0, 2.0])
+    # One zero height (a pair of copies): 5 groups of equal points below the
+    # lowest positive height, within max_clusters=5, so its scale 1/3 ends the
+    # grid; with max_clusters=4 they are too many.
+    heights = np.array([1.0, 1.0, 4.0, 9.0, 0.0])
+    np.testing.assert_allclose(sigma_grid(heights, 5), [6.0, 2.0, 1.0 / 3.0])
+    np.testing.assert_allclose(sigma_grid(heights, 4), [6.0, 2.0])
     np.testing.assert_allclose(sigma_grid(np.array([1.0, 2.0, 4.0, 8.0]), 1), [np.sqrt(32)])
     assert sigma_grid(np.zeros(3), 4).tolist() == [1.0]
     # Crowded candidates (ratio < 1.5 to the last one kept) are dropped.
@@ -522,3 +530,27 @@ def test_threshold_is_the_former_name_of_noise_threshold():
     np.testing.assert_array_equal(new.labels_, old.labels_)
     with pytest.warns(FutureWarning, match="noise_threshold_"):
         assert old.threshold_ == new.noise_threshold_ == np.inf
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    sizes=st.lists(st.integers(12, 60), min_size=2, max_size=6),
+    shift=st.sampled_from([0.0, 1e6, -1e8]),
+    scale=st.sampled_from([1e-3, 1.0, 1e4]),
+    seed=st.integers(0, 2**16),
+)
+def test_a_few_repeated_values_are_its_clusters(sizes, shift, scale, seed):
+    """Data of a few distinct values, each repeated (tied rows): below the
+    lowest merge every group is its copies, a level no geometric mean of two
+    positive heights separated (K = 1 or 2 for two to four values, with or
+    without a warning).  Every value is a cluster, label-free and with K
+    given, far from zero and in any unit."""
+    rng = np.random.RandomState(seed)
+    centres = rng.normal(size=(len(sizes), 3)) * 10 + np.arange(len(sizes))[:, None] * 30
+    X = np.repeat(centres, sizes, axis=0) * scale + shift
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    free = LLPDSpectralClustering(random_state=0, noise_threshold=None).fit(X)
+    given = LLPDSpectralClustering(len(sizes), random_state=0, noise_threshold=None).fit(X)
+    assert free.n_clusters_ == len(sizes)
+    np.testing.assert_allclose(adjusted_rand_score(y, free.labels_), 1.0)
+    np.testing.assert_allclose(adjusted_rand_score(y, given.labels_), 1.0)
