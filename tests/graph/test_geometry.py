@@ -13,6 +13,7 @@ from sklearn.metrics import adjusted_rand_score
 
 import geoforest as gf
 from geoforest.graph import make_geometry
+from tests.properties._strategies import repeated_scales, repeated_shifts, repeated_values
 
 
 def _blobs(seed, n_blobs=4, per=25, d=3, gap=8.0):
@@ -230,18 +231,15 @@ def test_two_atoms_that_only_reach_each_other_keep_their_plain_lists():
 @settings(max_examples=8, deadline=None)
 @given(
     sizes=st.lists(st.integers(16, 80), min_size=2, max_size=5),
-    shift=st.sampled_from([0.0, 1e6, -1e8]),
-    scale=st.sampled_from([1e-3, 1.0, 1e4]),
+    shift=repeated_shifts,
+    scale=repeated_scales,
     seed=st.integers(0, 2**16),
 )
 def test_atoms_of_copies_far_apart_are_its_clusters(metric, sizes, shift, scale, seed):
     """Data of a few distinct values, each repeated more than n_neighbors
-    times (tied rows, as coded or rounded data have), far from zero and in any
-    unit: every value is a cluster, label-free and with K given."""
-    rng = np.random.RandomState(seed)
-    centres = rng.normal(size=(len(sizes), 3)) * 10 + np.arange(len(sizes))[:, None] * 30
-    X = np.repeat(centres, sizes, axis=0) * scale + shift
-    y = np.repeat(np.arange(len(sizes)), sizes)
+    times, far from zero and in any unit: every value is a cluster,
+    label-free and with K given."""
+    X, y = repeated_values(sizes, shift, scale, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", gf.graph.LabelFreeChoiceWarning)
         free = gf.ForestSpectralClustering(metric=metric, random_state=0).fit(X)

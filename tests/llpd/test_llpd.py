@@ -27,6 +27,7 @@ from geoforest.llpd import (
     two_population_threshold,
 )
 from geoforest.metrics import clustering_accuracy
+from tests.properties._strategies import repeated_scales, repeated_shifts, repeated_values
 
 
 # ----------------------------------------------------------------- references
@@ -535,8 +536,8 @@ def test_threshold_is_the_former_name_of_noise_threshold():
 @settings(max_examples=15, deadline=None)
 @given(
     sizes=st.lists(st.integers(12, 60), min_size=2, max_size=6),
-    shift=st.sampled_from([0.0, 1e6, -1e8]),
-    scale=st.sampled_from([1e-3, 1.0, 1e4]),
+    shift=repeated_shifts,
+    scale=repeated_scales,
     seed=st.integers(0, 2**16),
 )
 def test_a_few_repeated_values_are_its_clusters(sizes, shift, scale, seed):
@@ -545,10 +546,7 @@ def test_a_few_repeated_values_are_its_clusters(sizes, shift, scale, seed):
     positive heights separated (K = 1 or 2 for two to four values, with or
     without a warning).  Every value is a cluster, label-free and with K
     given, far from zero and in any unit."""
-    rng = np.random.RandomState(seed)
-    centres = rng.normal(size=(len(sizes), 3)) * 10 + np.arange(len(sizes))[:, None] * 30
-    X = np.repeat(centres, sizes, axis=0) * scale + shift
-    y = np.repeat(np.arange(len(sizes)), sizes)
+    X, y = repeated_values(sizes, shift, scale, seed)
     free = LLPDSpectralClustering(random_state=0, noise_threshold=None).fit(X)
     given = LLPDSpectralClustering(len(sizes), random_state=0, noise_threshold=None).fit(X)
     assert free.n_clusters_ == len(sizes)

@@ -148,6 +148,22 @@ def seam_blobs(seed: int, n: int, d: int) -> np.ndarray:
     return centres[rng.randint(3, size=n)] + rng.randn(n, d)
 
 
+def repeated_values(sizes, shift: float, scale: float, seed: int):
+    """``(X, y)``: a few distinct values in 3 dimensions, far apart, value ``j``
+    repeated ``sizes[j]`` times (tied rows, as coded or rounded data have),
+    in units of ``scale`` around ``shift``; ``y`` names each row's value."""
+    rng = np.random.RandomState(seed)
+    centres = rng.normal(size=(len(sizes), 3)) * 10 + np.arange(len(sizes))[:, None] * 30
+    return np.repeat(centres, sizes, axis=0) * scale + shift, np.repeat(
+        np.arange(len(sizes)), sizes
+    )
+
+
+#: Offsets and units of :func:`repeated_values`, from near zero to far, tiny to large.
+repeated_shifts = st.sampled_from([0.0, 1e6, -1e8])
+repeated_scales = st.sampled_from([1e-3, 1.0, 1e4])
+
+
 #: A shift of each of 3 columns, up to 1e6 either way.
 shifts = st.lists(
     st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False), min_size=3, max_size=3
