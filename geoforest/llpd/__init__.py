@@ -13,11 +13,13 @@
 
 from .._moved import moved_to_graph
 from ._clustering import LLPDSpectralClustering, sigma_grid
+from ._clustering_steps import ATOM_SCALE_RATIO
 from ._dendrogram import DENDROGRAM_DTYPE, Dendrogram, single_linkage
 from ._llpd import LLPD
 from ._noise import auto_noise_threshold, jump_threshold, two_population_threshold
 
 __all__ = [
+    "ATOM_SCALE_RATIO",
     "DENDROGRAM_DTYPE",
     "LLPD",
     "LLPDSpectralClustering",
