@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -87,3 +89,17 @@ def test_quitefastmst_on_numpy_arrays():
     for method in ("brute", "kdtree"):
         weights, edges = euclidean_mst(X, method=method)
         assert weights.shape == (39,) and edges.shape == (39, 2)
+
+
+def test_quitefastmst_on_many_copies_of_a_point():
+    # quitefastmst 0.9.0 and 0.9.1 end the process (segfault) here: >= 0.9.2.  A
+    # child process, so a crash fails this test instead of ending the run.
+    code = (
+        "import numpy as np\n"
+        "from geoforest.graph import euclidean_mst\n"
+        "X = np.repeat(np.random.default_rng(0).normal(size=(2, 3)) * 10, 40, axis=0)\n"
+        "weights, edges = euclidean_mst(X, method='kdtree')\n"
+        "assert weights.shape == (79,) and (weights == 0).sum() == 78\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
