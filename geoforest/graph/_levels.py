@@ -103,6 +103,7 @@ from ._choice import (
     STRONG_RELATIVE_GAP,
     LabelFreeChoiceWarning,
     choose_by_relative_gap,
+    choose_finest_level,
     n_components,
     score_partitions,
     supported_levels,
@@ -402,7 +403,7 @@ def _gaussian_excess(
         return excess
 
     def finest(excess: np.ndarray) -> int:
-        return _finest(supported_levels(gaps, excess[1:], fragmented, **bars))
+        return choose_finest_level(gaps, excess[1:], fragmented, **bars)
 
     spectra = reference_spectra(points, reference_graph, max_k, seed, range(1), tol=tol)
     if margin is None or finest(over(spectra, -margin)) != finest(over(spectra, margin)):

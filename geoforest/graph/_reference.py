@@ -125,8 +125,8 @@ def _constant_columns_kept(X: np.ndarray, R: np.ndarray) -> np.ndarray:
     The mean of equal values can round off them by an ulp, which leaves the
     covariance rounding noise; drawn with it, a part of equal rows (an atom
     of copies) became distinct points that a float32 forest merged again,
-    where the reference of an atom is that atom.  The other columns are
-    drawn as before.
+    where the reference of an atom is that atom.  The other columns keep
+    their draw from the full covariance.
     """
     constant = np.all(X == X[0], axis=0)
     R[:, constant] = X[0, constant]
