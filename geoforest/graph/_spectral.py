@@ -14,9 +14,11 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy.sparse.linalg import LinearOperator
 from sklearn.cluster import KMeans
 from sklearn.utils import Bunch, check_random_state
 
+from ._canonical import canonical_order
 from ._eigensolvers import (
     Solver,
     _leading_eigs,
@@ -266,7 +268,9 @@ def spectral_clustering(
     else:
         k = int(n_clusters)
 
-    labels, embedding, unembedded = _njw_kmeans(vectors, isolated, k, n_init, random_state)
+    labels, embedding, unembedded = _njw_kmeans(
+        vectors, isolated, k, n_init, random_state, rank=_canonical_rank(W)
+    )
     outside = np.setdiff1d(unembedded, isolated)
     if outside.size:
         warnings.warn(
@@ -296,8 +300,23 @@ def _njw_embedding(vectors, isolated, k: int, rows=None) -> np.ndarray:
     return spectral_embedding_njw(leading)
 
 
-def _njw_kmeans(vectors, isolated, k: int, n_init: int, random_state, rows=None):
-    """k-means on the NJW embedding of the first ``k`` eigenvectors (of ``rows`` only)."""
+def _canonical_rank(W) -> np.ndarray | None:
+    """Each node's position in :func:`canonical_order` of ``W`` (``None`` for an
+    operator, whose entries cannot be read)."""
+    if isinstance(W, LinearOperator):
+        return None
+    rank = np.empty(_n_nodes(W), dtype=np.intp)
+    rank[canonical_order(W)] = np.arange(rank.shape[0])
+    return rank
+
+
+def _njw_kmeans(vectors, isolated, k: int, n_init: int, random_state, rows=None, rank=None):
+    """k-means on the NJW embedding of the first ``k`` eigenvectors (of ``rows`` only).
+
+    With ``rank`` (:func:`_canonical_rank` of the affinity) k-means reads the
+    rows in the graph's canonical order, so that the same seed draws the same
+    centres for any order of the data's rows.
+    """
     embedding = _njw_embedding(vectors, isolated, k, rows)
     n = embedding.shape[0]
     # Rows that are exactly zero: isolated points, and the points of connected
@@ -305,6 +324,9 @@ def _njw_kmeans(vectors, isolated, k: int, n_init: int, random_state, rows=None)
     unembedded = np.flatnonzero(~np.any(embedding != 0.0, axis=1))
     labels = np.zeros(n, dtype=np.intp)
     embedded = np.setdiff1d(np.arange(n), unembedded, assume_unique=True)
+    if rank is not None:
+        nodes = embedded if rows is None else rows[embedded]
+        embedded = embedded[np.argsort(rank[nodes], kind="stable")]
     if k > 1 and embedded.size >= k:
         groups = _separated_groups(embedding[embedded], k, random_state, unembedded.size > 0)
         if groups is not None:
@@ -431,12 +453,15 @@ def spectral_partitions(
         raise ValueError("the affinity has NaN or infinite entries (non-finite row sums)")
     isolated = np.flatnonzero(~(degree > 0))
     values, vectors = _leading_eigs(M, degree, n_eigs, resolved, rng, tol)
+    rank = _canonical_rank(W)
     rows = None
     if max_samples is not None and n > max_samples:
-        rows = np.sort(rng.choice(n, size=int(max_samples), replace=False))
+        # Drawn among canonical positions: the same nodes for any row order.
+        drawn = rng.choice(n, size=int(max_samples), replace=False)
+        rows = np.sort(drawn if rank is None else np.argsort(rank)[drawn])
     seed = rng.randint(np.iinfo(np.int32).max)
     labels = {
-        k: _njw_kmeans(vectors, isolated, k, n_init, seed, rows)[0]
+        k: _njw_kmeans(vectors, isolated, k, n_init, seed, rows, rank)[0]
         for k in range(2, min(int(max_clusters), vectors.shape[1]) + 1)
     }
     if extend and rows is not None:
