@@ -14,8 +14,9 @@ k-means sees the same rows in the same order and draws the same centres.
 Nodes with equal keys have the same weighted neighbourhoods up to the rounds
 looked at: exact copies, and *twins* (two mutual neighbours with the same
 other neighbours, which the shared-neighbour weights make interchangeable;
-3 pairs among 200 blob points).  No rule on the graph alone tells such nodes apart;
-they keep their relative order, so a row order can only swap them.
+3 pairs among 200 blob points).  No rule on the graph alone tells such
+nodes apart; they keep their relative order, so a row order can only swap
+them.
 
 The keys read exact bit patterns of the weights: a graph built from shifted
 data whose weights differ in their last bit gets other keys.  The weights of
