@@ -20,8 +20,9 @@ them.
 
 The keys read exact bit patterns of the weights: a graph built from shifted
 data whose weights differ in their last bit gets other keys.  The weights of
-:func:`~geoforest.graph.knn_affinity` are shared-neighbour counts over ``k``,
-the same bits for the same lists, so its keys move only when the lists do.
+:func:`~geoforest.graph.knn_affinity` are the overlaps ``|N(i) ∩ N(j)| /
+|N(i) ∪ N(j)|`` of two lists, the same bits for the same lists, so its keys
+move only when the lists do.
 
 References
 ----------
