@@ -183,7 +183,8 @@ def spectral_clustering(
         Eigensolver, see :func:`spectral_eigs`.
     random_state : int, RandomState instance or None, default=None
         Seeds the eigensolver start and k-means; an int makes the result
-        reproducible.
+        reproducible, also for ``W`` with its nodes reordered (k-means reads
+        them in ``W``'s canonical order, ``graph/_canonical.py``).
     n_eigenvalues : int or None, default=None
         Eigenpairs to compute, at least the number the clustering needs
         (``n_clusters``, or ``max_clusters + 1`` when estimating); ``None``
