@@ -101,14 +101,37 @@ def choose(row: dict, low: float | None) -> int:
     return max(k, row["n_components"])
 
 
-def score(rows: list[dict], names, low) -> tuple[float, float]:
+def score_picks(rows: list[dict], names, pick) -> tuple[float, float]:
+    """Median over ``names`` of the per-set median ARI and |K^ - K|, K^ = ``pick(row)``."""
     ari, err = [], []
     for name in names:
         mine = [r for r in rows if r["name"] == name]
-        ks = [choose(r, low) for r in mine]
+        ks = [pick(r) for r in mine]
         ari.append(np.median([r["ari"].get(k, 0.0) for r, k in zip(mine, ks, strict=True)]))
         err.append(np.median([abs(k - r["K"]) for r, k in zip(mine, ks, strict=True)]))
     return float(np.median(ari)), float(np.median(err))
+
+
+def score(rows: list[dict], names, low) -> tuple[float, float]:
+    return score_picks(rows, names, lambda r: choose(r, low))
+
+
+def leave_one_set_out(rows: list[dict], candidates, score_of) -> None:
+    """For each selection set, the candidate whose smaller median ARI (clean, +100) on
+    the other sets is highest, scored on the left-out set; ``score_of(rows, names,
+    candidate)`` is a study's :func:`score`.  Prints each pick and the left-out medians."""
+    left, left_noisy = [], []
+    for out in SELECTION:
+        keep = [s for s in SELECTION if s != out]
+        keep_noisy = [f"{s}+{NOISE_DIMS}" for s in keep]
+        pick = max(
+            candidates,
+            key=lambda c: min(score_of(rows, keep, c)[0], score_of(rows, keep_noisy, c)[0]),
+        )
+        left.append(score_of(rows, [out], pick)[0])
+        left_noisy.append(score_of(rows, [f"{out}+{NOISE_DIMS}"], pick)[0])
+        print(f"  {out:16s} pick {pick}")
+    print(f"  left-out median ARI clean {np.median(left):.3f} +100 {np.median(left_noisy):.3f}")
 
 
 def main() -> None:
@@ -149,18 +172,8 @@ def main() -> None:
             aris = [score(rows, [name], low)[0] for _, low in RULES]
             print(f"  {name:20s} K={mine[0]['K']:2d}  K^ {ks}  ARI {np.round(aris, 3).tolist()}")
     print("\nleave one set out: the rule chosen on the others (the smaller of clean, +100)")
-    left, left_noisy = [], []
-    for out in SELECTION:
-        keep = [s for s in SELECTION if s != out]
-        keep_noisy = [f"{s}+{NOISE_DIMS}" for s in keep]
-        pick = max(
-            RULES,
-            key=lambda rl: min(score(rows, keep, rl[1])[0], score(rows, keep_noisy, rl[1])[0]),
-        )
-        left.append(score(rows, [out], pick[1])[0])
-        left_noisy.append(score(rows, [f"{out}+{NOISE_DIMS}"], pick[1])[0])
-        print(f"  {out:16s} pick {pick[0]}")
-    print(f"  left-out median ARI clean {np.median(left):.3f} +100 {np.median(left_noisy):.3f}")
+    by_label = dict(RULES)
+    leave_one_set_out(rows, list(by_label), lambda r, names, lab: score(r, names, by_label[lab]))
 
 
 if __name__ == "__main__":

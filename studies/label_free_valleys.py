@@ -133,13 +133,7 @@ def choose(row: dict, bar: float) -> int:
 
 
 def score(rows: list[dict], names, bar: float) -> tuple[float, float]:
-    ari, err = [], []
-    for name in names:
-        mine = [r for r in rows if r["name"] == name]
-        ks = [choose(r, bar) for r in mine]
-        ari.append(np.median([r["ari"].get(k, 0.0) for r, k in zip(mine, ks, strict=True)]))
-        err.append(np.median([abs(k - r["K"]) for r, k in zip(mine, ks, strict=True)]))
-    return float(np.median(ari)), float(np.median(err))
+    return strong.score_picks(rows, names, lambda r: choose(r, bar))
 
 
 def main() -> None:
@@ -177,15 +171,7 @@ def main() -> None:
             aris = [score(rows, [name], bar)[0] for bar in BARS]
             print(f"  {name:20s} K={mine[0]['K']:2d}  K^ {ks}  ARI {np.round(aris, 3).tolist()}")
     print("\nleave one set out: the bar chosen on the others (the smaller of clean, +100)")
-    left, left_noisy = [], []
-    for out in SELECTION:
-        keep = [s for s in SELECTION if s != out]
-        keep_noisy = [f"{s}+{NOISE_DIMS}" for s in keep]
-        pick = max(BARS, key=lambda b: min(score(rows, keep, b)[0], score(rows, keep_noisy, b)[0]))
-        left.append(score(rows, [out], pick)[0])
-        left_noisy.append(score(rows, [f"{out}+{NOISE_DIMS}"], pick)[0])
-        print(f"  {out:16s} pick {pick:g}")
-    print(f"  left-out median ARI clean {np.median(left):.3f} +100 {np.median(left_noisy):.3f}")
+    strong.leave_one_set_out(rows, BARS, score)
 
 
 if __name__ == "__main__":

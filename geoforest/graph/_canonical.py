@@ -2,21 +2,20 @@
 
 k-means seeds its centres by drawing rows (k-means++): the same seed picks
 other points when the rows come in another order, and where k-means has
-several local optima (vowel's 11 classes: ARI 0.75 between two orders of the
-same data, Euclidean geometry) the partition follows the row order.  The
-affinity itself is the same graph up to that permutation, so it can name its
-nodes: :func:`node_keys` gives each node a 64-bit key computed from its
-edges' weights and, over a few rounds, its neighbours' keys (the colour
-refinement of Weisfeiler and Lehman, with the multiset of each node's
-neighbour colours hashed as a sum, which no order of the entries changes).
-Sorting by the keys orders the nodes the same way for any row order, so
-k-means sees the same rows in the same order and draws the same centres.
-Nodes with equal keys have the same weighted neighbourhoods up to the rounds
-looked at: exact copies, and *twins* (two mutual neighbours with the same
-other neighbours, which the shared-neighbour weights make interchangeable;
-3 pairs among 200 blob points).  No rule on the graph alone tells such
-nodes apart; they keep their relative order, so a row order can only swap
-them.
+several local optima the partition follows the row order
+(``docs/results/label-free-levels.md``, round 8). The affinity itself is the
+same graph up to that permutation, so it can name its nodes:
+:func:`node_keys` gives each node a 64-bit key computed from its edges'
+weights and, over a few rounds, its neighbours' keys (the colour refinement
+of Weisfeiler and Lehman, with the multiset of each node's neighbour colours
+hashed as a sum, which no order of the entries changes). Sorting by the keys
+orders the nodes the same way for any row order, so k-means sees the same
+rows in the same order and draws the same centres. Nodes with equal keys
+have the same weighted neighbourhoods up to the rounds looked at: exact
+copies, and *twins* (two mutual neighbours with the same other neighbours,
+which the shared-neighbour weights make interchangeable). No rule on the
+graph alone tells such nodes apart; they keep their relative order, so a row
+order can only swap them.
 
 The keys read exact bit patterns of the weights: a graph built from shifted
 data whose weights differ in their last bit gets other keys.  The weights of

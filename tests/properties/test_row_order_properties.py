@@ -3,7 +3,7 @@
 The same ``random_state`` must give the same clustering for the rows in any
 order.  The affinity of reordered rows is the same graph reordered; what
 followed the row order was k-means, whose k-means++ seeding draws rows by
-position (vowel: ARI 0.75 between two orders, Euclidean geometry).  k-means
+position.  k-means
 now reads the rows in the graph's canonical order (``graph/_canonical.py``).
 The forest geometry's neighbour search still breaks proximity ties by row
 index, so its graph (and partition) may differ with the row order; that is
